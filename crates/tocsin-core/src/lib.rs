@@ -1,0 +1,45 @@
+//! The pure monitoring logic of Tocsin: every decision the server makes about a monitor that
+//! can be made without I/O. It owns
+//!
+//! - [`state`]: the monitor state machine (confirmations, minimum failure duration, recovery,
+//!   degraded/changed statuses, maintenance) as a pure `step` function;
+//! - [`schedule`]: when each monitor runs (stable per-monitor phase offsets on a fixed grid, so
+//!   100,000 monitors neither stampede at the top of the minute nor drift);
+//! - [`quorum`]: which regions check a monitor in a cycle and how their verdicts combine;
+//! - [`push`]: push-monitor schedules (interval or cron in an IANA time zone) and deadlines.
+//!
+//! Nothing here reads the clock, touches the network or a database, or needs an async runtime:
+//! the time is always a parameter, so callers (and tests) drive it. That is what lets the same
+//! rules run in the server, in a remote probe and in property tests.
+//!
+//! ```
+//! use chrono::{TimeZone, Utc};
+//! use tocsin_core::{aggregate, step, EventKind, MonitorState, StateSettings, Status, Verdict};
+//!
+//! let settings = StateSettings::new(2, 1, 0)?;
+//! let now = Utc.timestamp_opt(1_750_000_000, 0).single().ok_or("time")?;
+//! // Two of three regions failed: the cycle failed.
+//! let results = [("eu", Some(Verdict::Down)), ("us", Some(Verdict::Down)), ("ap", None)];
+//! let verdict = aggregate(&results, None).ok_or("nobody reported")?;
+//! let up = MonitorState { status: Status::Up, ..MonitorState::initial() };
+//! let first = step(&up, &settings, verdict.into(), now);
+//! assert_eq!((first.state.status, first.event), (Status::Up, None)); // 1 of 2 confirmations
+//! let second = step(&first.state, &settings, verdict.into(), now);
+//! assert_eq!(second.event.map(|e| e.kind), Some(EventKind::Down));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod push;
+pub mod quorum;
+pub mod schedule;
+pub mod state;
+
+pub use push::{
+    deadline, is_overdue, CronSchedule, PushConfig, PushConfigError, PushExpectation, PushSchedule,
+};
+pub use quorum::{aggregate, majority, pick_regions, RegionStrategy};
+pub use schedule::{next_run_after, start_offset, Grid};
+pub use state::{
+    accept_baseline, push_down, step, CycleInput, Event, EventKind, MonitorState, SettingsError,
+    StateSettings, Status, Transition, Verdict,
+};

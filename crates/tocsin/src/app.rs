@@ -1,0 +1,84 @@
+//! The shared state every handler and worker gets: configuration, the database, the clock,
+//! caches and limiters, the mailer. Cheap to clone (one `Arc`).
+
+use std::sync::Arc;
+
+use crate::auth::key_cache::KeyCache;
+use crate::auth::rate_limit::Limiters;
+use crate::cache::TtlCache;
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::Config;
+use crate::http::workspace::CurrentWorkspace;
+use crate::mail::Mailer;
+use crate::store::Db;
+use crate::telemetry::Metrics;
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+struct Inner {
+    config: Config,
+    db: Db,
+    clock: SharedClock,
+    keys: KeyCache,
+    limits: Limiters,
+    mailer: Option<Mailer>,
+    metrics: Metrics,
+    link_secret: Vec<u8>,
+    workspaces: TtlCache<String, CurrentWorkspace>,
+}
+
+impl AppState {
+    /// Builds the state over an open, migrated database.
+    pub async fn new(
+        config: Config,
+        db: Db,
+        clock: Option<SharedClock>,
+    ) -> anyhow::Result<AppState> {
+        let link_secret = crate::store::workspaces::server_secret(&db, "link_signing").await?;
+        let mailer = match &config.smtp {
+            Some(smtp) => Some(Mailer::new(smtp)?),
+            None => None,
+        };
+        Ok(AppState(Arc::new(Inner {
+            limits: Limiters::new(&config.rate_limits),
+            config,
+            db,
+            clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
+            keys: KeyCache::default(),
+            mailer,
+            metrics: Metrics::global(),
+            link_secret,
+            workspaces: TtlCache::new(5_000, 100_000),
+        })))
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.0.config
+    }
+    pub fn db(&self) -> &Db {
+        &self.0.db
+    }
+    pub fn clock(&self) -> &SharedClock {
+        &self.0.clock
+    }
+    pub fn keys(&self) -> &KeyCache {
+        &self.0.keys
+    }
+    pub fn limits(&self) -> &Limiters {
+        &self.0.limits
+    }
+    pub fn mailer(&self) -> Option<&Mailer> {
+        self.0.mailer.as_ref()
+    }
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+    /// The current-workspace view, cached for the hot read path.
+    pub fn workspace_cache(&self) -> &TtlCache<String, CurrentWorkspace> {
+        &self.0.workspaces
+    }
+    pub fn link_secret(&self) -> &[u8] {
+        &self.0.link_secret
+    }
+}

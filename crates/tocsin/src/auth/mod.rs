@@ -1,0 +1,18 @@
+//! Who is calling and what they may do: passwords, sessions, API keys, capabilities, the
+//! request extractor that enforces them, rate limits and signed links.
+
+pub mod caller;
+pub mod capability;
+pub mod key_cache;
+pub mod password;
+pub mod rate_limit;
+pub mod secrets;
+pub mod signed;
+
+pub use caller::{Auth, Caller, Requirement, Via};
+pub use capability::{CapSet, Capability, Role};
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "svc.session_token";
+/// Sessions live 30 days from their last use (sliding).
+pub const SESSION_TTL_MS: i64 = 30 * 24 * 3600 * 1000;

@@ -1,0 +1,239 @@
+//! The command line: `serve`, `migrate`, `user create`, `token create`, `bench`, and `openapi`
+//! (prints the document). Each subcommand is a thin call into the library.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::auth::{Caller, Capability, Role, Via};
+use crate::config::{Config, ServeArgs, StoreArgs};
+use crate::http::api_keys::{self, Surface};
+use crate::store;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tocsin",
+    version,
+    about = "Uptime monitoring, alerting and status pages"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server (API, scheduler and built-in probe).
+    Serve(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate(StoreArgs),
+    /// Manage users.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage personal access tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Load-test the API and print throughput and latency.
+    Bench(crate::bench::BenchArgs),
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a user and their workspace.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Mint a token for a user's workspace; prints only the token.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long, default_value = "cli")]
+        name: String,
+        /// `all`, or a comma-separated list of capabilities.
+        #[arg(long, default_value = "all")]
+        permissions: String,
+        /// Comma-separated: `rest`, `mcp`.
+        #[arg(long, default_value = "rest")]
+        surfaces: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: starting the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Serve(args) => serve(args).await,
+        Command::Migrate(args) => {
+            let config = Config::for_store(&args)?;
+            let db = store::Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
+            db.migrate().await?;
+            db.close().await;
+            eprintln!("migrations applied");
+            Ok(())
+        }
+        Command::User(UserCommand::Create {
+            email,
+            password,
+            name,
+            store,
+        }) => {
+            let state = crate::server::start(Config::for_store(&store)?, None).await?;
+            let mut errors = Vec::new();
+            crate::http::auth_routes::check_email("email", email.trim(), &mut errors);
+            if let Some(e) = errors.first() {
+                anyhow::bail!("{}: {}", e.field, e.message);
+            }
+            if password.chars().count() < crate::auth::password::MIN_LENGTH {
+                anyhow::bail!(
+                    "password: must be at least {} characters",
+                    crate::auth::password::MIN_LENGTH
+                );
+            }
+            let (user, ws) =
+                crate::http::auth_routes::create_user(&state, &email, &password, name.as_deref())
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+            state.db().close().await;
+            println!(
+                "{}",
+                serde_json::json!({"userId": user.id, "email": user.email, "workspaceId": ws.id})
+            );
+            Ok(())
+        }
+        Command::Token(TokenCommand::Create {
+            email,
+            name,
+            permissions,
+            surfaces,
+            store,
+        }) => {
+            let state = crate::server::start(Config::for_store(&store)?, None).await?;
+            let token = mint_token(&state, &email, &name, &permissions, &surfaces).await?;
+            state.db().close().await;
+            println!("{token}");
+            Ok(())
+        }
+        Command::Bench(args) => crate::bench::run(args).await,
+        Command::Openapi => {
+            print!("{}", crate::http::openapi::document_text());
+            Ok(())
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let config = Config::resolve(&args)?;
+    crate::telemetry::init_logging(config.log_format, &config.log_level);
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("binding {}: {e}", config.listen))?;
+    let state = crate::server::start(config, None).await?;
+    crate::server::run(listener, state, crate::server::shutdown_signal()).await
+}
+
+/// Mints a token for the user's first workspace, as that user.
+pub async fn mint_token(
+    state: &crate::app::AppState,
+    email: &str,
+    name: &str,
+    permissions: &str,
+    surfaces: &str,
+) -> anyhow::Result<String> {
+    let db = state.db();
+    let user = store::users::find_by_email(db.reader(), &email.trim().to_lowercase())
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no user with email {email}"))?;
+    let ws = store::workspaces::list_for_user(db.reader(), &user.id)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("{email} belongs to no workspace"))?;
+    let role = Role::parse(&ws.role).ok_or_else(|| anyhow::anyhow!("unknown role {}", ws.role))?;
+    let caller = Caller {
+        user_id: user.id,
+        email: user.email,
+        workspace_id: ws.id,
+        caps: role.capabilities(),
+        via: Via::Session {
+            session_id: String::new(),
+            role,
+        },
+        ip: None,
+        user_agent: Some("tocsin-cli".into()),
+    };
+    let perms: Vec<Capability> = if permissions.trim() == "all" {
+        api_keys::all_held(&caller)
+    } else {
+        permissions
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| match Capability::parse(p) {
+                Some(c) if !c.is_session_only() => Ok(c),
+                Some(_) => Err(anyhow::anyhow!(
+                    "{p} is session-only and cannot be put on a token"
+                )),
+                None => Err(anyhow::anyhow!("unknown capability {p}")),
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    if perms.is_empty() {
+        anyhow::bail!("no permissions given");
+    }
+    if let Some(p) = perms.iter().find(|p| !caller.caps.contains(**p)) {
+        anyhow::bail!("{email} does not hold {}", p.as_str());
+    }
+    let surfaces: Vec<Surface> = surfaces
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| match s {
+            "rest" => Ok(Surface::Rest),
+            "mcp" => Ok(Surface::Mcp),
+            other => Err(anyhow::anyhow!(
+                "unknown surface {other}: use rest and/or mcp"
+            )),
+        })
+        .collect::<anyhow::Result<_>>()?;
+    if surfaces.is_empty() {
+        anyhow::bail!("no surfaces given");
+    }
+    let issued = api_keys::issue(state, &caller, name, &perms, &surfaces, None)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(issued.token)
+}

@@ -1,0 +1,386 @@
+//! Server configuration. Each setting comes from, in order of precedence: a command-line flag,
+//! its `TOCSIN_*` environment variable (both handled by clap), the optional TOML file named by
+//! `--config`, then the built-in default. Everything is validated once, at start, into
+//! [`Config`]; a bad value stops the process with a message naming the setting.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use url::Url;
+
+/// Flags shared by every subcommand that opens the database.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StoreArgs {
+    /// Directory of the embedded SQLite database (used when no database URL is given).
+    #[arg(long, env = "TOCSIN_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// `postgres://...` to run on PostgreSQL; `sqlite://...` for another SQLite file.
+    #[arg(long, env = "TOCSIN_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// A TOML file with any of the settings below (flags and environment variables win).
+    #[arg(long, env = "TOCSIN_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+/// Flags of `tocsin serve`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Address to listen on.
+    #[arg(long, env = "TOCSIN_LISTEN")]
+    pub listen: Option<String>,
+    /// The server's public root URL (links in emails, cookie `Secure`, the Origin check).
+    #[arg(long, env = "TOCSIN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// `human` (default) or `json` logs.
+    #[arg(long, env = "TOCSIN_LOG_FORMAT")]
+    pub log_format: Option<String>,
+    /// Log filter, e.g. `info` or `tocsin=debug`.
+    #[arg(long, env = "TOCSIN_LOG_LEVEL")]
+    pub log_level: Option<String>,
+    /// SMTP server for invitation emails, e.g. `smtp://user:pass@host:587` or `smtp://host:25`.
+    #[arg(long, env = "TOCSIN_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// Sender address of emails.
+    #[arg(long, env = "TOCSIN_SMTP_FROM")]
+    pub smtp_from: Option<String>,
+    /// Trust the first `X-Forwarded-For` hop as the client address (behind a reverse proxy).
+    #[arg(long, env = "TOCSIN_TRUST_FORWARDED_FOR")]
+    pub trust_forwarded_for: Option<bool>,
+}
+
+/// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub listen: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub database_url: Option<String>,
+    pub public_url: Option<String>,
+    pub log_format: Option<String>,
+    pub log_level: Option<String>,
+    pub smtp_url: Option<String>,
+    pub smtp_from: Option<String>,
+    pub trust_forwarded_for: Option<bool>,
+    #[serde(default)]
+    pub rate_limits: Option<RateLimits>,
+    #[serde(default)]
+    pub plans: Option<PlansFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlansFile {
+    /// The plan new workspaces get.
+    pub default: Option<String>,
+    #[serde(default)]
+    pub quotas: BTreeMap<String, PlanQuota>,
+}
+
+/// One plan's quotas; an absent value means unlimited.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanQuota {
+    #[serde(default, alias = "monitors")]
+    pub monitors: Option<u64>,
+    #[serde(default, alias = "status_pages")]
+    pub status_pages: Option<u64>,
+    #[serde(default, alias = "members")]
+    pub members: Option<u64>,
+    #[serde(default, alias = "api_keys")]
+    pub api_keys: Option<u64>,
+    /// The shortest check interval allowed, in seconds.
+    #[serde(default, alias = "min_interval_seconds")]
+    pub min_interval_seconds: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimits {
+    #[serde(default = "d_sign_in_ip")]
+    pub sign_in_per_ip: u32,
+    #[serde(default = "d_sign_in_email")]
+    pub sign_in_per_email: u32,
+    #[serde(default = "d_sign_up_ip")]
+    pub sign_up_per_ip: u32,
+}
+
+fn d_sign_in_ip() -> u32 {
+    30
+}
+fn d_sign_in_email() -> u32 {
+    10
+}
+fn d_sign_up_ip() -> u32 {
+    20
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        RateLimits {
+            sign_in_per_ip: d_sign_in_ip(),
+            sign_in_per_email: d_sign_in_email(),
+            sign_up_per_ip: d_sign_up_ip(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct Smtp {
+    pub url: String,
+    pub from: String,
+}
+
+/// The plan settings: every workspace has a plan; the default plan is unlimited.
+#[derive(Debug, Clone)]
+pub struct Plans {
+    pub default: String,
+    pub quotas: BTreeMap<String, PlanQuota>,
+}
+
+impl Plans {
+    pub fn quota(&self, plan: &str) -> PlanQuota {
+        self.quotas.get(plan).cloned().unwrap_or_default()
+    }
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub database_url: Option<String>,
+    pub public_url: Url,
+    pub log_format: LogFormat,
+    pub log_level: String,
+    pub smtp: Option<Smtp>,
+    pub trust_forwarded_for: bool,
+    pub rate_limits: RateLimits,
+    pub plans: Plans,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading config file {0}: {1}")]
+    Read(String, std::io::Error),
+    #[error("config file {0}: {1}")]
+    Parse(String, toml::de::Error),
+    #[error("invalid {setting}: {message}")]
+    Invalid {
+        setting: &'static str,
+        message: String,
+    },
+}
+
+fn invalid(setting: &'static str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        setting,
+        message: message.into(),
+    }
+}
+
+pub const DEFAULT_PLAN: &str = "self-hosted";
+
+fn load_file(path: Option<&Path>) -> Result<FileConfig, ConfigError> {
+    let Some(path) = path else {
+        return Ok(FileConfig::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::Read(path.display().to_string(), e))?;
+    toml::from_str(&text).map_err(|e| ConfigError::Parse(path.display().to_string(), e))
+}
+
+impl Config {
+    /// Settings for commands that only open the database (`migrate`, `user create` ...).
+    pub fn for_store(args: &StoreArgs) -> Result<Config, ConfigError> {
+        Config::resolve(&ServeArgs {
+            store: args.clone(),
+            ..ServeArgs::default()
+        })
+    }
+
+    pub fn resolve(args: &ServeArgs) -> Result<Config, ConfigError> {
+        let file = load_file(args.store.config.as_deref())?;
+        let listen_text = args
+            .listen
+            .clone()
+            .or(file.listen)
+            .unwrap_or_else(|| "127.0.0.1:8080".into());
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid(
+                "listen",
+                format!("{listen_text:?} is not an address like 127.0.0.1:8080"),
+            )
+        })?;
+        let data_dir = args
+            .store
+            .data_dir
+            .clone()
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("./tocsin-data"));
+        let database_url = args
+            .store
+            .database_url
+            .clone()
+            .or(file.database_url)
+            .filter(|s| !s.is_empty());
+        if let Some(u) = &database_url {
+            if !(u.starts_with("sqlite:")
+                || u.starts_with("postgres:")
+                || u.starts_with("postgresql:"))
+            {
+                return Err(invalid(
+                    "database-url",
+                    "must start with sqlite:// or postgres://",
+                ));
+            }
+        }
+        let public_text = args
+            .public_url
+            .clone()
+            .or(file.public_url)
+            .unwrap_or_else(|| format!("http://{listen}"));
+        let public_url =
+            Url::parse(&public_text).map_err(|e| invalid("public-url", e.to_string()))?;
+        if !matches!(public_url.scheme(), "http" | "https") || public_url.host().is_none() {
+            return Err(invalid(
+                "public-url",
+                "must be an http:// or https:// URL with a host",
+            ));
+        }
+        let log_format = match args.log_format.clone().or(file.log_format).as_deref() {
+            None | Some("human") => LogFormat::Human,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                return Err(invalid(
+                    "log-format",
+                    format!("{other:?}: use human or json"),
+                ))
+            }
+        };
+        let log_level = args
+            .log_level
+            .clone()
+            .or(file.log_level)
+            .unwrap_or_else(|| "info".into());
+        let smtp = match args.smtp_url.clone().or(file.smtp_url) {
+            Some(url) => {
+                let parsed = Url::parse(&url).map_err(|e| invalid("smtp-url", e.to_string()))?;
+                if !matches!(parsed.scheme(), "smtp" | "smtps") {
+                    return Err(invalid("smtp-url", "must start with smtp:// or smtps://"));
+                }
+                let from = args
+                    .smtp_from
+                    .clone()
+                    .or(file.smtp_from)
+                    .unwrap_or_else(|| "Tocsin <tocsin@localhost>".into());
+                if from.parse::<lettre::message::Mailbox>().is_err() {
+                    return Err(invalid(
+                        "smtp-from",
+                        format!("{from:?} is not an email address"),
+                    ));
+                }
+                Some(Smtp { url, from })
+            }
+            None => None,
+        };
+        let plans = match file.plans {
+            Some(p) => Plans {
+                default: p.default.unwrap_or_else(|| DEFAULT_PLAN.into()),
+                quotas: p.quotas,
+            },
+            None => Plans {
+                default: DEFAULT_PLAN.into(),
+                quotas: BTreeMap::new(),
+            },
+        };
+        Ok(Config {
+            listen,
+            data_dir,
+            database_url,
+            public_url,
+            log_format,
+            log_level,
+            smtp,
+            trust_forwarded_for: args
+                .trust_forwarded_for
+                .or(file.trust_forwarded_for)
+                .unwrap_or(false),
+            rate_limits: file.rate_limits.unwrap_or_default(),
+            plans,
+        })
+    }
+
+    /// The configuration for tests and benchmarks: everything default, data under `dir`.
+    pub fn for_dir(dir: &Path, database_url: Option<String>) -> Config {
+        let mut c = Config::for_store(&StoreArgs {
+            data_dir: Some(dir.to_path_buf()),
+            database_url,
+            config: None,
+        })
+        .unwrap_or_else(|_| unreachable_config());
+        c.log_level = "warn".into();
+        c
+    }
+
+    /// True when cookies must carry `Secure`.
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url.scheme() == "https"
+    }
+}
+
+fn unreachable_config() -> Config {
+    // The defaults above always validate; this is only the type-level fallback.
+    Config {
+        listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+        data_dir: PathBuf::from("./tocsin-data"),
+        database_url: None,
+        public_url: Url::parse("http://127.0.0.1:8080").unwrap_or_else(|_| unreachable!()),
+        log_format: LogFormat::Human,
+        log_level: "info".into(),
+        smtp: None,
+        trust_forwarded_for: false,
+        rate_limits: RateLimits::default(),
+        plans: Plans {
+            default: DEFAULT_PLAN.into(),
+            quotas: BTreeMap::new(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence_flag_over_file_and_validation() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.toml");
+        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\npublic_url = \"https://status.example.org\"\n[plans]\ndefault = \"free\"\n[plans.quotas.free]\nmonitors = 5\n").unwrap();
+        let mut args = ServeArgs::default();
+        args.store.config = Some(file.clone());
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.listen.port(), 9000);
+        assert!(c.secure_cookies());
+        assert_eq!(c.plans.quota("free").monitors, Some(5));
+        args.listen = Some("127.0.0.1:9100".into());
+        assert_eq!(Config::resolve(&args).unwrap().listen.port(), 9100);
+        args.listen = Some("nonsense".into());
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("listen"), "{err}");
+        std::fs::write(&file, "lisen = \"x\"\n").unwrap();
+        args.listen = None;
+        assert!(Config::resolve(&args).is_err());
+    }
+}

@@ -1,0 +1,17 @@
+//! The requirement of every operation, declared once each: the same marker enforces the check
+//! at request time and writes the operation's security and `x-svc-required-capabilities`.
+
+use crate::auth::Capability as C;
+use crate::requirement;
+
+requirement!(IdentityRead => [C::IdentityRead]);
+requirement!(WorkspaceManage => [C::WorkspaceManage]);
+requirement!(MembersManage => [C::MembersManage]);
+requirement!(AuditRead => [C::AuditRead]);
+// Operations on the signed-in person's own account (API keys, switching workspace):
+// a session is required; no token may act for them.
+requirement!(SignedIn => [] person);
+requirement!(SignedInIdentity => [C::IdentityRead] person);
+requirement!(MonitorsRead => [C::MonitorsRead]);
+requirement!(MonitorsWrite => [C::MonitorsWrite]);
+requirement!(MonitorsDelete => [C::MonitorsDelete]);

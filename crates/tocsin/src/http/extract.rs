@@ -1,0 +1,348 @@
+//! Request extractors and response wrappers every resource uses, so that malformed input gets
+//! the same precise envelope everywhere: JSON bodies (content type, size, syntax, types, then
+//! domain validation, with the dotted path of each failure), query strings, `If-Match`, and
+//! `ETag` / `201 Created` responses.
+
+use aide::generate::GenContext;
+use aide::openapi::{
+    Header, Operation, Parameter, ParameterData, ParameterSchemaOrContent, ReferenceOr,
+    Response as OaResponse, SchemaObject,
+};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::app::AppState;
+use crate::error::{error_response, ApiError, FieldError};
+
+/// The largest request body accepted anywhere.
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// Domain validation after deserialization: every failure, with its dotted path.
+pub trait Validate {
+    fn validate(&self) -> Vec<FieldError> {
+        Vec::new()
+    }
+}
+
+/// Converts serde_path_to_error's `a.b[0].c` into the envelope's `a.b.0.c`.
+pub fn dotted(path: &serde_path_to_error::Path) -> Option<String> {
+    let text = path.to_string();
+    if text == "." || text.is_empty() {
+        return None;
+    }
+    Some(
+        text.replace('[', ".")
+            .replace(']', "")
+            .trim_start_matches('.')
+            .to_string(),
+    )
+}
+
+/// Makes serde's messages readable without internal type names.
+fn clean_message(msg: &str) -> String {
+    msg.split(" at line ").next().unwrap_or(msg).to_string()
+}
+
+/// A JSON body, validated.
+pub struct ApiJson<T>(pub T);
+
+impl<T> FromRequest<AppState> for ApiJson<T>
+where
+    T: DeserializeOwned + Validate + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|ct| {
+                let mime = ct
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase();
+                mime == "application/json"
+                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+            })
+            .unwrap_or(false);
+        if !is_json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|_| ApiError::PayloadTooLarge)?;
+        parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// Deserializes and validates a JSON document.
+pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, ApiError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    let value: T = match serde_path_to_error::deserialize(de) {
+        Ok(v) => v,
+        Err(err) => {
+            let path = dotted(err.path());
+            let inner = err.into_inner();
+            let message = clean_message(&inner.to_string());
+            return Err(match (inner.classify(), path) {
+                (serde_json::error::Category::Data, Some(field)) => ApiError::field(field, message),
+                (serde_json::error::Category::Data, None) => missing_field_error(&message),
+                _ => ApiError::form(format!("malformed JSON: {message}")),
+            });
+        }
+    };
+    let errors = value.validate();
+    if errors.is_empty() {
+        Ok(value)
+    } else {
+        Err(errors.into())
+    }
+}
+
+/// serde reports a missing top-level field without a path; pull the name out of its message.
+fn missing_field_error(message: &str) -> ApiError {
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        if let Some(name) = rest.split('`').next() {
+            return ApiError::field(name, "is required");
+        }
+    }
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some(name) = rest.split('`').next() {
+            return ApiError::field(name, "is not a known field");
+        }
+    }
+    ApiError::form(message.to_string())
+}
+
+impl<T: JsonSchema> aide::OperationInput for ApiJson<T> {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        <axum::Json<T> as aide::OperationInput>::operation_input(ctx, operation);
+    }
+
+    fn inferred_early_responses(
+        ctx: &mut GenContext,
+        _op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        vec![
+            (
+                Some(400),
+                error_response(
+                    ctx,
+                    "Validation failed (`VALIDATION_ERROR`, with `field` and `flattened`)",
+                ),
+            ),
+            (
+                Some(413),
+                error_response(ctx, "Body larger than 1 MiB (`PAYLOAD_TOO_LARGE`)"),
+            ),
+            (
+                Some(415),
+                error_response(ctx, "Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)"),
+            ),
+        ]
+    }
+}
+
+/// A query string, validated.
+pub struct ApiQuery<T>(pub T);
+
+impl<T> FromRequestParts<AppState> for ApiQuery<T>
+where
+    T: DeserializeOwned + Validate + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &AppState) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        let value: T = serde_path_to_error::deserialize(de).map_err(|err| {
+            let path = dotted(err.path());
+            let message = clean_message(&err.into_inner().to_string());
+            match path {
+                Some(field) => ApiError::field(field, message),
+                None => missing_field_error(&message),
+            }
+        })?;
+        let errors = value.validate();
+        if errors.is_empty() {
+            Ok(ApiQuery(value))
+        } else {
+            Err(errors.into())
+        }
+    }
+}
+
+impl<T: JsonSchema> aide::OperationInput for ApiQuery<T> {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        <axum::extract::Query<T> as aide::OperationInput>::operation_input(ctx, operation);
+    }
+
+    fn inferred_early_responses(
+        ctx: &mut GenContext,
+        _op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        vec![(
+            Some(400),
+            error_response(ctx, "Invalid query parameter (`VALIDATION_ERROR`)"),
+        )]
+    }
+}
+
+/// The `If-Match` version of a write, if the client sent one. `*` matches any version.
+pub struct IfMatch(pub Option<i64>);
+
+impl FromRequestParts<AppState> for IfMatch {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &AppState) -> Result<Self, ApiError> {
+        let Some(raw) = parts.headers.get(header::IF_MATCH) else {
+            return Ok(IfMatch(None));
+        };
+        let text = raw
+            .to_str()
+            .map_err(|_| ApiError::field("If-Match", "must be an entity tag"))?
+            .trim();
+        if text == "*" {
+            return Ok(IfMatch(None));
+        }
+        // Only the first tag matters: this server issues exactly one per representation.
+        let first = text.split(',').next().unwrap_or("").trim();
+        let bare = first.strip_prefix("W/").unwrap_or(first).trim_matches('"');
+        match bare.parse::<i64>() {
+            Ok(v) => Ok(IfMatch(Some(v))),
+            // A tag this server never issued cannot match the current version.
+            Err(_) => Err(ApiError::VersionConflict),
+        }
+    }
+}
+
+impl aide::OperationInput for IfMatch {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        let schema = ctx.schema.subschema_for::<String>();
+        operation.parameters.push(ReferenceOr::Item(Parameter::Header {
+            parameter_data: ParameterData {
+                name: "If-Match".into(),
+                description: Some("The `ETag` of the version this write is based on; a stale one gets 409 `VERSION_CONFLICT`.".into()),
+                required: false,
+                deprecated: None,
+                format: ParameterSchemaOrContent::Schema(SchemaObject { json_schema: schema, example: None, external_docs: None }),
+                example: None,
+                examples: Default::default(),
+                explode: None,
+                extensions: Default::default(),
+            },
+            style: Default::default(),
+        }));
+    }
+
+    fn inferred_early_responses(
+        ctx: &mut GenContext,
+        _op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        vec![(
+            Some(409),
+            error_response(
+                ctx,
+                "The resource changed since it was read (`VERSION_CONFLICT`)",
+            ),
+        )]
+    }
+}
+
+/// Turns a 0-row version-checked write into the right error: missing or stale.
+pub fn check_write(rows: u64, expected: Option<i64>, missing: ApiError) -> Result<(), ApiError> {
+    match (rows, expected) {
+        (0, Some(_)) => Err(ApiError::VersionConflict),
+        (0, None) => Err(missing),
+        _ => Ok(()),
+    }
+}
+
+/// A 200 JSON response carrying the resource's version as its `ETag`.
+pub struct Tagged<T>(pub T, pub i64);
+
+impl<T: Serialize> IntoResponse for Tagged<T> {
+    fn into_response(self) -> Response {
+        let mut response = axum::Json(self.0).into_response();
+        if let Ok(v) = HeaderValue::from_str(&format!("\"{}\"", self.1)) {
+            response.headers_mut().insert(header::ETAG, v);
+        }
+        response
+    }
+}
+
+fn etag_header(ctx: &mut GenContext) -> Header {
+    let schema = ctx.schema.subschema_for::<String>();
+    Header {
+        description: Some("The resource's version; send it back in `If-Match`.".into()),
+        style: Default::default(),
+        required: true,
+        deprecated: None,
+        format: ParameterSchemaOrContent::Schema(SchemaObject {
+            json_schema: schema,
+            example: None,
+            external_docs: None,
+        }),
+        example: None,
+        examples: Default::default(),
+        extensions: Default::default(),
+    }
+}
+
+impl<T: JsonSchema> aide::OperationOutput for Tagged<T> {
+    type Inner = T;
+
+    fn operation_response(ctx: &mut GenContext, op: &mut Operation) -> Option<OaResponse> {
+        let mut res = <axum::Json<T> as aide::OperationOutput>::operation_response(ctx, op)?;
+        res.headers
+            .insert("ETag".into(), ReferenceOr::Item(etag_header(ctx)));
+        Some(res)
+    }
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        Self::operation_response(ctx, op)
+            .map(|r| vec![(Some(200), r)])
+            .unwrap_or_default()
+    }
+}
+
+/// A 201 JSON response.
+pub struct Created<T>(pub T);
+
+impl<T: Serialize> IntoResponse for Created<T> {
+    fn into_response(self) -> Response {
+        (StatusCode::CREATED, axum::Json(self.0)).into_response()
+    }
+}
+
+impl<T: JsonSchema> aide::OperationOutput for Created<T> {
+    type Inner = T;
+
+    fn operation_response(ctx: &mut GenContext, op: &mut Operation) -> Option<OaResponse> {
+        <axum::Json<T> as aide::OperationOutput>::operation_response(ctx, op)
+    }
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        Self::operation_response(ctx, op)
+            .map(|r| vec![(Some(201), r)])
+            .unwrap_or_default()
+    }
+}
+
+/// 204 with no body.
+pub use axum::response::NoContent;

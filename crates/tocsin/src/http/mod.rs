@@ -1,0 +1,98 @@
+//! The HTTP surface: one router per resource, merged here with the `/auth` routes, the
+//! fallbacks and the middleware every request passes (request id, tracing, metrics, body
+//! limit, panic catching, and the guarantee that every error is the JSON envelope).
+
+pub mod api_keys;
+pub mod audit;
+pub mod auth_routes;
+pub mod caps;
+pub mod extract;
+pub mod invitations;
+pub mod members;
+pub mod openapi;
+pub mod ops;
+pub mod pagination;
+pub mod workspace;
+
+use std::any::Any;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{header, HeaderName, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::app::AppState;
+use crate::error::{envelope, ApiError};
+use extract::BODY_LIMIT;
+
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole application router.
+pub fn router(state: AppState) -> Router {
+    let (api, _doc) = openapi::build();
+    Router::new()
+        .merge(api)
+        .merge(auth_routes::router())
+        .route("/", get(|| async { Redirect::temporary("/app/") }))
+        .fallback(|| async { ApiError::NotFound(crate::error::Resource::Route) })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(middleware::from_fn_with_state(state.clone(), crate::telemetry::record_request))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn(guard))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &Request| {
+                    let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+                })
+                .on_request(())
+                .on_response(|res: &Response, latency: Duration, _span: &tracing::Span| {
+                    tracing::debug!(status = res.status().as_u16(), latency_ms = latency.as_secs_f64() * 1000.0, "response");
+                }),
+        )
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
+        .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
+        .layer(CatchPanicLayer::custom(on_panic))
+        .with_state(state)
+}
+
+/// Refuses oversized bodies before any handler reads them, and makes sure every error
+/// response — including ones produced by layers — is the JSON envelope.
+async fn guard(req: Request, next: Next) -> Response {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
+        return ApiError::PayloadTooLarge.into_response();
+    }
+    let response = next.run(req).await;
+    if response.status().as_u16() >= 400 {
+        let is_json = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/json"));
+        if !is_json {
+            return envelope(response.status());
+        }
+    }
+    response
+}
+
+fn on_panic(err: Box<dyn Any + Send + 'static>) -> Response {
+    let detail = err
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| err.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown panic");
+    tracing::error!(panic = detail, "handler panicked");
+    envelope(StatusCode::INTERNAL_SERVER_ERROR)
+}

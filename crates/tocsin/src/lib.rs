@@ -1,0 +1,20 @@
+//! Tocsin: uptime monitoring, alerting and public status pages in one binary.
+//!
+//! The crate is laid out by concern; `ARCHITECTURE.md` at the repository root maps it.
+
+pub mod app;
+pub mod audit;
+pub mod auth;
+pub mod bench;
+pub mod cache;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod ids;
+pub mod mail;
+pub mod plans;
+pub mod server;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,65 @@
+//! The plan-limits seam. Each workspace has a plan; its quotas come from configuration (the
+//! default plan is unlimited, for self-hosting). Creating past a quota answers 402
+//! `PLAN_LIMIT_EXCEEDED`; what already exists keeps working.
+
+use crate::app::AppState;
+use crate::config::PlanQuota;
+use crate::error::ApiError;
+
+/// What a quota counts.
+#[derive(Debug, Clone, Copy)]
+pub enum Quota {
+    Monitors,
+    StatusPages,
+    Members,
+    ApiKeys,
+}
+
+impl Quota {
+    fn limit(self, q: &PlanQuota) -> Option<u64> {
+        match self {
+            Quota::Monitors => q.monitors,
+            Quota::StatusPages => q.status_pages,
+            Quota::Members => q.members,
+            Quota::ApiKeys => q.api_keys,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Quota::Monitors => "monitors",
+            Quota::StatusPages => "status pages",
+            Quota::Members => "members",
+            Quota::ApiKeys => "active API keys",
+        }
+    }
+}
+
+/// The quotas of a workspace's plan.
+pub async fn quotas_of(
+    state: &AppState,
+    workspace_id: &str,
+) -> Result<(String, PlanQuota), ApiError> {
+    let ws = crate::store::workspaces::get(state.db().reader(), workspace_id)
+        .await?
+        .ok_or(ApiError::NotFound(crate::error::Resource::Workspace))?;
+    let quota = state.config().plans.quota(&ws.plan);
+    Ok((ws.plan, quota))
+}
+
+/// Fails with 402 when one more of `what` would exceed the plan; `current` is how many exist.
+pub async fn ensure_room(
+    state: &AppState,
+    workspace_id: &str,
+    what: Quota,
+    current: i64,
+) -> Result<(), ApiError> {
+    let (_, quota) = quotas_of(state, workspace_id).await?;
+    match what.limit(&quota) {
+        Some(limit) if current.max(0) as u64 >= limit => Err(ApiError::PlanLimit {
+            what: what.label(),
+            limit,
+        }),
+        _ => Ok(()),
+    }
+}

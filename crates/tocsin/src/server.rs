@@ -1,0 +1,96 @@
+//! Starting and stopping the service. [`start`] opens and migrates the database and builds the
+//! state; [`run`] serves a bound listener until the shutdown future resolves, then stops
+//! accepting, lets in-flight requests finish, stops the background workers and closes the
+//! database (flushing pending writes). Tests call the same two functions with a port-0
+//! listener.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::AppState;
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::store::Db;
+
+/// Opens the database, applies migrations, builds the state.
+pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result<AppState> {
+    let db = Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
+    db.migrate().await?;
+    AppState::new(config, db, clock).await
+}
+
+/// Serves until `shutdown` resolves.
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let cancel = CancellationToken::new();
+    let workers = spawn_workers(&state, cancel.clone());
+    let app = crate::http::router(state.clone());
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, backend = ?state.db().backend(), "tocsin listening");
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
+    tracing::info!("stopped accepting; finishing background work");
+    cancel.cancel();
+    for w in workers {
+        let _ = w.await;
+    }
+    state.db().close().await;
+    tracing::info!("shut down cleanly");
+    Ok(())
+}
+
+/// Housekeeping that runs beside the API: evicting idle rate-limit entries, deleting expired
+/// sessions.
+fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task::JoinHandle<()>> {
+    let s = state.clone();
+    let housekeeping = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = tick.tick() => {
+                    s.limits().evict_idle();
+                    let now = s.clock().now_ms();
+                    if let Err(e) = crate::store::sessions::delete_expired(s.db().writer(), now).await {
+                        tracing::warn!(error = %e, "could not delete expired sessions");
+                    }
+                }
+            }
+        }
+    });
+    vec![housekeeping]
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown signal received");
+}

@@ -1,0 +1,119 @@
+//! Workspace membership and roles.
+
+use sqlx::FromRow;
+
+use super::Exec;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct MemberRow {
+    pub user_id: String,
+    pub email: String,
+    pub name: String,
+    pub role: String,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+pub async fn insert<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    user: &str,
+    role: &str,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO memberships (workspace_id, user_id, role, version, created_at, updated_at) \
+         VALUES ($1, $2, $3, 1, $4, $4)",
+    )
+    .bind(ws)
+    .bind(user)
+    .bind(role)
+    .bind(now)
+    .execute(e)
+    .await
+    .map(|_| ())
+}
+
+const SELECT: &str =
+    "SELECT m.user_id, u.email, u.name, m.role, m.version, m.created_at, m.updated_at \
+     FROM memberships m JOIN users u ON u.id = m.user_id";
+
+pub async fn list<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<Vec<MemberRow>, sqlx::Error> {
+    let sql = format!(
+        "{SELECT} WHERE m.workspace_id = $1 AND m.user_id > $2 ORDER BY m.user_id LIMIT $3"
+    );
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(after.unwrap_or(""))
+        .bind(limit)
+        .fetch_all(e)
+        .await
+}
+
+pub async fn get<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    user: &str,
+) -> Result<Option<MemberRow>, sqlx::Error> {
+    let sql = format!("{SELECT} WHERE m.workspace_id = $1 AND m.user_id = $2");
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(user)
+        .fetch_optional(e)
+        .await
+}
+
+pub async fn update_role<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    user: &str,
+    role: &str,
+    now: i64,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let sql = if expected.is_some() {
+        "UPDATE memberships SET role = $1, updated_at = $2, version = version + 1 \
+         WHERE workspace_id = $3 AND user_id = $4 AND version = $5"
+    } else {
+        "UPDATE memberships SET role = $1, updated_at = $2, version = version + 1 \
+         WHERE workspace_id = $3 AND user_id = $4"
+    };
+    let mut q = sqlx::query(sql).bind(role).bind(now).bind(ws).bind(user);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
+pub async fn delete<'e>(e: impl Exec<'e>, ws: &str, user: &str) -> Result<u64, sqlx::Error> {
+    Ok(
+        sqlx::query("DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2")
+            .bind(ws)
+            .bind(user)
+            .execute(e)
+            .await?
+            .rows_affected(),
+    )
+}
+
+pub async fn count<'e>(e: impl Exec<'e>, ws: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM memberships WHERE workspace_id = $1")
+        .bind(ws)
+        .fetch_one(e)
+        .await
+}
+
+pub async fn count_owners<'e>(e: impl Exec<'e>, ws: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM memberships WHERE workspace_id = $1 AND role = 'owner'",
+    )
+    .bind(ws)
+    .fetch_one(e)
+    .await
+}

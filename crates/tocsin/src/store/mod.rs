@@ -1,0 +1,212 @@
+//! The storage seam. One [`Db`] over either SQLite (embedded default, WAL) or PostgreSQL, chosen
+//! by the database URL's scheme. Queries are written once in portable SQL (`$1` placeholders,
+//! integer millisecond timestamps, text identifiers) and run through sqlx's `Any` driver; the
+//! few places where the dialects differ ask [`Db::backend`]. Migrations are versioned per
+//! backend under `migrations/`.
+//!
+//! SQLite allows one writer at a time, so on SQLite writes go through a single-connection pool
+//! (no lock upgrades, no `SQLITE_BUSY`) while reads use a pool of their own; on PostgreSQL both
+//! are the same pool, shared by every API node.
+
+pub mod api_keys;
+pub mod audit;
+pub mod invitations;
+pub mod members;
+pub mod sessions;
+pub mod users;
+pub mod workspaces;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions, Executor};
+
+/// Which database the service runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Clone, Debug)]
+pub struct Db {
+    backend: Backend,
+    read: AnyPool,
+    write: AnyPool,
+}
+
+/// A transaction on the write side.
+pub type Tx = sqlx::Transaction<'static, sqlx::Any>;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("unsupported database URL scheme in {0:?}: use sqlite:// or postgres://")]
+    Scheme(String),
+    #[error("creating the data directory {0}: {1}")]
+    DataDir(String, std::io::Error),
+    #[error(transparent)]
+    Sqlx(#[from] sqlx::Error),
+    #[error(transparent)]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl Db {
+    /// Opens the database named by `url`; `None` means the embedded SQLite file under `data_dir`.
+    pub async fn connect(url: Option<&str>, data_dir: &Path) -> Result<Db, StoreError> {
+        sqlx::any::install_default_drivers();
+        let url = match url {
+            Some(u) => u.to_string(),
+            None => {
+                std::fs::create_dir_all(data_dir)
+                    .map_err(|e| StoreError::DataDir(data_dir.display().to_string(), e))?;
+                format!("sqlite://{}?mode=rwc", data_dir.join("tocsin.db").display())
+            }
+        };
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            return Err(StoreError::Scheme(url));
+        };
+        let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
+        match backend {
+            Backend::Sqlite => {
+                let write = sqlite_pool(1).connect_with(options.clone()).await?;
+                let read = sqlite_pool(8).connect_with(options).await?;
+                Ok(Db {
+                    backend,
+                    read,
+                    write,
+                })
+            }
+            Backend::Postgres => {
+                let pool = AnyPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(Duration::from_secs(10))
+                    .connect_with(options)
+                    .await?;
+                Ok(Db {
+                    backend,
+                    read: pool.clone(),
+                    write: pool,
+                })
+            }
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The pool for reads.
+    pub fn reader(&self) -> &AnyPool {
+        &self.read
+    }
+
+    /// The pool for single-statement writes.
+    pub fn writer(&self) -> &AnyPool {
+        &self.write
+    }
+
+    /// A write transaction.
+    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
+        self.write.begin().await
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match self.backend {
+            Backend::Sqlite => SQLITE_MIGRATIONS.run(&self.write).await?,
+            Backend::Postgres => POSTGRES_MIGRATIONS.run(&self.write).await?,
+        }
+        Ok(())
+    }
+
+    /// True when every migration this binary knows has been applied.
+    pub async fn migrations_current(&self) -> Result<bool, sqlx::Error> {
+        let migrator = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        let latest = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+        let applied: Option<i64> =
+            sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success = TRUE")
+                .fetch_one(&self.read)
+                .await?;
+        Ok(applied.unwrap_or(0) >= latest)
+    }
+
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT 1")
+            .execute(&self.read)
+            .await
+            .map(|_| ())
+    }
+
+    /// Connections in use and idle, for `/metrics`.
+    pub fn pool_stats(&self) -> (u32, usize) {
+        let size = self.read.size()
+            + if self.backend == Backend::Sqlite {
+                self.write.size()
+            } else {
+                0
+            };
+        let idle = self.read.num_idle()
+            + if self.backend == Backend::Sqlite {
+                self.write.num_idle()
+            } else {
+                0
+            };
+        (size, idle)
+    }
+
+    pub async fn close(&self) {
+        self.write.close().await;
+        self.read.close().await;
+    }
+}
+
+fn sqlite_pool(max: u32) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(max)
+        .min_connections(1)
+        .acquire_timeout(Duration::from_secs(10))
+        .after_connect(|conn, _meta| {
+            Box::pin(async move {
+                // WAL lets readers run beside the writer; NORMAL sync is durable across process
+                // crashes in WAL mode; incremental auto-vacuum lets pruning hand space back.
+                conn.execute(
+                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                     PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; \
+                     PRAGMA auto_vacuum = INCREMENTAL;",
+                )
+                .await?;
+                Ok(())
+            })
+        })
+}
+
+/// Encodes a list of plain tokens (capabilities, surfaces) for a text column.
+pub fn join_list<I: IntoIterator<Item = S>, S: AsRef<str>>(items: I) -> String {
+    items
+        .into_iter()
+        .map(|s| s.as_ref().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+pub fn split_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Anything a query can run on: a pool, a connection, or an open transaction.
+pub trait Exec<'e>: Executor<'e, Database = sqlx::Any> {}
+impl<'e, T: Executor<'e, Database = sqlx::Any>> Exec<'e> for T {}
