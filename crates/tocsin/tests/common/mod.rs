@@ -1,0 +1,242 @@
+//! The integration-test harness: a real server on a loopback port, on SQLite (a fresh temp
+//! directory) or, when `TOCSIN_TEST_DATABASE_URL` names a PostgreSQL server, on a fresh
+//! database created for the test and dropped by [`TestServer::stop`]. Every test runs the same
+//! cases on whichever backend the run selects, so the suite is the backends' conformance test.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use reqwest::{Client, Method, Response, StatusCode};
+use serde_json::{json, Value};
+use sqlx::Connection;
+use tocsin::app::AppState;
+use tocsin::clock::{ManualClock, SharedClock};
+use tocsin::config::Config;
+
+pub struct TestServer {
+    pub base: String,
+    pub state: AppState,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+    pg: Option<(String, String)>,
+}
+
+#[derive(Default)]
+pub struct Options {
+    pub clock: Option<SharedClock>,
+    pub tweak: Option<Box<dyn FnOnce(&mut Config) + Send>>,
+}
+
+/// The admin URL of the PostgreSQL server to test on, if this run targets PostgreSQL.
+pub fn pg_admin_url() -> Option<String> {
+    std::env::var("TOCSIN_TEST_DATABASE_URL")
+        .ok()
+        .filter(|u| u.starts_with("postgres"))
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        TestServer::start_with(Options::default()).await
+    }
+
+    /// A server whose clock the test drives.
+    pub async fn with_clock(start_ms: i64) -> (TestServer, Arc<ManualClock>) {
+        let clock = ManualClock::new(start_ms);
+        let srv = TestServer::start_with(Options {
+            clock: Some(clock.clone()),
+            tweak: None,
+        })
+        .await;
+        (srv, clock)
+    }
+
+    pub async fn start_with(opts: Options) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pg = None;
+        let database_url = match pg_admin_url() {
+            Some(admin) => {
+                let name = format!("tocsin_t_{}", uuid::Uuid::now_v7().simple());
+                let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+                conn.close().await.ok();
+                let (prefix, _) = admin.rsplit_once('/').unwrap();
+                let url = format!("{prefix}/{name}");
+                pg = Some((admin, name));
+                Some(url)
+            }
+            None => None,
+        };
+        let mut config = Config::for_dir(dir.path(), database_url);
+        if let Some(tweak) = opts.tweak {
+            tweak(&mut config);
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        config.listen = addr;
+        config.public_url = url::Url::parse(&format!("http://{addr}")).unwrap();
+        let state = tocsin::server::start(config, opts.clock).await.unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let run_state = state.clone();
+        let handle = tokio::spawn(async move {
+            tocsin::server::run(listener, run_state, async {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+        });
+        TestServer {
+            base: format!("http://{addr}"),
+            state,
+            shutdown: Some(tx),
+            handle: Some(handle),
+            _dir: dir,
+            pg,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Stops the server and drops its PostgreSQL database.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.await;
+        }
+        if let Some((admin, name)) = self.pg.take() {
+            if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut conn)
+                    .await;
+            }
+        }
+    }
+
+    /// Signs up a new person; the returned client carries their session cookie and Origin.
+    pub async fn sign_up(&self, email: &str) -> User {
+        let client = Client::builder()
+            .cookie_store(true)
+            .default_headers({
+                let mut h = reqwest::header::HeaderMap::new();
+                h.insert(reqwest::header::ORIGIN, self.base.parse().unwrap());
+                h
+            })
+            .build()
+            .unwrap();
+        let res = client
+            .post(self.url("/auth/sign-up/email"))
+            .json(&json!({"email": email, "password": "correct horse battery", "name": email.split('@').next().unwrap()}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "sign-up of {email}");
+        let body: Value = res.json().await.unwrap();
+        User {
+            client,
+            base: self.base.clone(),
+            user_id: body["user"]["id"].as_str().unwrap().to_string(),
+            workspace_id: body["workspace"]["id"].as_str().unwrap().to_string(),
+            email: email.to_string(),
+        }
+    }
+}
+
+/// A signed-in person.
+pub struct User {
+    pub client: Client,
+    pub base: String,
+    pub user_id: String,
+    pub workspace_id: String,
+    pub email: String,
+}
+
+impl User {
+    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Response {
+        let mut req = self
+            .client
+            .request(method, format!("{}{}", self.base, path));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        req.send().await.unwrap()
+    }
+
+    /// Mints an API key with these permissions (and `surfaces`, default rest) and returns its token.
+    pub async fn token(&self, permissions: &[&str]) -> String {
+        self.token_on(permissions, &["rest"]).await
+    }
+
+    pub async fn token_on(&self, permissions: &[&str], surfaces: &[&str]) -> String {
+        let res = self
+            .call(
+                Method::POST,
+                "/api-keys",
+                Some(json!({"name": "test", "permissions": permissions, "surfaces": surfaces})),
+            )
+            .await;
+        assert_eq!(res.status(), StatusCode::CREATED);
+        let body: Value = res.json().await.unwrap();
+        body["token"].as_str().unwrap().to_string()
+    }
+}
+
+/// A client authenticating with a bearer token.
+pub struct Bearer {
+    pub client: Client,
+    pub base: String,
+    pub token: String,
+}
+
+impl Bearer {
+    pub fn new(base: &str, token: &str) -> Bearer {
+        Bearer {
+            client: Client::new(),
+            base: base.to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Response {
+        let mut req = self
+            .client
+            .request(method, format!("{}{}", self.base, path))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        req.send().await.unwrap()
+    }
+}
+
+/// Asserts an error envelope with this status and code; returns the body.
+pub async fn expect_error(res: Response, status: u16, code: &str) -> Value {
+    let got = res.status().as_u16();
+    let ct = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    assert_eq!(got, status, "status; body {body}");
+    assert!(ct.starts_with("application/json"), "content-type {ct}");
+    assert_eq!(body["statusCode"], json!(status), "statusCode in {body}");
+    assert_eq!(body["code"], json!(code), "code in {body}");
+    assert!(body["message"].is_string(), "message in {body}");
+    body
+}
+
+pub async fn json_of(res: Response, status: u16) -> Value {
+    let got = res.status().as_u16();
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    assert_eq!(got, status, "status; body {body}");
+    body
+}
