@@ -364,6 +364,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn defaults_need_no_setup() {
+        let c = Config::resolve(&ServeArgs::default()).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.data_dir, PathBuf::from("./tocsin-data"));
+        assert!(c.database_url.is_none());
+        assert_eq!(c.public_url.as_str(), "http://127.0.0.1:8080/");
+        assert_eq!(c.plans.default, DEFAULT_PLAN);
+        assert_eq!(
+            c.plans.quota(DEFAULT_PLAN),
+            PlanQuota::default(),
+            "self-hosting is unlimited"
+        );
+    }
+
+    #[test]
     fn precedence_flag_over_file_and_validation() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("t.toml");

@@ -96,3 +96,43 @@ fn on_panic(err: Box<dyn Any + Send + 'static>) -> Response {
     tracing::error!(panic = detail, "handler panicked");
     envelope(StatusCode::INTERNAL_SERVER_ERROR)
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::Request as HttpRequest;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    async fn boom() -> &'static str {
+        panic!("secret detail")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_internal_with_no_detail() {
+        let app: Router = Router::new()
+            .route("/boom", get(boom))
+            .layer(middleware::from_fn(guard))
+            .layer(CatchPanicLayer::custom(on_panic));
+        let res = app
+            .oneshot(
+                HttpRequest::get("/boom")
+                    .body(Body::empty())
+                    .unwrap_or_default(),
+            )
+            .await;
+        let res = match res {
+            Ok(r) => r,
+            Err(never) => match never {},
+        };
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let bytes = axum::body::to_bytes(res.into_body(), 4096)
+            .await
+            .unwrap_or_default();
+        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        assert_eq!(body["code"], "INTERNAL");
+        assert_eq!(body["statusCode"], 500);
+        assert!(!body.to_string().contains("secret detail"));
+    }
+}

@@ -23,10 +23,13 @@ pub struct TestServer {
     pg: Option<(String, String)>,
 }
 
+/// Changes a test makes to the configuration before the server starts.
+pub type Tweak = Box<dyn FnOnce(&mut Config) + Send>;
+
 #[derive(Default)]
 pub struct Options {
     pub clock: Option<SharedClock>,
-    pub tweak: Option<Box<dyn FnOnce(&mut Config) + Send>>,
+    pub tweak: Option<Tweak>,
 }
 
 /// The admin URL of the PostgreSQL server to test on, if this run targets PostgreSQL.

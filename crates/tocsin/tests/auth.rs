@@ -1,0 +1,297 @@
+//! Accounts and sessions through the real server: sign-up, sign-in, sign-out, the session
+//! read, cookie attributes, rate limits, the Origin check, and expiry with a driven clock.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{expect_error, json_of, TestServer};
+use reqwest::{Client, Method};
+use serde_json::json;
+
+#[tokio::test]
+async fn sign_up_sets_a_hardened_cookie_and_creates_a_workspace() {
+    let srv = TestServer::start().await;
+    let res = Client::new()
+        .post(srv.url("/auth/sign-up/email"))
+        .json(&json!({"email": "Ada@Example.com", "password": "correct horse battery", "name": "Ada"}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = res
+        .headers()
+        .get("set-cookie")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(cookie.starts_with("svc.session_token="), "{cookie}");
+    for attr in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(cookie.contains(attr), "{attr} missing in {cookie}");
+    }
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http public URL: no Secure"
+    );
+    let body = json_of(res, 200).await;
+    assert_eq!(body["user"]["email"], "ada@example.com");
+    assert_eq!(body["workspace"]["memberCount"], 1.0);
+    assert_eq!(body["workspace"]["ownerId"], body["user"]["id"]);
+    // The same address again, in another case, is taken.
+    let res = Client::new()
+        .post(srv.url("/auth/sign-up/email"))
+        .json(&json!({"email": "ada@example.com", "password": "another password", "name": "Ada"}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 409, "EMAIL_TAKEN").await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn sign_up_validation_reports_every_field() {
+    let srv = TestServer::start().await;
+    let res = Client::new()
+        .post(srv.url("/auth/sign-up/email"))
+        .json(&json!({"email": "not-an-email", "password": "short"}))
+        .send()
+        .await
+        .unwrap();
+    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert_eq!(body["field"], "email");
+    assert!(body["flattened"]["fieldErrors"]["email"].is_array());
+    assert!(body["flattened"]["fieldErrors"]["password"].is_array());
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn sign_in_sign_out_and_session() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let session = json_of(ada.call(Method::GET, "/auth/get-session", None).await, 200).await;
+    assert_eq!(session["user"]["id"], ada.user_id.as_str());
+    assert_eq!(
+        session["session"]["activeWorkspaceId"],
+        ada.workspace_id.as_str()
+    );
+
+    // Wrong password and unknown email answer the same way.
+    let c = Client::new();
+    for (email, pw) in [
+        ("ada@example.com", "wrong password"),
+        ("nobody@example.com", "whatever pw"),
+    ] {
+        let res = c
+            .post(srv.url("/auth/sign-in/email"))
+            .json(&json!({"email": email, "password": pw}))
+            .send()
+            .await
+            .unwrap();
+        expect_error(res, 401, "INVALID_CREDENTIALS").await;
+    }
+    let fresh = Client::builder().cookie_store(true).build().unwrap();
+    let res = fresh
+        .post(srv.url("/auth/sign-in/email"))
+        .json(&json!({"email": "ADA@example.com", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        json_of(res, 200).await["workspace"]["id"],
+        ada.workspace_id.as_str()
+    );
+    assert_eq!(
+        fresh
+            .get(srv.url("/workspace"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+
+    // Sign-out revokes the session server-side: the old cookie value stops working.
+    let res = ada.call(Method::POST, "/auth/sign-out", None).await;
+    assert_eq!(res.status(), 200);
+    expect_error(
+        ada.call(Method::GET, "/auth/get-session", None).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    expect_error(
+        ada.call(Method::GET, "/workspace", None).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    // The other session is unaffected.
+    assert_eq!(
+        fresh
+            .get(srv.url("/workspace"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn sign_in_is_rate_limited_per_email_with_retry_after() {
+    let srv = TestServer::start().await;
+    srv.sign_up("ada@example.com").await;
+    let c = Client::new();
+    let limit = srv.state.config().rate_limits.sign_in_per_email;
+    for _ in 0..limit {
+        let res = c
+            .post(srv.url("/auth/sign-in/email"))
+            .json(&json!({"email": "ada@example.com", "password": "bad password"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 401);
+    }
+    let res = c
+        .post(srv.url("/auth/sign-in/email"))
+        .json(&json!({"email": "ada@example.com", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    let retry: u64 = res
+        .headers()
+        .get("retry-after")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "Retry-After {retry}");
+    expect_error(res, 429, "RATE_LIMITED").await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn cookie_writes_need_a_matching_origin() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let cookie = ada.client.get(srv.url("/workspace")).build().unwrap();
+    drop(cookie);
+    // The same session, without the Origin header the harness adds.
+    let token_cookie = {
+        let res = Client::new()
+            .post(srv.url("/auth/sign-in/email"))
+            .json(&json!({"email": "ada@example.com", "password": "correct horse battery"}))
+            .send()
+            .await
+            .unwrap();
+        let raw = res
+            .headers()
+            .get("set-cookie")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        raw.split(';').next().unwrap().to_string()
+    };
+    let plain = Client::new();
+    let body = json!({"name": "k", "permissions": ["identity:read"]});
+    let res = plain
+        .post(srv.url("/api-keys"))
+        .header("cookie", &token_cookie)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 403, "INVALID_ORIGIN").await;
+    let res = plain
+        .post(srv.url("/api-keys"))
+        .header("cookie", &token_cookie)
+        .header("origin", "https://evil.example")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 403, "INVALID_ORIGIN").await;
+    let res = plain
+        .post(srv.url("/api-keys"))
+        .header("cookie", &token_cookie)
+        .header("origin", &srv.base)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    // Reads need no Origin.
+    let res = plain
+        .get(srv.url("/workspace"))
+        .header("cookie", &token_cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn sessions_expire_and_slide() {
+    let start = 1_800_000_000_000;
+    let (srv, clock) = TestServer::with_clock(start).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let day = 24 * 3600 * 1000;
+    // Used on day 20: the 30-day window slides from there.
+    clock.advance_ms(20 * day);
+    assert_eq!(
+        ada.call(Method::GET, "/workspace", None).await.status(),
+        200
+    );
+    clock.advance_ms(25 * day);
+    assert_eq!(
+        ada.call(Method::GET, "/workspace", None).await.status(),
+        200,
+        "slid past the first 30 days"
+    );
+    clock.advance_ms(31 * day);
+    expect_error(
+        ada.call(Method::GET, "/workspace", None).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn bad_credentials_never_reach_data() {
+    let srv = TestServer::start().await;
+    let c = Client::new();
+    for auth in [
+        "Bearer svc_nope",
+        "Bearer ",
+        "Basic abc",
+        "Bearer not-a-svc-token",
+    ] {
+        let res = c
+            .get(srv.url("/workspace"))
+            .header("authorization", auth)
+            .send()
+            .await
+            .unwrap();
+        expect_error(res, 401, "UNAUTHORIZED").await;
+    }
+    let res = c
+        .get(srv.url("/workspace"))
+        .header("cookie", "svc.session_token=forged")
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 401, "UNAUTHORIZED").await;
+    expect_error(
+        c.get(srv.url("/workspace")).send().await.unwrap(),
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    srv.stop().await;
+}

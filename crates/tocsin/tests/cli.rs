@@ -1,0 +1,306 @@
+//! The real `tocsin` binary: `serve` starting on the embedded SQLite default and stopping
+//! cleanly on SIGTERM and SIGINT, `migrate`, `user create`, `token create`, configuration
+//! errors, and JSON logs.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn tocsin(dir: &std::path::Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .env_remove("TOCSIN_DATABASE_URL")
+        .env_remove("TOCSIN_LISTEN")
+        .env_remove("TOCSIN_DATA_DIR");
+    c
+}
+
+/// Polls until the server answers /healthz; returns how long it took.
+async fn wait_ready(port: u16) -> Duration {
+    let started = Instant::now();
+    let client = reqwest::Client::new();
+    while started.elapsed() < Duration::from_secs(20) {
+        if let Ok(r) = client
+            .get(format!("http://127.0.0.1:{port}/healthz"))
+            .send()
+            .await
+        {
+            if r.status() == 200 {
+                return started.elapsed();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("server on {port} never became ready");
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn wait_exit(mut child: Child) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "server did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn serve_starts_on_embedded_sqlite_and_stops_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    // No flags at all: the address comes from the environment, everything else is default.
+    let child = tocsin(dir.path())
+        .arg("serve")
+        .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let took = wait_ready(port).await;
+    assert!(took < Duration::from_secs(5), "took {took:?} to answer");
+    assert!(
+        dir.path().join("tocsin-data/tocsin.db").exists(),
+        "default data dir is ./tocsin-data"
+    );
+    let ready = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    signal(&child, "-TERM");
+    let status = wait_exit(child);
+    assert_eq!(status.code(), Some(0), "SIGTERM exits 0");
+}
+
+#[tokio::test]
+async fn sigint_finishes_in_flight_requests_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let child = tocsin(dir.path())
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_ready(port).await;
+    // A sign-up spends real time hashing the password: it is in flight when the signal lands.
+    let client = reqwest::Client::new();
+    let request = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .post(format!("http://127.0.0.1:{port}/auth/sign-up/email"))
+                .json(&serde_json::json!({"email": "ada@example.com", "password": "correct horse battery"}))
+                .send()
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    signal(&child, "-INT");
+    let res = request.await.unwrap().unwrap();
+    assert_eq!(res.status(), 200, "the in-flight request completed");
+    assert_eq!(wait_exit(child).code(), Some(0));
+}
+
+#[tokio::test]
+async fn migrate_user_create_and_token_create_work_with_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tocsin(dir.path())
+        .args(["migrate", "--data-dir", "data"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tocsin(dir.path())
+        .args([
+            "user",
+            "create",
+            "--email",
+            "ops@example.com",
+            "--password",
+            "correct horse battery",
+            "--name",
+            "Ops",
+            "--data-dir",
+            "data",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let created: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = tocsin(dir.path())
+        .args([
+            "token",
+            "create",
+            "--email",
+            "ops@example.com",
+            "--permissions",
+            "identity:read,monitors:read",
+            "--data-dir",
+            "data",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let token = stdout.trim();
+    assert!(
+        token.starts_with("svc_") && !token.contains(char::is_whitespace),
+        "stdout is the token alone: {stdout:?}"
+    );
+    assert_eq!(stdout.lines().count(), 1);
+
+    // Refusals: session-only capability, unknown user.
+    let out = tocsin(dir.path())
+        .args([
+            "token",
+            "create",
+            "--email",
+            "ops@example.com",
+            "--permissions",
+            "audit:read",
+            "--data-dir",
+            "data",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("session-only"));
+    let out = tocsin(dir.path())
+        .args([
+            "token",
+            "create",
+            "--email",
+            "ghost@example.com",
+            "--data-dir",
+            "data",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+
+    let port = free_port();
+    let child = tocsin(dir.path())
+        .args([
+            "serve",
+            "--data-dir",
+            "data",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_ready(port).await;
+    let ws: serde_json::Value = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/workspace"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ws["id"], created["workspaceId"]);
+    signal(&child, "-TERM");
+    assert_eq!(wait_exit(child).code(), Some(0));
+}
+
+#[test]
+fn bad_configuration_stops_with_a_message_naming_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tocsin(dir.path())
+        .args(["serve", "--listen", "not-an-address"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("listen"));
+    let out = tocsin(dir.path())
+        .args(["serve", "--database-url", "mysql://x"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("database-url"));
+    std::fs::write(
+        dir.path().join("c.toml"),
+        "listen = \"127.0.0.1:1\"\nunknown_key = 1\n",
+    )
+    .unwrap();
+    let out = tocsin(dir.path())
+        .args(["serve", "--config", "c.toml"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown_key"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn json_logs_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = tocsin(dir.path())
+        .args([
+            "serve",
+            "--log-format",
+            "json",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_ready(port).await;
+    signal(&child, "-TERM");
+    let stdout = child.stdout.take().unwrap();
+    let lines: Vec<String> = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    assert_eq!(wait_exit(child).code(), Some(0));
+    assert!(!lines.is_empty());
+    for l in &lines {
+        let v: serde_json::Value =
+            serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}"));
+        assert!(v["level"].is_string());
+    }
+}
