@@ -9,6 +9,7 @@ pub mod caps;
 pub mod extract;
 pub mod invitations;
 pub mod members;
+pub mod monitors;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
