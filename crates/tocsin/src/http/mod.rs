@@ -13,6 +13,7 @@ pub mod monitors;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
+pub mod projects;
 pub mod workspace;
 
 use std::any::Any;

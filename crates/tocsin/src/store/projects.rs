@@ -105,6 +105,28 @@ pub async fn update<'e>(
     Ok(q.execute(e).await?.rows_affected())
 }
 
+/// Bumps one project's `version` (checked when `expected` is given) because its membership is
+/// about to change. Returns rows affected.
+pub async fn bump<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+    now: i64,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let mut sql = String::from(
+        "UPDATE projects SET version = version + 1, updated_at = $1 WHERE workspace_id = $2 AND id = $3",
+    );
+    if expected.is_some() {
+        sql.push_str(" AND version = $4");
+    }
+    let mut q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
 /// Marks projects as changed (their membership moved): bumps `version` and `updated_at`.
 pub async fn touch<'e>(
     e: impl Exec<'e>,
