@@ -61,7 +61,7 @@ use crate::app::AppState;
 use crate::audit::{self, Entry};
 use crate::auth::{secrets, Auth, Caller};
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, Resource};
 use crate::ids::new_id;
 use crate::monitoring::changes::ChangeKind;
 use crate::monitoring::{self, known_regions, ApiRegionStrategy, ApiStatus, MonitorType};
@@ -93,9 +93,14 @@ pub fn router() -> ApiRouter<AppState> {
                 )
             })
             .post_with(create, |op| {
-                op.id("createMonitor").tag(TAG).summary(
-                    "Create a monitor; a PUSH monitor's token is in this response only (`monitors:write`)",
-                )
+                op.id("createMonitor")
+                    .tag(TAG)
+                    .summary(
+                        "Create a monitor; a PUSH monitor's token is in this response only (`monitors:write`)",
+                    )
+                    .response_with::<402, Json<ErrorBody>, _>(|r| {
+                        r.description("The plan's monitor count or shortest interval is reached (`PLAN_LIMIT_EXCEEDED`)")
+                    })
             }),
         )
         .api_route(
@@ -120,9 +125,14 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("getMonitor").tag(TAG).summary("One monitor (`monitors:read`)")
             })
             .patch_with(update, |op| {
-                op.id("updateMonitor").tag(TAG).summary(
-                    "Change a monitor's settings; version-locked with If-Match (`monitors:write`)",
-                )
+                op.id("updateMonitor")
+                    .tag(TAG)
+                    .summary(
+                        "Change a monitor's settings; version-locked with If-Match (`monitors:write`)",
+                    )
+                    .response_with::<402, Json<ErrorBody>, _>(|r| {
+                        r.description("The interval is shorter than the plan allows (`PLAN_LIMIT_EXCEEDED`)")
+                    })
             })
             .delete_with(delete, |op| {
                 op.id("deleteMonitor")
