@@ -10,6 +10,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
 use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
+use crate::monitoring::changes::Changes;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -26,6 +27,7 @@ struct Inner {
     metrics: Metrics,
     link_secret: Vec<u8>,
     workspaces: TtlCache<String, CurrentWorkspace>,
+    monitor_changes: Changes,
 }
 
 impl AppState {
@@ -50,6 +52,7 @@ impl AppState {
             metrics: Metrics::global(),
             link_secret,
             workspaces: TtlCache::new(5_000, 100_000),
+            monitor_changes: Changes::default(),
         })))
     }
 
@@ -80,5 +83,9 @@ impl AppState {
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret
+    }
+    /// The feed of monitor edits made through the API (see [`crate::monitoring::changes`]).
+    pub fn monitor_changes(&self) -> &Changes {
+        &self.0.monitor_changes
     }
 }

@@ -69,6 +69,7 @@ pub struct FileConfig {
     pub rate_limits: Option<RateLimits>,
     #[serde(default)]
     pub plans: Option<PlansFile>,
+    pub min_interval_seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -168,6 +169,8 @@ pub struct Config {
     pub trust_forwarded_for: bool,
     pub rate_limits: RateLimits,
     pub plans: Plans,
+    /// The shortest check interval any monitor may have, in seconds (a plan may demand more).
+    pub min_interval_seconds: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -191,6 +194,9 @@ fn invalid(setting: &'static str, message: impl Into<String>) -> ConfigError {
 }
 
 pub const DEFAULT_PLAN: &str = "self-hosted";
+
+/// The server-wide floor of a monitor's check interval, in seconds, unless configured.
+pub const DEFAULT_MIN_INTERVAL_SECONDS: u64 = 10;
 
 fn load_file(path: Option<&Path>) -> Result<FileConfig, ConfigError> {
     let Some(path) = path else {
@@ -305,6 +311,15 @@ impl Config {
                 quotas: BTreeMap::new(),
             },
         };
+        let min_interval_seconds = file
+            .min_interval_seconds
+            .unwrap_or(DEFAULT_MIN_INTERVAL_SECONDS);
+        if min_interval_seconds == 0 || min_interval_seconds > 86_400 {
+            return Err(invalid(
+                "min_interval_seconds",
+                "must be between 1 and 86400 seconds",
+            ));
+        }
         Ok(Config {
             listen,
             data_dir,
@@ -319,6 +334,7 @@ impl Config {
                 .unwrap_or(false),
             rate_limits: file.rate_limits.unwrap_or_default(),
             plans,
+            min_interval_seconds,
         })
     }
 
@@ -356,10 +372,12 @@ fn unreachable_config() -> Config {
             default: DEFAULT_PLAN.into(),
             quotas: BTreeMap::new(),
         },
+        min_interval_seconds: DEFAULT_MIN_INTERVAL_SECONDS,
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -104,6 +104,9 @@ pub enum ApiError {
     Conflict(&'static str, String),
     #[error("the plan allows at most {limit} {what}")]
     PlanLimit { what: &'static str, limit: u64 },
+    /// A plan rule other than a count, e.g. the shortest check interval; the text says which.
+    #[error("{0}")]
+    PlanRule(String),
     #[error("too many requests; retry in {retry_after} s")]
     RateLimited { retry_after: u64 },
     #[error("request body larger than the 1 MiB limit")]
@@ -147,7 +150,7 @@ impl ApiError {
             | ApiError::InvalidOrigin
             | ApiError::Forbidden(..) => StatusCode::FORBIDDEN,
             ApiError::VersionConflict | ApiError::Conflict(..) => StatusCode::CONFLICT,
-            ApiError::PlanLimit { .. } => StatusCode::PAYMENT_REQUIRED,
+            ApiError::PlanLimit { .. } | ApiError::PlanRule(_) => StatusCode::PAYMENT_REQUIRED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -168,7 +171,7 @@ impl ApiError {
             ApiError::InvalidOrigin => "INVALID_ORIGIN",
             ApiError::Forbidden(code, _) | ApiError::Conflict(code, _) => code,
             ApiError::VersionConflict => "VERSION_CONFLICT",
-            ApiError::PlanLimit { .. } => "PLAN_LIMIT_EXCEEDED",
+            ApiError::PlanLimit { .. } | ApiError::PlanRule(_) => "PLAN_LIMIT_EXCEEDED",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ApiError::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",

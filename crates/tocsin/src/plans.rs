@@ -63,3 +63,19 @@ pub async fn ensure_room(
         _ => Ok(()),
     }
 }
+
+/// Fails with 402 when the workspace's plan does not allow checks as often as every
+/// `interval_secs` seconds (the plan's `min_interval_seconds`).
+pub async fn ensure_interval(
+    state: &AppState,
+    workspace_id: &str,
+    interval_secs: i64,
+) -> Result<(), ApiError> {
+    let (plan, quota) = quotas_of(state, workspace_id).await?;
+    match quota.min_interval_seconds {
+        Some(min) if (interval_secs.max(0) as u64) < min => Err(ApiError::PlanRule(format!(
+            "the {plan} plan allows check intervals of at least {min} seconds"
+        ))),
+        _ => Ok(()),
+    }
+}

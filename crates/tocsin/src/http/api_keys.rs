@@ -369,7 +369,7 @@ pub struct UpdateApiKey {
 }
 
 /// Tells "absent" (outer None) from "null" (Some(None)).
-fn double_option<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+pub(crate) fn double_option<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
 ) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(d).map(Some)

@@ -9,9 +9,11 @@ pub mod caps;
 pub mod extract;
 pub mod invitations;
 pub mod members;
+pub mod monitors;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
+pub mod projects;
 pub mod workspace;
 
 use std::any::Any;

@@ -12,6 +12,8 @@ pub mod api_keys;
 pub mod audit;
 pub mod invitations;
 pub mod members;
+pub mod monitors;
+pub mod projects;
 pub mod sessions;
 pub mod users;
 pub mod workspaces;

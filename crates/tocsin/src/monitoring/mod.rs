@@ -1,0 +1,192 @@
+//! Monitoring as the server sees it, apart from the HTTP surface and storage: the vocabulary
+//! of monitor types, statuses and region strategies as the API spells them (with their
+//! OpenAPI schemas), the regions a monitor may name, and the change feed that tells the
+//! scheduler about edits made through the API.
+
+pub mod changes;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tocsin_checks::MonitorKind;
+use tocsin_core::{RegionStrategy, Status};
+
+use crate::app::AppState;
+
+/// The region of the probe built into the server.
+pub const LOCAL_REGION: &str = "local";
+
+/// The regions a monitor may be checked from. For now only the built-in probe's region; remote
+/// probes will add theirs here.
+pub fn known_regions(_state: &AppState) -> Vec<String> {
+    vec![LOCAL_REGION.to_string()]
+}
+
+/// What a monitor checks. Stored as the API spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MonitorType {
+    Http,
+    Tcp,
+    Ping,
+    Dns,
+    DnsDiff,
+    #[serde(rename = "WEBSOCKET")]
+    Websocket,
+    Push,
+}
+
+impl MonitorType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MonitorType::Http => "HTTP",
+            MonitorType::Tcp => "TCP",
+            MonitorType::Ping => "PING",
+            MonitorType::Dns => "DNS",
+            MonitorType::DnsDiff => "DNS_DIFF",
+            MonitorType::Websocket => "WEBSOCKET",
+            MonitorType::Push => "PUSH",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MonitorType> {
+        Some(match s {
+            "HTTP" => MonitorType::Http,
+            "TCP" => MonitorType::Tcp,
+            "PING" => MonitorType::Ping,
+            "DNS" => MonitorType::Dns,
+            "DNS_DIFF" => MonitorType::DnsDiff,
+            "WEBSOCKET" => MonitorType::Websocket,
+            "PUSH" => MonitorType::Push,
+            _ => return None,
+        })
+    }
+
+    /// The check engine's kind; `None` for PUSH, which the engine never runs.
+    pub fn check_kind(self) -> Option<MonitorKind> {
+        Some(match self {
+            MonitorType::Http => MonitorKind::Http,
+            MonitorType::Tcp => MonitorKind::Tcp,
+            MonitorType::Ping => MonitorKind::Ping,
+            MonitorType::Dns => MonitorKind::Dns,
+            MonitorType::DnsDiff => MonitorKind::DnsDiff,
+            MonitorType::Websocket => MonitorKind::WebSocket,
+            MonitorType::Push => return None,
+        })
+    }
+}
+
+/// A monitor's (and a heartbeat's) status as the API documents it; the same values as
+/// [`tocsin_core::Status`], which owns the transitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+#[schemars(rename = "MonitorStatus")]
+pub enum ApiStatus {
+    Up,
+    Down,
+    Degraded,
+    Changed,
+    Maintenance,
+    Pending,
+}
+
+impl From<Status> for ApiStatus {
+    fn from(s: Status) -> Self {
+        match s {
+            Status::Up => ApiStatus::Up,
+            Status::Down => ApiStatus::Down,
+            Status::Degraded => ApiStatus::Degraded,
+            Status::Changed => ApiStatus::Changed,
+            Status::Maintenance => ApiStatus::Maintenance,
+            Status::Pending => ApiStatus::Pending,
+        }
+    }
+}
+
+impl From<ApiStatus> for Status {
+    fn from(s: ApiStatus) -> Self {
+        match s {
+            ApiStatus::Up => Status::Up,
+            ApiStatus::Down => Status::Down,
+            ApiStatus::Degraded => Status::Degraded,
+            ApiStatus::Changed => Status::Changed,
+            ApiStatus::Maintenance => Status::Maintenance,
+            ApiStatus::Pending => Status::Pending,
+        }
+    }
+}
+
+/// The stored (and API) spelling of a status.
+pub fn status_str(s: Status) -> &'static str {
+    match s {
+        Status::Up => "UP",
+        Status::Down => "DOWN",
+        Status::Degraded => "DEGRADED",
+        Status::Changed => "CHANGED",
+        Status::Maintenance => "MAINTENANCE",
+        Status::Pending => "PENDING",
+    }
+}
+
+pub fn parse_status(s: &str) -> Option<Status> {
+    Some(match s {
+        "UP" => Status::Up,
+        "DOWN" => Status::Down,
+        "DEGRADED" => Status::Degraded,
+        "CHANGED" => Status::Changed,
+        "MAINTENANCE" => Status::Maintenance,
+        "PENDING" => Status::Pending,
+        _ => return None,
+    })
+}
+
+/// How a monitor's regions share its cycles, as the API documents it (see
+/// [`tocsin_core::RegionStrategy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "RegionStrategy")]
+pub enum ApiRegionStrategy {
+    /// Every region checks every cycle; a failure needs a quorum of them.
+    #[default]
+    All,
+    /// One region per cycle, in turn.
+    RoundRobin,
+    /// One region per cycle, picked at random.
+    Random,
+}
+
+impl From<ApiRegionStrategy> for RegionStrategy {
+    fn from(s: ApiRegionStrategy) -> Self {
+        match s {
+            ApiRegionStrategy::All => RegionStrategy::All,
+            ApiRegionStrategy::RoundRobin => RegionStrategy::RoundRobin,
+            ApiRegionStrategy::Random => RegionStrategy::Random,
+        }
+    }
+}
+
+impl From<RegionStrategy> for ApiRegionStrategy {
+    fn from(s: RegionStrategy) -> Self {
+        match s {
+            RegionStrategy::All => ApiRegionStrategy::All,
+            RegionStrategy::RoundRobin => ApiRegionStrategy::RoundRobin,
+            RegionStrategy::Random => ApiRegionStrategy::Random,
+        }
+    }
+}
+
+pub fn strategy_str(s: RegionStrategy) -> &'static str {
+    match s {
+        RegionStrategy::All => "all",
+        RegionStrategy::RoundRobin => "round_robin",
+        RegionStrategy::Random => "random",
+    }
+}
+
+pub fn parse_strategy(s: &str) -> Option<RegionStrategy> {
+    Some(match s {
+        "all" => RegionStrategy::All,
+        "round_robin" => RegionStrategy::RoundRobin,
+        "random" => RegionStrategy::Random,
+        _ => return None,
+    })
+}

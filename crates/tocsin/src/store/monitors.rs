@@ -1,0 +1,688 @@
+//! Monitors: the rows behind the monitor API, and the narrow entry points the scheduler,
+//! executor and push ingestion use. Two kinds of writes exist and are kept apart:
+//!
+//! - **Settings** (name, target, config, intervals, regions, pause/resume...) are user edits:
+//!   they bump `version`, which is the resource's `ETag`.
+//! - **State** (`status`, the counters, `pending_failure_since`, `status_changed_at`,
+//!   `last_check_at`, `dns_baseline`, `last_push_at`) is written by the monitoring machinery
+//!   through [`update_state`], [`set_dns_baseline`] and [`set_last_push_at`]. These do **not**
+//!   bump `version`: a check result is not an edit, and an editor's `If-Match` must not fail
+//!   because a check ran in between. Settings writes never touch state columns, so the two
+//!   cannot overwrite each other.
+//!
+//! Encodings: timestamps are integer milliseconds; `active` is 0/1; `tags`, `regions`,
+//! `config` and `dns_baseline` are JSON text. `config` is stored without the `quorum` key,
+//! which has a column of its own. The secret push token is never stored, only its SHA-256 in
+//! `push_token_hash` (not part of [`MonitorRow`]).
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use sqlx::FromRow;
+use tocsin_checks::spec::SpecInput;
+use tocsin_checks::{CheckSpec, RunOptions};
+use tocsin_core::{MonitorState, PushSchedule, RegionStrategy, StateSettings, Status};
+
+use super::Exec;
+use crate::clock::from_ms;
+use crate::monitoring::{self, MonitorType};
+
+/// One monitor as stored. Use the typed accessors rather than the raw text columns.
+#[derive(Debug, Clone, FromRow)]
+pub struct MonitorRow {
+    pub id: String,
+    /// Compact integer key for high-volume tables (heartbeats, rollups).
+    pub seq: i64,
+    pub workspace_id: String,
+    pub name: String,
+    /// `HTTP`, `TCP`, ... (see [`MonitorRow::kind`]).
+    #[sqlx(rename = "type")]
+    pub kind_text: String,
+    /// `UP`, `DOWN`, ... (see [`MonitorRow::status`]).
+    #[sqlx(rename = "status")]
+    pub status_text: String,
+    pub url: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<i64>,
+    /// Seconds between checks (PUSH: between expected pushes when no cron schedule is set).
+    pub interval_s: i64,
+    pub retries: i64,
+    /// Seconds one attempt may take.
+    pub timeout_s: i64,
+    /// JSON array of strings.
+    pub tags: String,
+    pub description: Option<String>,
+    /// JSON object, without `quorum`.
+    pub config: String,
+    /// JSON array of region names.
+    pub regions: String,
+    pub region_strategy: String,
+    /// Failure quorum for the `all` strategy; `None` means a majority of reporting regions.
+    pub quorum: Option<i64>,
+    pub confirmations_required: i64,
+    pub recovery_confirmations_required: i64,
+    pub min_failure_duration_ms: i64,
+    pub consecutive_failures: i64,
+    pub consecutive_successes: i64,
+    pub pending_failure_since: Option<i64>,
+    pub active: i64,
+    /// PUSH: grace period in seconds; `None` for other types.
+    pub grace_s: Option<i64>,
+    pub last_push_at: Option<i64>,
+    /// DNS_DIFF: JSON array of the accepted answer set; `None` until the first answer.
+    pub dns_baseline: Option<String>,
+    pub status_changed_at: i64,
+    pub last_check_at: Option<i64>,
+    /// When monitoring was created or last resumed: schedules and push deadlines start here.
+    pub started_at: i64,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, seq, workspace_id, name, type, status, url, host, port, interval_s, \
+     retries, timeout_s, tags, description, config, regions, region_strategy, quorum, \
+     confirmations_required, recovery_confirmations_required, min_failure_duration_ms, \
+     consecutive_failures, consecutive_successes, pending_failure_since, active, grace_s, \
+     last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, version, \
+     created_at, updated_at";
+
+fn string_list(text: &str) -> Vec<String> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+fn to_u32(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+fn at(ms: Option<i64>) -> Option<DateTime<Utc>> {
+    ms.map(from_ms)
+}
+
+impl MonitorRow {
+    /// The monitor type; `None` only for a row this build does not know.
+    pub fn kind(&self) -> Option<MonitorType> {
+        MonitorType::parse(&self.kind_text)
+    }
+
+    pub fn status(&self) -> Status {
+        monitoring::parse_status(&self.status_text).unwrap_or(Status::Pending)
+    }
+
+    /// False while paused.
+    pub fn is_active(&self) -> bool {
+        self.active != 0
+    }
+
+    pub fn tags(&self) -> Vec<String> {
+        string_list(&self.tags)
+    }
+
+    pub fn regions(&self) -> Vec<String> {
+        string_list(&self.regions)
+    }
+
+    /// The stored config (never contains `quorum`; see [`MonitorRow::quorum`]).
+    pub fn config(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.config).unwrap_or_default()
+    }
+
+    pub fn region_strategy(&self) -> RegionStrategy {
+        monitoring::parse_strategy(&self.region_strategy).unwrap_or_default()
+    }
+
+    /// The failure quorum for `all`; `None` = majority of the regions that reported.
+    pub fn quorum(&self) -> Option<usize> {
+        self.quorum.and_then(|q| usize::try_from(q).ok())
+    }
+
+    pub fn state_settings(&self) -> StateSettings {
+        StateSettings {
+            confirmations_required: to_u32(self.confirmations_required),
+            recovery_confirmations_required: to_u32(self.recovery_confirmations_required),
+            min_failure_duration_ms: u64::try_from(self.min_failure_duration_ms).unwrap_or(0),
+        }
+    }
+
+    /// The fields the state machine owns, for [`tocsin_core::step`].
+    pub fn monitor_state(&self) -> MonitorState {
+        MonitorState {
+            status: self.status(),
+            consecutive_failures: to_u32(self.consecutive_failures),
+            consecutive_successes: to_u32(self.consecutive_successes),
+            pending_failure_since: at(self.pending_failure_since),
+        }
+    }
+
+    /// The check to run (`None` for PUSH). Stored monitors were validated on write, so an
+    /// error here means the row predates a stricter engine; the caller should skip it.
+    pub fn check_spec(&self) -> Option<Result<CheckSpec, Vec<tocsin_checks::FieldError>>> {
+        let kind = self.kind()?.check_kind()?;
+        let config = self.config();
+        let port = self.port.and_then(|p| u16::try_from(p).ok());
+        Some(CheckSpec::parse(
+            kind,
+            &SpecInput {
+                url: self.url.as_deref(),
+                host: self.host.as_deref(),
+                port,
+                config: &config,
+            },
+        ))
+    }
+
+    /// Timeout, retries and (DNS_DIFF) the accepted baseline for one run.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            timeout: std::time::Duration::from_secs(u64::try_from(self.timeout_s).unwrap_or(1)),
+            retries: to_u32(self.retries),
+            baseline: self.dns_baseline(),
+        }
+    }
+
+    /// DNS_DIFF: the accepted answer set, `None` until the first answer becomes the baseline.
+    pub fn dns_baseline(&self) -> Option<Vec<String>> {
+        self.dns_baseline.as_deref().map(string_list)
+    }
+
+    /// PUSH: when pushes are expected. A cron `config.schedule` (with optional
+    /// `config.timezone`, default UTC) wins; otherwise one push every `interval_s` seconds.
+    /// The grace period is `grace_s`. `None` for other types.
+    pub fn push_schedule(&self) -> Option<PushSchedule> {
+        if self.kind()? != MonitorType::Push {
+            return None;
+        }
+        let grace = self
+            .grace_s
+            .unwrap_or(i64::from(tocsin_core::push::DEFAULT_GRACE_SECS));
+        let config = self.config();
+        let result = match config.get("schedule").and_then(Value::as_str) {
+            Some(expr) => {
+                let tz = config
+                    .get("timezone")
+                    .and_then(Value::as_str)
+                    .unwrap_or("UTC");
+                PushSchedule::cron(expr, tz, grace)
+            }
+            None => PushSchedule::interval(self.interval_s, grace),
+        };
+        result.ok()
+    }
+
+    pub fn started_at(&self) -> DateTime<Utc> {
+        from_ms(self.started_at)
+    }
+
+    pub fn last_push_at(&self) -> Option<DateTime<Utc>> {
+        at(self.last_push_at)
+    }
+}
+
+/// Allocates the next `seq` (call inside the creating transaction).
+pub async fn next_seq<'e>(e: impl Exec<'e>) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "UPDATE sequences SET value = value + 1 WHERE name = 'monitor_seq' RETURNING value",
+    )
+    .fetch_one(e)
+    .await
+}
+
+pub async fn insert<'e>(
+    e: impl Exec<'e>,
+    m: &MonitorRow,
+    push_token_hash: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO monitors (id, seq, workspace_id, name, type, status, url, host, port, interval_s, \
+         retries, timeout_s, tags, description, config, regions, region_strategy, quorum, \
+         confirmations_required, recovery_confirmations_required, min_failure_duration_ms, \
+         consecutive_failures, consecutive_successes, pending_failure_since, active, push_token_hash, \
+         grace_s, last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, version, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+         $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, \
+         $33, $34, $35)",
+    )
+    .bind(&m.id)
+    .bind(m.seq)
+    .bind(&m.workspace_id)
+    .bind(&m.name)
+    .bind(&m.kind_text)
+    .bind(&m.status_text)
+    .bind(&m.url)
+    .bind(&m.host)
+    .bind(m.port)
+    .bind(m.interval_s)
+    .bind(m.retries)
+    .bind(m.timeout_s)
+    .bind(&m.tags)
+    .bind(&m.description)
+    .bind(&m.config)
+    .bind(&m.regions)
+    .bind(&m.region_strategy)
+    .bind(m.quorum)
+    .bind(m.confirmations_required)
+    .bind(m.recovery_confirmations_required)
+    .bind(m.min_failure_duration_ms)
+    .bind(m.consecutive_failures)
+    .bind(m.consecutive_successes)
+    .bind(m.pending_failure_since)
+    .bind(m.active)
+    .bind(push_token_hash)
+    .bind(m.grace_s)
+    .bind(m.last_push_at)
+    .bind(&m.dns_baseline)
+    .bind(m.status_changed_at)
+    .bind(m.last_check_at)
+    .bind(m.started_at)
+    .bind(m.version)
+    .bind(m.created_at)
+    .bind(m.updated_at)
+    .execute(e)
+    .await
+    .map(|_| ())
+}
+
+/// One monitor of one workspace.
+pub async fn get<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+) -> Result<Option<MonitorRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM monitors WHERE workspace_id = $1 AND id = $2");
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(id)
+        .fetch_optional(e)
+        .await
+}
+
+/// One monitor by id, whatever its workspace: for the scheduler reloading a monitor named by
+/// the change feed. Never use it on behalf of a caller.
+pub async fn get_by_id<'e>(e: impl Exec<'e>, id: &str) -> Result<Option<MonitorRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM monitors WHERE id = $1");
+    sqlx::query_as(&sql).bind(id).fetch_optional(e).await
+}
+
+/// Filters of a monitor listing; every one optional, all combined with AND.
+#[derive(Debug, Clone, Default)]
+pub struct MonitorFilter {
+    pub status: Option<Status>,
+    pub kind: Option<MonitorType>,
+    /// Monitors carrying this tag (ASCII-case-insensitive).
+    pub tag: Option<String>,
+    pub project_id: Option<String>,
+    /// Case-insensitive (ASCII) substring of the name.
+    pub search: Option<String>,
+}
+
+/// Escapes `%`, `_` and the escape character itself for `LIKE ... ESCAPE '!'`.
+fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '!' | '%' | '_') {
+            out.push('!');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Monitors of a workspace in id (creation) order, after `after` ("" for the first page),
+/// at most `limit`. Keyset paging on the id keeps pages stable under inserts.
+pub async fn list_page<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    filter: &MonitorFilter,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    let mut sql = format!("SELECT {COLUMNS} FROM monitors m WHERE workspace_id = $1 AND id > $2");
+    let mut binds: Vec<String> = Vec::new();
+    let mut next = |sql: &mut String, clause: &str, value: String| {
+        binds.push(value);
+        sql.push_str(&clause.replace("$?", &format!("${}", binds.len() + 2)));
+    };
+    if let Some(s) = filter.status {
+        next(
+            &mut sql,
+            " AND status = $?",
+            monitoring::status_str(s).into(),
+        );
+    }
+    if let Some(k) = filter.kind {
+        next(&mut sql, " AND type = $?", k.as_str().into());
+    }
+    if let Some(tag) = &filter.tag {
+        // Tags are a JSON array of strings: look for the JSON-encoded tag, quotes included,
+        // so "prod" does not match "production".
+        let encoded = serde_json::to_string(tag).unwrap_or_default();
+        next(
+            &mut sql,
+            " AND LOWER(tags) LIKE $? ESCAPE '!'",
+            format!("%{}%", like_escape(&encoded.to_ascii_lowercase())),
+        );
+    }
+    if let Some(p) = &filter.project_id {
+        next(
+            &mut sql,
+            " AND EXISTS (SELECT 1 FROM project_monitors pm WHERE pm.monitor_id = m.id AND pm.project_id = $?)",
+            p.clone(),
+        );
+    }
+    if let Some(q) = &filter.search {
+        next(
+            &mut sql,
+            " AND LOWER(name) LIKE $? ESCAPE '!'",
+            format!("%{}%", like_escape(&q.to_ascii_lowercase())),
+        );
+    }
+    sql.push_str(&format!(" ORDER BY id LIMIT ${}", binds.len() + 3));
+    let mut q = sqlx::query_as(&sql).bind(ws).bind(after);
+    for b in binds {
+        q = q.bind(b);
+    }
+    q.bind(limit).fetch_all(e).await
+}
+
+/// How many monitors a workspace has (paused ones included: they count against the plan).
+pub async fn count<'e>(e: impl Exec<'e>, ws: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM monitors WHERE workspace_id = $1")
+        .bind(ws)
+        .fetch_one(e)
+        .await
+}
+
+/// Monitor counts of a workspace by `(status, active)`.
+pub async fn count_by_status<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT status, active, COUNT(*) FROM monitors WHERE workspace_id = $1 GROUP BY status, active",
+    )
+    .bind(ws)
+    .fetch_all(e)
+    .await
+}
+
+/// Writes the user-editable settings, bumping `version` (checked against `expected` when
+/// given). State columns are left alone, except `dns_baseline` which the caller may clear
+/// when a DNS_DIFF monitor's query changed (`clear_baseline`). Returns rows affected.
+pub async fn update_settings<'e>(
+    e: impl Exec<'e>,
+    m: &MonitorRow,
+    clear_baseline: bool,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let mut sql = String::from(
+        "UPDATE monitors SET name = $1, url = $2, host = $3, port = $4, interval_s = $5, retries = $6, \
+         timeout_s = $7, tags = $8, description = $9, config = $10, regions = $11, region_strategy = $12, \
+         quorum = $13, confirmations_required = $14, recovery_confirmations_required = $15, \
+         min_failure_duration_ms = $16, grace_s = $17, updated_at = $18, version = version + 1",
+    );
+    if clear_baseline {
+        sql.push_str(", dns_baseline = NULL");
+    }
+    sql.push_str(" WHERE workspace_id = $19 AND id = $20");
+    if expected.is_some() {
+        sql.push_str(" AND version = $21");
+    }
+    let mut q = sqlx::query(&sql)
+        .bind(&m.name)
+        .bind(&m.url)
+        .bind(&m.host)
+        .bind(m.port)
+        .bind(m.interval_s)
+        .bind(m.retries)
+        .bind(m.timeout_s)
+        .bind(&m.tags)
+        .bind(&m.description)
+        .bind(&m.config)
+        .bind(&m.regions)
+        .bind(&m.region_strategy)
+        .bind(m.quorum)
+        .bind(m.confirmations_required)
+        .bind(m.recovery_confirmations_required)
+        .bind(m.min_failure_duration_ms)
+        .bind(m.grace_s)
+        .bind(m.updated_at)
+        .bind(&m.workspace_id)
+        .bind(&m.id);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
+fn version_clause(expected: Option<i64>, n: usize) -> String {
+    match expected {
+        Some(_) => format!(" AND version = ${n}"),
+        None => String::new(),
+    }
+}
+
+/// Pauses a monitor (a user edit: bumps `version`). Its state is kept as it was.
+pub async fn pause<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+    now: i64,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let sql = format!(
+        "UPDATE monitors SET active = 0, updated_at = $1, version = version + 1 \
+         WHERE workspace_id = $2 AND id = $3{}",
+        version_clause(expected, 4)
+    );
+    let mut q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
+/// Resumes a monitor: active again, state back to [`MonitorState::initial`] (`PENDING`,
+/// counters zero), and `started_at = now` so schedules and push deadlines start afresh.
+pub async fn resume<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+    now: i64,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let sql = format!(
+        "UPDATE monitors SET active = 1, status = 'PENDING', consecutive_failures = 0, \
+         consecutive_successes = 0, pending_failure_since = NULL, status_changed_at = $1, \
+         started_at = $1, updated_at = $1, version = version + 1 \
+         WHERE workspace_id = $2 AND id = $3{}",
+        version_clause(expected, 4)
+    );
+    let mut q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
+/// Replaces a PUSH monitor's token hash (the old token stops working with this commit).
+pub async fn set_push_token_hash<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+    hash: &str,
+    now: i64,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let sql = format!(
+        "UPDATE monitors SET push_token_hash = $1, updated_at = $2, version = version + 1 \
+         WHERE workspace_id = $3 AND id = $4 AND type = 'PUSH'{}",
+        version_clause(expected, 5)
+    );
+    let mut q = sqlx::query(&sql).bind(hash).bind(now).bind(ws).bind(id);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
+/// A person accepted a DNS_DIFF monitor's new answers: the baseline is cleared (the next
+/// answer becomes the new one) and the state is set to `state` (see
+/// [`tocsin_core::accept_baseline`]). A user action, so `version` is bumped.
+pub async fn accept_baseline<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+    state: &MonitorState,
+    status_changed_at: i64,
+    now: i64,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let sql = format!(
+        "UPDATE monitors SET dns_baseline = NULL, status = $1, consecutive_failures = $2, \
+         consecutive_successes = $3, pending_failure_since = $4, status_changed_at = $5, \
+         updated_at = $6, version = version + 1 WHERE workspace_id = $7 AND id = $8{}",
+        version_clause(expected, 9)
+    );
+    let mut q = sqlx::query(&sql)
+        .bind(monitoring::status_str(state.status))
+        .bind(i64::from(state.consecutive_failures))
+        .bind(i64::from(state.consecutive_successes))
+        .bind(state.pending_failure_since.map(|t| t.timestamp_millis()))
+        .bind(status_changed_at)
+        .bind(now)
+        .bind(ws)
+        .bind(id);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
+/// Deletes a monitor (memberships go with it), checking `version` when `expected` is given.
+/// Returns rows affected.
+pub async fn delete<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    let sql = format!(
+        "DELETE FROM monitors WHERE workspace_id = $1 AND id = $2{}",
+        version_clause(expected, 3)
+    );
+    let mut q = sqlx::query(&sql).bind(ws).bind(id);
+    if let Some(v) = expected {
+        q = q.bind(v);
+    }
+    Ok(q.execute(e).await?.rows_affected())
+}
+
+/// Every active monitor the check engine runs (all types but PUSH), across workspaces, in id
+/// order: what the scheduler loads at start and on a full rescan.
+pub async fn list_active_for_scheduling<'e>(
+    e: impl Exec<'e>,
+) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type <> 'PUSH' ORDER BY id");
+    sqlx::query_as(&sql).fetch_all(e).await
+}
+
+/// Every active PUSH monitor, across workspaces, in id order: what the deadline watcher needs.
+pub async fn list_active_push<'e>(e: impl Exec<'e>) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type = 'PUSH' ORDER BY id");
+    sqlx::query_as(&sql).fetch_all(e).await
+}
+
+/// The PUSH monitor whose token hashes to `hash` (paused ones included: the caller decides
+/// what a push to a paused monitor means).
+pub async fn get_by_push_token_hash<'e>(
+    e: impl Exec<'e>,
+    hash: &str,
+) -> Result<Option<MonitorRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM monitors WHERE push_token_hash = $1");
+    sqlx::query_as(&sql).bind(hash).fetch_optional(e).await
+}
+
+/// The state columns a check cycle (or a push) produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateUpdate {
+    pub status: Status,
+    pub consecutive_failures: i64,
+    pub consecutive_successes: i64,
+    pub pending_failure_since: Option<i64>,
+    /// When `status` last changed (pass the old value when it did not).
+    pub status_changed_at: i64,
+    pub last_check_at: Option<i64>,
+}
+
+impl StateUpdate {
+    /// The update for a state-machine result.
+    pub fn from_state(
+        s: &MonitorState,
+        status_changed_at: i64,
+        last_check_at: Option<i64>,
+    ) -> Self {
+        StateUpdate {
+            status: s.status,
+            consecutive_failures: i64::from(s.consecutive_failures),
+            consecutive_successes: i64::from(s.consecutive_successes),
+            pending_failure_since: s.pending_failure_since.map(|t| t.timestamp_millis()),
+            status_changed_at,
+            last_check_at,
+        }
+    }
+}
+
+/// Writes a monitor's state after a cycle. Does not bump `version` (see the module docs) and
+/// applies only while the monitor is active: a result that lands after a pause is dropped
+/// (0 rows). Returns rows affected.
+pub async fn update_state<'e>(
+    e: impl Exec<'e>,
+    id: &str,
+    u: &StateUpdate,
+) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE monitors SET status = $1, consecutive_failures = $2, consecutive_successes = $3, \
+         pending_failure_since = $4, status_changed_at = $5, last_check_at = $6 \
+         WHERE id = $7 AND active = 1",
+    )
+    .bind(monitoring::status_str(u.status))
+    .bind(u.consecutive_failures)
+    .bind(u.consecutive_successes)
+    .bind(u.pending_failure_since)
+    .bind(u.status_changed_at)
+    .bind(u.last_check_at)
+    .bind(id)
+    .execute(e)
+    .await?
+    .rows_affected())
+}
+
+/// DNS_DIFF: stores the accepted answer set (`None` clears it). No `version` bump.
+pub async fn set_dns_baseline<'e>(
+    e: impl Exec<'e>,
+    id: &str,
+    baseline: Option<&[String]>,
+) -> Result<u64, sqlx::Error> {
+    let text = baseline.map(|b| serde_json::to_string(b).unwrap_or_else(|_| "[]".into()));
+    Ok(
+        sqlx::query("UPDATE monitors SET dns_baseline = $1 WHERE id = $2")
+            .bind(text)
+            .bind(id)
+            .execute(e)
+            .await?
+            .rows_affected(),
+    )
+}
+
+/// PUSH: records when the last push arrived (never moves backwards). No `version` bump.
+pub async fn set_last_push_at<'e>(e: impl Exec<'e>, id: &str, at: i64) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE monitors SET last_push_at = $1 WHERE id = $2 AND (last_push_at IS NULL OR last_push_at < $1)",
+    )
+    .bind(at)
+    .bind(id)
+    .execute(e)
+    .await?
+    .rows_affected())
+}
