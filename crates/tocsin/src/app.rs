@@ -10,6 +10,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
 use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
+use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -26,6 +27,7 @@ struct Inner {
     metrics: Metrics,
     link_secret: Vec<u8>,
     workspaces: TtlCache<String, CurrentWorkspace>,
+    heartbeats: HeartbeatWriter,
 }
 
 impl AppState {
@@ -40,6 +42,7 @@ impl AppState {
             Some(smtp) => Some(Mailer::new(smtp)?),
             None => None,
         };
+        let db_for_writer = db.clone();
         Ok(AppState(Arc::new(Inner {
             limits: Limiters::new(&config.rate_limits),
             config,
@@ -50,6 +53,7 @@ impl AppState {
             metrics: Metrics::global(),
             link_secret,
             workspaces: TtlCache::new(5_000, 100_000),
+            heartbeats: HeartbeatWriter::start(db_for_writer, WriterOptions::default()),
         })))
     }
 
@@ -77,6 +81,10 @@ impl AppState {
     /// The current-workspace view, cached for the hot read path.
     pub fn workspace_cache(&self) -> &TtlCache<String, CurrentWorkspace> {
         &self.0.workspaces
+    }
+    /// The group-commit writer every check result goes through.
+    pub fn heartbeats(&self) -> &HeartbeatWriter {
+        &self.0.heartbeats
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret

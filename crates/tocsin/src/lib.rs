@@ -14,6 +14,7 @@ pub mod error;
 pub mod http;
 pub mod ids;
 pub mod mail;
+pub mod monitoring;
 pub mod plans;
 pub mod server;
 pub mod store;

@@ -23,6 +23,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::invitations::router())
         .merge(super::api_keys::router())
         .merge(super::audit::router())
+        .merge(super::heartbeats::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {
