@@ -398,6 +398,7 @@ fn unreachable_config() -> Config {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -2,6 +2,8 @@
 //! stats, uptime, reports), retention and the on-disk cost of a heartbeat. Monitors are
 //! created through SQL here, since the monitor API is built separately.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::collections::BTreeMap;
@@ -823,5 +825,56 @@ async fn sqlite_uses_incremental_auto_vacuum_and_up_heartbeats_are_small() {
     let per = (full - empty) as f64 / n as f64;
     println!("SQLite: {per:.1} bytes per UP heartbeat after VACUUM ({as_written:.1} as written), rollups included; writer {rate:.0} heartbeats/s");
     assert!(per <= 48.0, "{per} bytes per heartbeat");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn openapi_documents_the_heartbeat_endpoints() {
+    let srv = TestServer::start().await;
+    let doc: Value = reqwest::get(srv.url("/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    if std::env::var("DUMP_SCHEMAS").is_ok() {
+        for s in ["Heartbeat", "HourlyStat", "Uptime", "Report"] {
+            println!("{s}: {}", doc["components"]["schemas"][s]);
+        }
+        println!("{}", doc["paths"]["/monitors/{monitor_id}/report"]);
+    }
+    let schemas = &doc["components"]["schemas"];
+    let required = |name: &str| {
+        let mut r: Vec<String> = schemas[name]["required"]
+            .as_array()
+            .unwrap_or(&Vec::new())
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        r.sort();
+        r
+    };
+    assert_eq!(required("Heartbeat"), HEARTBEAT_FIELDS);
+    assert_eq!(required("HourlyStat").len(), 9);
+    assert_eq!(required("Uptime"), ["24h", "30d", "7d", "90d", "custom"]);
+    assert_eq!(required("HeartbeatTimings").len(), 5);
+    assert_eq!(required("HeartbeatAssertion").len(), 5);
+    for s in ["Heartbeat", "HourlyStat", "Uptime", "Report"] {
+        assert_eq!(schemas[s]["additionalProperties"], json!(false), "{s}");
+    }
+    for (path, op) in [
+        ("/monitors/{monitor_id}/heartbeats", "listHeartbeats"),
+        ("/monitors/{monitor_id}/stats/hourly", "listHourlyStats"),
+        ("/monitors/{monitor_id}/uptime", "getMonitorUptime"),
+        ("/monitors/{monitor_id}/report", "getMonitorReport"),
+    ] {
+        let o = &doc["paths"][path]["get"];
+        assert_eq!(o["operationId"], json!(op));
+        assert_eq!(o["x-svc-required-capabilities"], json!(["monitors:read"]));
+        assert!(o["responses"]["404"].is_object(), "{path} documents 404");
+    }
+    let report =
+        &doc["paths"]["/monitors/{monitor_id}/report"]["get"]["responses"]["200"]["content"];
+    assert!(report["text/csv"].is_object() && report["application/json"].is_object());
     srv.stop().await;
 }

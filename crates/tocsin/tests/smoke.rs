@@ -1,5 +1,7 @@
 //! Harness self-check: a server starts on the selected backend and answers.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::TestServer;

@@ -57,7 +57,7 @@ impl Validate for SignUp {
         let mut errors = Vec::new();
         check_email("email", self.email.trim(), &mut errors);
         let n = self.password.chars().count();
-        if n < password::MIN_LENGTH || n > password::MAX_LENGTH {
+        if !(password::MIN_LENGTH..=password::MAX_LENGTH).contains(&n) {
             errors.push(FieldError::new(
                 "password",
                 format!(

@@ -110,6 +110,25 @@ pub fn router() -> ApiRouter<AppState> {
 // ---------------------------------------------------------------------------------------------
 // Shapes
 
+/// Schema transform for response objects whose every field is always present (nullable ones
+/// as `null`) and which carry nothing else: all properties required, no additional ones. The
+/// schema generator otherwise treats `Option` fields as optional.
+pub fn exact_object(schema: &mut schemars::Schema) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    let names: Vec<serde_json::Value> = obj
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().map(serde_json::Value::String).collect())
+        .unwrap_or_default();
+    obj.insert("required".into(), serde_json::Value::Array(names));
+    obj.insert(
+        "additionalProperties".into(),
+        serde_json::Value::Bool(false),
+    );
+}
+
 /// A check status.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "UPPERCASE")]
@@ -151,6 +170,7 @@ impl From<HeartbeatStatus> for Status {
 /// Phase timings in milliseconds.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = exact_object)]
 pub struct HeartbeatTimings {
     pub dns: f64,
     pub tcp: f64,
@@ -169,6 +189,7 @@ pub enum AssertionSeverity {
 
 /// One assertion's result.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = exact_object)]
 pub struct HeartbeatAssertion {
     pub index: u64,
     pub passed: bool,
@@ -180,6 +201,7 @@ pub struct HeartbeatAssertion {
 /// One check result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = exact_object)]
 pub struct Heartbeat {
     pub id: String,
     pub monitor_id: String,
@@ -203,6 +225,7 @@ pub struct Heartbeat {
 /// One UTC hour of checks.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = exact_object)]
 pub struct HourlyStat {
     /// The hour's start, RFC 3339.
     pub bucket: String,
@@ -218,6 +241,7 @@ pub struct HourlyStat {
 
 /// Uptime percentages (0 to 100), null for a window without checks.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(transform = exact_object)]
 pub struct Uptime {
     #[serde(rename = "24h")]
     pub h24: Option<f64>,
@@ -234,6 +258,7 @@ pub struct Uptime {
 /// An availability report. Latencies in milliseconds.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = exact_object)]
 pub struct Report {
     pub monitor_id: String,
     pub from: String,
@@ -569,14 +594,14 @@ async fn uptime(
 
 /// A report as JSON or CSV.
 pub enum ReportResponse {
-    Json(Report),
+    Json(Box<Report>),
     Csv(String),
 }
 
 impl IntoResponse for ReportResponse {
     fn into_response(self) -> Response {
         match self {
-            ReportResponse::Json(r) => Json(r).into_response(),
+            ReportResponse::Json(r) => Json(*r).into_response(),
             ReportResponse::Csv(text) => (
                 [(
                     header::CONTENT_TYPE,
@@ -657,7 +682,7 @@ async fn report_handler(
         outage_data_from: rfc3339(outage_from),
     };
     Ok(match q.format.unwrap_or_default() {
-        ReportFormat::Json => ReportResponse::Json(r),
+        ReportFormat::Json => ReportResponse::Json(Box::new(r)),
         ReportFormat::Csv => ReportResponse::Csv(r.csv()),
     })
 }

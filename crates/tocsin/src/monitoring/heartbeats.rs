@@ -189,7 +189,8 @@ struct Job {
 }
 
 enum Msg {
-    Job(Job),
+    // Boxed: a job is large next to the control messages.
+    Job(Box<Job>),
     /// Write everything queued so far, then answer.
     Flush(oneshot::Sender<()>),
     /// Write everything queued, stop taking submissions, answer, exit.
@@ -241,10 +242,10 @@ impl HeartbeatWriter {
         let tx = self.tx.clone();
         async move {
             let (reply, answer) = oneshot::channel();
-            tx.send(Msg::Job(Job {
+            tx.send(Msg::Job(Box::new(Job {
                 hb,
                 reply: Some(reply),
-            }))
+            })))
             .await
             .map_err(|_| WriteError::Closed)?;
             answer.await.unwrap_or(Err(WriteError::Closed))
@@ -254,7 +255,10 @@ impl HeartbeatWriter {
     /// Queues a heartbeat without waiting for it. When the queue is full the hand-over waits
     /// in a task of its own, so nothing is dropped; failures are logged and counted.
     pub fn submit_detached(&self, hb: NewHeartbeat) {
-        match self.tx.try_send(Msg::Job(Job { hb, reply: None })) {
+        match self
+            .tx
+            .try_send(Msg::Job(Box::new(Job { hb, reply: None })))
+        {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(msg)) => {
                 let tx = self.tx.clone();
@@ -339,7 +343,7 @@ impl WriterTask {
             let mut acks = Vec::new();
             let mut stop = None;
             match first {
-                Msg::Job(j) => jobs.push(j),
+                Msg::Job(j) => jobs.push(*j),
                 Msg::Flush(a) => acks.push(a),
                 Msg::Shutdown(a) => stop = Some(a),
             }
@@ -347,7 +351,7 @@ impl WriterTask {
                 let deadline = tokio::time::Instant::now() + self.opts.max_wait;
                 while jobs.len() < self.opts.max_batch {
                     match tokio::time::timeout_at(deadline, rx.recv()).await {
-                        Ok(Some(Msg::Job(j))) => jobs.push(j),
+                        Ok(Some(Msg::Job(j))) => jobs.push(*j),
                         Ok(Some(Msg::Flush(a))) => {
                             acks.push(a);
                             break;
@@ -370,7 +374,7 @@ impl WriterTask {
                 let mut rest = Vec::new();
                 while let Ok(msg) = rx.try_recv() {
                     match msg {
-                        Msg::Job(j) => rest.push(j),
+                        Msg::Job(j) => rest.push(*j),
                         Msg::Flush(a) | Msg::Shutdown(a) => {
                             let _ = a.send(());
                         }

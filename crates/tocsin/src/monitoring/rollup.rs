@@ -24,6 +24,9 @@ use crate::store::Db;
 
 pub const HOUR_MS: i64 = 3_600_000;
 
+/// A histogram increment: `(monitor_seq, bucket_start, bin, n)`.
+pub type BinCount = (i64, i64, i64, i64);
+
 pub fn floor_hour(ms: i64) -> i64 {
     ms.div_euclid(HOUR_MS) * HOUR_MS
 }
@@ -36,7 +39,7 @@ pub fn ceil_hour(ms: i64) -> i64 {
 /// (monitor, hour) and one histogram count per (monitor, hour, bin), keys unique.
 pub fn deltas<'a>(
     rows: impl Iterator<Item = &'a HeartbeatRow>,
-) -> (Vec<HourlyDelta>, Vec<(i64, i64, i64, i64)>) {
+) -> (Vec<HourlyDelta>, Vec<BinCount>) {
     let mut hours: BTreeMap<(i64, i64), HourlyDelta> = BTreeMap::new();
     let mut bins: BTreeMap<(i64, i64, i64), i64> = BTreeMap::new();
     for r in rows {

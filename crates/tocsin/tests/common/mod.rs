@@ -3,7 +3,7 @@
 //! database created for the test and dropped by [`TestServer::stop`]. Every test runs the same
 //! cases on whichever backend the run selects, so the suite is the backends' conformance test.
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
 
 use std::sync::Arc;
 
