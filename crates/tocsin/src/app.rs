@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
+use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -28,6 +29,7 @@ struct Inner {
     link_secret: Vec<u8>,
     workspaces: TtlCache<String, CurrentWorkspace>,
     monitor_changes: Changes,
+    heartbeats: HeartbeatWriter,
 }
 
 impl AppState {
@@ -42,6 +44,7 @@ impl AppState {
             Some(smtp) => Some(Mailer::new(smtp)?),
             None => None,
         };
+        let db_for_writer = db.clone();
         Ok(AppState(Arc::new(Inner {
             limits: Limiters::new(&config.rate_limits),
             config,
@@ -53,6 +56,7 @@ impl AppState {
             link_secret,
             workspaces: TtlCache::new(5_000, 100_000),
             monitor_changes: Changes::default(),
+            heartbeats: HeartbeatWriter::start(db_for_writer, WriterOptions::default()),
         })))
     }
 
@@ -80,6 +84,10 @@ impl AppState {
     /// The current-workspace view, cached for the hot read path.
     pub fn workspace_cache(&self) -> &TtlCache<String, CurrentWorkspace> {
         &self.0.workspaces
+    }
+    /// The group-commit writer every check result goes through.
+    pub fn heartbeats(&self) -> &HeartbeatWriter {
+        &self.0.heartbeats
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret

@@ -70,6 +70,10 @@ pub struct FileConfig {
     #[serde(default)]
     pub plans: Option<PlansFile>,
     pub min_interval_seconds: Option<u64>,
+    /// Days raw heartbeats are kept (default 14).
+    pub heartbeat_retention_days: Option<u32>,
+    /// Days hourly rollups are kept (default 400).
+    pub rollup_retention_days: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,7 +175,16 @@ pub struct Config {
     pub plans: Plans,
     /// The shortest check interval any monitor may have, in seconds (a plan may demand more).
     pub min_interval_seconds: u64,
+    /// Days raw heartbeats are kept.
+    pub heartbeat_retention_days: u32,
+    /// Days hourly rollups are kept.
+    pub rollup_retention_days: u32,
 }
+
+pub const DEFAULT_HEARTBEAT_RETENTION_DAYS: u32 = 14;
+pub const DEFAULT_ROLLUP_RETENTION_DAYS: u32 = 400;
+/// Upper bound of both retention settings (about 100 years), so day arithmetic cannot overflow.
+const MAX_RETENTION_DAYS: u32 = 36_500;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -320,6 +333,16 @@ impl Config {
                 "must be between 1 and 86400 seconds",
             ));
         }
+        let heartbeat_retention_days = retention(
+            "heartbeat_retention_days",
+            file.heartbeat_retention_days,
+            DEFAULT_HEARTBEAT_RETENTION_DAYS,
+        )?;
+        let rollup_retention_days = retention(
+            "rollup_retention_days",
+            file.rollup_retention_days,
+            DEFAULT_ROLLUP_RETENTION_DAYS,
+        )?;
         Ok(Config {
             listen,
             data_dir,
@@ -335,6 +358,8 @@ impl Config {
             rate_limits: file.rate_limits.unwrap_or_default(),
             plans,
             min_interval_seconds,
+            heartbeat_retention_days,
+            rollup_retention_days,
         })
     }
 
@@ -356,6 +381,17 @@ impl Config {
     }
 }
 
+fn retention(setting: &'static str, value: Option<u32>, default: u32) -> Result<u32, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(d) if (1..=MAX_RETENTION_DAYS).contains(&d) => Ok(d),
+        Some(d) => Err(invalid(
+            setting,
+            format!("{d} days: must be 1 to {MAX_RETENTION_DAYS}"),
+        )),
+    }
+}
+
 fn unreachable_config() -> Config {
     // The defaults above always validate; this is only the type-level fallback.
     Config {
@@ -373,6 +409,8 @@ fn unreachable_config() -> Config {
             quotas: BTreeMap::new(),
         },
         min_interval_seconds: DEFAULT_MIN_INTERVAL_SECONDS,
+        heartbeat_retention_days: DEFAULT_HEARTBEAT_RETENTION_DAYS,
+        rollup_retention_days: DEFAULT_ROLLUP_RETENTION_DAYS,
     }
 }
 
@@ -412,6 +450,21 @@ mod tests {
         args.listen = Some("nonsense".into());
         let err = Config::resolve(&args).unwrap_err().to_string();
         assert!(err.contains("listen"), "{err}");
+        assert_eq!(c.heartbeat_retention_days, 14);
+        assert_eq!(c.rollup_retention_days, 400);
+        std::fs::write(
+            &file,
+            "heartbeat_retention_days = 3\nrollup_retention_days = 30\n",
+        )
+        .unwrap();
+        args.listen = None;
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(
+            (c.heartbeat_retention_days, c.rollup_retention_days),
+            (3, 30)
+        );
+        std::fs::write(&file, "heartbeat_retention_days = 0\n").unwrap();
+        assert!(Config::resolve(&args).is_err());
         std::fs::write(&file, "lisen = \"x\"\n").unwrap();
         args.listen = None;
         assert!(Config::resolve(&args).is_err());

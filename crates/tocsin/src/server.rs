@@ -45,20 +45,23 @@ pub async fn run(
     for w in workers {
         let _ = w.await;
     }
+    // Producers have stopped: commit what they queued before the database closes.
+    state.heartbeats().shutdown().await;
     state.db().close().await;
     tracing::info!("shut down cleanly");
     Ok(())
 }
 
 /// Housekeeping that runs beside the API: evicting idle rate-limit entries, deleting expired
-/// sessions.
+/// sessions, pruning heartbeats past their retention.
 fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task::JoinHandle<()>> {
     let s = state.clone();
+    let cancel_housekeeping = cancel.clone();
     let housekeeping = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tokio::select! {
-                _ = cancel.cancelled() => break,
+                _ = cancel_housekeeping.cancelled() => break,
                 _ = tick.tick() => {
                     s.limits().evict_idle();
                     let now = s.clock().now_ms();
@@ -69,7 +72,12 @@ fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task
             }
         }
     });
-    vec![housekeeping]
+    let retention = tokio::spawn(crate::monitoring::retention::run(
+        state.clone(),
+        Duration::from_secs(600),
+        cancel.clone(),
+    ));
+    vec![housekeeping, retention]
 }
 
 /// Resolves on SIGINT or SIGTERM.

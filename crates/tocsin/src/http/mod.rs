@@ -7,6 +7,7 @@ pub mod audit;
 pub mod auth_routes;
 pub mod caps;
 pub mod extract;
+pub mod heartbeats;
 pub mod invitations;
 pub mod members;
 pub mod monitors;

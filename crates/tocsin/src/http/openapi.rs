@@ -25,6 +25,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::audit::router())
         .merge(super::monitors::router())
         .merge(super::projects::router())
+        .merge(super::heartbeats::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {

@@ -1,9 +1,17 @@
-//! Monitoring as the server sees it, apart from the HTTP surface and storage: the vocabulary
-//! of monitor types, statuses and region strategies as the API spells them (with their
-//! OpenAPI schemas), the regions a monitor may name, and the change feed that tells the
-//! scheduler about edits made through the API.
+//! Monitoring as the server sees it, apart from the HTTP surface: the vocabulary of monitor
+//! types, statuses and region strategies as the API spells them (with their OpenAPI schemas),
+//! the regions a monitor may name, the change feed that tells the scheduler about edits made
+//! through the API, and what happens to check results once a check has run: heartbeat storage
+//! and the group-commit writer ([`heartbeats`]), hourly rollups ([`rollup`]) and their latency
+//! histograms ([`histogram`]), uptime and availability reports ([`report`]), and retention
+//! ([`retention`]).
 
 pub mod changes;
+pub mod heartbeats;
+pub mod histogram;
+pub mod report;
+pub mod retention;
+pub mod rollup;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

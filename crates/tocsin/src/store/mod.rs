@@ -10,6 +10,7 @@
 
 pub mod api_keys;
 pub mod audit;
+pub mod heartbeats;
 pub mod invitations;
 pub mod members;
 pub mod monitors;
@@ -180,12 +181,15 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
         .acquire_timeout(Duration::from_secs(10))
         .after_connect(|conn, _meta| {
             Box::pin(async move {
-                // WAL lets readers run beside the writer; NORMAL sync is durable across process
-                // crashes in WAL mode; incremental auto-vacuum lets pruning hand space back.
+                // Incremental auto-vacuum lets pruning hand space back. It must come first:
+                // switching to WAL writes the header of a fresh file, after which the
+                // auto-vacuum mode can no longer change (on an existing database the pragma is
+                // a harmless no-op). WAL lets readers run beside the writer; NORMAL sync is
+                // durable across process crashes in WAL mode.
                 conn.execute(
-                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                     PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; \
-                     PRAGMA auto_vacuum = INCREMENTAL;",
+                    "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; \
+                     PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
+                     PRAGMA foreign_keys = ON;",
                 )
                 .await?;
                 Ok(())

@@ -1,0 +1,745 @@
+//! Heartbeats: one stored check result each, and the group-commit writer every producer
+//! (scheduler, probes, push ingestion, on-demand checks) hands results to.
+//!
+//! # Storage
+//! `heartbeats` is a narrow, clustered table keyed `(monitor_seq, ts, region_id)`: status as a
+//! small integer (UP = 0), latency in 0.1 ms units, the HTTP status code, the phase timings
+//! packed into a varint blob ([`pack_timings`]), the retry count, and an optional correlation
+//! id (on-demand checks). An UP heartbeat measures under 48 bytes on disk on SQLite (the
+//! test suite measures and prints the figure).
+//!
+//! The heavy parts go to `heartbeat_details`, written only when the result is worth them:
+//! - every heartbeat whose status is not UP (DOWN, DEGRADED, CHANGED, MAINTENANCE, PENDING)
+//!   keeps its message, response headers, response body (capped at 64 KiB), resolved IP and
+//!   assertion results;
+//! - an UP heartbeat keeps them only when it carries a message (push check-ins show theirs)
+//!   or a correlation id (an on-demand check, whose caller wants to see everything).
+//!
+//! Any other UP heartbeat keeps status code, timings, latency and retry count; its
+//! `message`, `responseHeaders`, `responseBody`, `resolvedIP` and `assertionResults` read as
+//! null. (An UP result never has a failed assertion: a failed `warn` assertion makes it
+//! DEGRADED, a failed `fail` one DOWN; so what is dropped is "all assertions passed".)
+//!
+//! # Identity
+//! A heartbeat's API id encodes its key and nothing else: a UUIDv7 whose 48-bit timestamp is
+//! the heartbeat's `ts`, with the region id in the 12 `rand_a` bits and the monitor seq in the
+//! 62 `rand_b` bits ([`encode_id`]). Ids therefore sort by time like every other id, and need no
+//! column. Two results for the same monitor, region and millisecond would share a key: the
+//! writer moves the later one forward by a millisecond instead of losing it.
+//!
+//! # Writing
+//! [`HeartbeatWriter`] is cheap to clone and lives in the application state. A single task
+//! collects submissions for at most [`WriterOptions::max_wait`] (10 ms) or
+//! [`WriterOptions::max_batch`] items, writes them in one transaction (multi-row inserts of the
+//! heartbeats and their details, plus the hourly rollup rows of [`super::rollup`]), commits,
+//! and only then answers each waiter: when [`HeartbeatWriter::submit`] resolves, the heartbeat
+//! is durable and readable. If a batch fails, its heartbeats are retried one by one so a single
+//! bad result cannot sink the others. [`HeartbeatWriter::shutdown`] writes whatever is queued
+//! and stops the task; the server calls it before closing the database.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tocsin_checks::{AssertionResult, Timings};
+use tocsin_core::state::Status;
+use tokio::sync::{mpsc, oneshot, Notify};
+
+use super::histogram::to_units;
+use super::rollup;
+use crate::store::heartbeats::{self as hb_store, DetailRow, HeartbeatRow};
+use crate::store::Db;
+
+/// Response bodies are stored up to this many bytes (cut at a character boundary).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// Messages are stored up to this many bytes.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024;
+/// Longest region name and correlation id accepted.
+pub const MAX_NAME_LEN: usize = 200;
+
+/// One check result, as a producer hands it over.
+#[derive(Debug, Clone)]
+pub struct NewHeartbeat {
+    pub monitor_id: String,
+    pub monitor_seq: i64,
+    /// When the check ran, in milliseconds since the epoch.
+    pub ts_ms: i64,
+    pub region: String,
+    pub status: Status,
+    pub latency_ms: f64,
+    pub status_code: Option<u16>,
+    pub message: Option<String>,
+    pub retry_count: u32,
+    pub timings: Option<Timings>,
+    pub response_headers: Option<BTreeMap<String, Vec<String>>>,
+    pub response_body: Option<String>,
+    pub resolved_ip: Option<IpAddr>,
+    pub assertion_results: Option<Vec<AssertionResult>>,
+    pub correlation_id: Option<String>,
+}
+
+impl NewHeartbeat {
+    /// A bare result: everything optional empty.
+    pub fn new(
+        monitor_id: &str,
+        monitor_seq: i64,
+        ts_ms: i64,
+        region: &str,
+        status: Status,
+        latency_ms: f64,
+    ) -> NewHeartbeat {
+        NewHeartbeat {
+            monitor_id: monitor_id.to_string(),
+            monitor_seq,
+            ts_ms,
+            region: region.to_string(),
+            status,
+            latency_ms,
+            status_code: None,
+            message: None,
+            retry_count: 0,
+            timings: None,
+            response_headers: None,
+            response_body: None,
+            resolved_ip: None,
+            assertion_results: None,
+            correlation_id: None,
+        }
+    }
+
+    /// Whether this result keeps a details row (see the module documentation).
+    pub fn keeps_details(&self) -> bool {
+        self.status != Status::Up || self.message.is_some() || self.correlation_id.is_some()
+    }
+}
+
+/// Where a written heartbeat landed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatRef {
+    /// The API id.
+    pub id: String,
+    pub monitor_seq: i64,
+    /// The stored time (the submitted one, or moved forward past a same-millisecond twin).
+    pub ts_ms: i64,
+    pub region_id: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    #[error("the heartbeat writer has shut down")]
+    Closed,
+    #[error("a heartbeat with this monitor, region and time is already stored")]
+    Duplicate,
+    #[error("invalid heartbeat: {0}")]
+    Invalid(String),
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+/// Tuning of the group commit.
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// How long the first submission of a batch waits for company.
+    pub max_wait: Duration,
+    /// The most heartbeats one transaction takes.
+    pub max_batch: usize,
+    /// Submissions that may queue before `submit` waits for room (back-pressure).
+    pub queue: usize,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            max_wait: Duration::from_millis(10),
+            max_batch: 1000,
+            queue: 20_000,
+        }
+    }
+}
+
+/// Counters of the writer, for tests, benchmarks and `/metrics`.
+#[derive(Debug, Default)]
+pub struct WriterStats {
+    /// Committed write transactions.
+    pub transactions: AtomicU64,
+    /// Heartbeats committed.
+    pub written: AtomicU64,
+    /// Submissions refused as duplicates.
+    pub duplicates: AtomicU64,
+    /// Submissions that failed (database or validation).
+    pub failed: AtomicU64,
+}
+
+/// A snapshot of [`WriterStats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriterCounts {
+    pub transactions: u64,
+    pub written: u64,
+    pub duplicates: u64,
+    pub failed: u64,
+}
+
+type Reply = oneshot::Sender<Result<HeartbeatRef, WriteError>>;
+
+struct Job {
+    hb: NewHeartbeat,
+    reply: Option<Reply>,
+}
+
+enum Msg {
+    // Boxed: a job is large next to the control messages.
+    Job(Box<Job>),
+    /// Write everything queued so far, then answer.
+    Flush(oneshot::Sender<()>),
+    /// Write everything queued, stop taking submissions, answer, exit.
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// The handle producers submit through. Clones share one writer task.
+#[derive(Clone)]
+pub struct HeartbeatWriter {
+    tx: mpsc::Sender<Msg>,
+    stats: Arc<WriterStats>,
+    /// Detached submissions still waiting for queue room, so `flush` can wait for them.
+    parked: Arc<(AtomicUsize, Notify)>,
+}
+
+impl std::fmt::Debug for HeartbeatWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeartbeatWriter")
+            .field("counts", &self.counts())
+            .finish()
+    }
+}
+
+impl HeartbeatWriter {
+    /// Starts the writer task on the current runtime.
+    pub fn start(db: Db, opts: WriterOptions) -> HeartbeatWriter {
+        let (tx, rx) = mpsc::channel(opts.queue.max(1));
+        let stats = Arc::new(WriterStats::default());
+        let task = WriterTask {
+            db,
+            opts,
+            stats: stats.clone(),
+            regions: HashMap::new(),
+            last_ts: HashMap::new(),
+        };
+        tokio::spawn(task.run(rx));
+        HeartbeatWriter {
+            tx,
+            stats,
+            parked: Arc::new((AtomicUsize::new(0), Notify::new())),
+        }
+    }
+
+    /// Queues a heartbeat and resolves once it is committed (or refused).
+    pub fn submit(
+        &self,
+        hb: NewHeartbeat,
+    ) -> impl std::future::Future<Output = Result<HeartbeatRef, WriteError>> + Send + 'static {
+        let tx = self.tx.clone();
+        async move {
+            let (reply, answer) = oneshot::channel();
+            tx.send(Msg::Job(Box::new(Job {
+                hb,
+                reply: Some(reply),
+            })))
+            .await
+            .map_err(|_| WriteError::Closed)?;
+            answer.await.unwrap_or(Err(WriteError::Closed))
+        }
+    }
+
+    /// Queues a heartbeat without waiting for it. When the queue is full the hand-over waits
+    /// in a task of its own, so nothing is dropped; failures are logged and counted.
+    pub fn submit_detached(&self, hb: NewHeartbeat) {
+        match self
+            .tx
+            .try_send(Msg::Job(Box::new(Job { hb, reply: None })))
+        {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(msg)) => {
+                let tx = self.tx.clone();
+                let parked = self.parked.clone();
+                parked.0.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    if tx.send(msg).await.is_err() {
+                        tracing::warn!("heartbeat dropped: the writer has shut down");
+                    }
+                    if parked.0.fetch_sub(1, Ordering::SeqCst) == 1 {
+                        parked.1.notify_waiters();
+                    }
+                });
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("heartbeat dropped: the writer has shut down");
+            }
+        }
+    }
+
+    /// Resolves when everything submitted before the call is committed.
+    pub async fn flush(&self) {
+        self.unpark().await;
+        let (ack, done) = oneshot::channel();
+        if self.tx.send(Msg::Flush(ack)).await.is_ok() {
+            let _ = done.await;
+        }
+    }
+
+    /// Waits until no detached submission is parked outside the queue.
+    async fn unpark(&self) {
+        loop {
+            let notified = self.parked.1.notified();
+            if self.parked.0.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Writes what is queued and stops the writer; later submissions get [`WriteError::Closed`].
+    pub async fn shutdown(&self) {
+        self.unpark().await;
+        let (ack, done) = oneshot::channel();
+        if self.tx.send(Msg::Shutdown(ack)).await.is_ok() {
+            let _ = done.await;
+        }
+    }
+
+    pub fn counts(&self) -> WriterCounts {
+        WriterCounts {
+            transactions: self.stats.transactions.load(Ordering::Relaxed),
+            written: self.stats.written.load(Ordering::Relaxed),
+            duplicates: self.stats.duplicates.load(Ordering::Relaxed),
+            failed: self.stats.failed.load(Ordering::Relaxed),
+        }
+    }
+}
+
+struct WriterTask {
+    db: Db,
+    opts: WriterOptions,
+    stats: Arc<WriterStats>,
+    /// Region name to id, filled on first use.
+    regions: HashMap<String, i64>,
+    /// The newest stored time per (monitor seq, region id), to move same-millisecond twins.
+    last_ts: HashMap<(i64, i64), i64>,
+}
+
+/// A job after validation, with its row and details ready.
+struct Prepared {
+    row: HeartbeatRow,
+    detail: Option<DetailRow>,
+    reply: Option<Reply>,
+}
+
+impl WriterTask {
+    async fn run(mut self, mut rx: mpsc::Receiver<Msg>) {
+        while let Some(first) = rx.recv().await {
+            let mut jobs = Vec::new();
+            let mut acks = Vec::new();
+            let mut stop = None;
+            match first {
+                Msg::Job(j) => jobs.push(*j),
+                Msg::Flush(a) => acks.push(a),
+                Msg::Shutdown(a) => stop = Some(a),
+            }
+            if acks.is_empty() && stop.is_none() {
+                let deadline = tokio::time::Instant::now() + self.opts.max_wait;
+                while jobs.len() < self.opts.max_batch {
+                    match tokio::time::timeout_at(deadline, rx.recv()).await {
+                        Ok(Some(Msg::Job(j))) => jobs.push(*j),
+                        Ok(Some(Msg::Flush(a))) => {
+                            acks.push(a);
+                            break;
+                        }
+                        Ok(Some(Msg::Shutdown(a))) => {
+                            stop = Some(a);
+                            break;
+                        }
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+            }
+            self.write(jobs).await;
+            for a in acks {
+                let _ = a.send(());
+            }
+            if let Some(ack) = stop {
+                // Refuse new submissions, then write what already queued.
+                rx.close();
+                let mut rest = Vec::new();
+                while let Ok(msg) = rx.try_recv() {
+                    match msg {
+                        Msg::Job(j) => rest.push(*j),
+                        Msg::Flush(a) | Msg::Shutdown(a) => {
+                            let _ = a.send(());
+                        }
+                    }
+                }
+                for chunk in chunked(rest, self.opts.max_batch) {
+                    self.write(chunk).await;
+                }
+                let _ = ack.send(());
+                return;
+            }
+        }
+    }
+
+    async fn write(&mut self, jobs: Vec<Job>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let mut batch = Vec::with_capacity(jobs.len());
+        let mut keys = HashSet::with_capacity(jobs.len());
+        for job in jobs {
+            match self.prepare(job.hb).await {
+                Ok((mut row, mut detail)) => {
+                    // Same monitor, region and millisecond as another result: move it forward.
+                    while keys.contains(&(row.monitor_seq, row.ts, row.region_id))
+                        || self.last_ts.get(&(row.monitor_seq, row.region_id)) == Some(&row.ts)
+                    {
+                        row.ts += 1;
+                    }
+                    if let Some(d) = detail.as_mut() {
+                        d.ts = row.ts;
+                    }
+                    keys.insert((row.monitor_seq, row.ts, row.region_id));
+                    batch.push(Prepared {
+                        row,
+                        detail,
+                        reply: job.reply,
+                    });
+                }
+                Err(e) => {
+                    self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                    answer(job.reply, Err(e));
+                }
+            }
+        }
+        match self.commit(&batch).await {
+            Ok(inserted) => self.answer_all(batch, &inserted),
+            Err(e) if batch.len() == 1 => self.fail_all(batch, &e),
+            Err(e) => {
+                tracing::warn!(error = %e, n = batch.len(), "heartbeat batch failed; writing one by one");
+                for p in batch {
+                    let one = [p];
+                    match self.commit(&one).await {
+                        Ok(inserted) => self.answer_all(one.into(), &inserted),
+                        Err(e) => self.fail_all(one.into(), &e),
+                    }
+                }
+            }
+        }
+    }
+
+    fn answer_all(&mut self, batch: Vec<Prepared>, inserted: &HashSet<(i64, i64, i64)>) {
+        for p in batch {
+            let key = (p.row.monitor_seq, p.row.ts, p.row.region_id);
+            if inserted.contains(&key) {
+                let last = self.last_ts.entry((key.0, key.2)).or_insert(key.1);
+                *last = (*last).max(key.1);
+                answer(
+                    p.reply,
+                    Ok(HeartbeatRef {
+                        id: encode_id(key.0, key.1, key.2),
+                        monitor_seq: key.0,
+                        ts_ms: key.1,
+                        region_id: key.2,
+                    }),
+                );
+            } else {
+                self.stats.duplicates.fetch_add(1, Ordering::Relaxed);
+                answer(p.reply, Err(WriteError::Duplicate));
+            }
+        }
+    }
+
+    fn fail_all(&self, batch: Vec<Prepared>, e: &sqlx::Error) {
+        tracing::error!(error = %e, n = batch.len(), "could not store heartbeats");
+        for p in batch {
+            self.stats.failed.fetch_add(1, Ordering::Relaxed);
+            answer(p.reply, Err(WriteError::Database(e.to_string())));
+        }
+    }
+
+    /// One transaction: heartbeats, details of those inserted, their rollups.
+    async fn commit(&self, batch: &[Prepared]) -> Result<HashSet<(i64, i64, i64)>, sqlx::Error> {
+        let rows: Vec<HeartbeatRow> = batch.iter().map(|p| p.row.clone()).collect();
+        let mut tx = self.db.begin().await?;
+        let inserted: HashSet<(i64, i64, i64)> = hb_store::insert_heartbeats(&mut tx, &rows)
+            .await?
+            .into_iter()
+            .collect();
+        let details: Vec<DetailRow> = batch
+            .iter()
+            .filter(|p| inserted.contains(&(p.row.monitor_seq, p.row.ts, p.row.region_id)))
+            .filter_map(|p| p.detail.clone())
+            .collect();
+        hb_store::insert_details(&mut tx, &details).await?;
+        let (hourly, bins) = rollup::deltas(
+            rows.iter()
+                .filter(|r| inserted.contains(&(r.monitor_seq, r.ts, r.region_id))),
+        );
+        hb_store::upsert_hourly(&mut tx, &hourly).await?;
+        hb_store::upsert_bins(&mut tx, &bins).await?;
+        tx.commit().await?;
+        self.stats.transactions.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .written
+            .fetch_add(inserted.len() as u64, Ordering::Relaxed);
+        Ok(inserted)
+    }
+
+    async fn prepare(
+        &mut self,
+        hb: NewHeartbeat,
+    ) -> Result<(HeartbeatRow, Option<DetailRow>), WriteError> {
+        if !(0..MAX_TS).contains(&hb.ts_ms) {
+            return Err(WriteError::Invalid("ts_ms out of range".into()));
+        }
+        if hb.monitor_seq < 0 || hb.monitor_seq > MAX_SEQ {
+            return Err(WriteError::Invalid("monitor_seq out of range".into()));
+        }
+        if hb.region.is_empty() || hb.region.len() > MAX_NAME_LEN {
+            return Err(WriteError::Invalid(
+                "region name must be 1 to 200 bytes".into(),
+            ));
+        }
+        if hb
+            .correlation_id
+            .as_ref()
+            .is_some_and(|c| c.len() > MAX_NAME_LEN)
+        {
+            return Err(WriteError::Invalid(
+                "correlation id longer than 200 bytes".into(),
+            ));
+        }
+        let region_id = match self.regions.get(&hb.region) {
+            Some(id) => *id,
+            None => {
+                let id = hb_store::region_id(&self.db, &hb.region)
+                    .await
+                    .map_err(|e| WriteError::Database(e.to_string()))?;
+                if id > MAX_REGION {
+                    return Err(WriteError::Invalid("too many regions".into()));
+                }
+                self.regions.insert(hb.region.clone(), id);
+                id
+            }
+        };
+        let detail = hb.keeps_details().then(|| DetailRow {
+            monitor_seq: hb.monitor_seq,
+            ts: hb.ts_ms,
+            region_id,
+            message: hb.message.as_deref().map(|m| cap(m, MAX_MESSAGE_BYTES)),
+            response_headers: hb
+                .response_headers
+                .as_ref()
+                .and_then(|h| serde_json::to_string(h).ok()),
+            response_body: hb.response_body.as_deref().map(|b| cap(b, MAX_BODY_BYTES)),
+            resolved_ip: hb.resolved_ip.map(|ip| ip.to_string()),
+            assertion_results: hb
+                .assertion_results
+                .as_ref()
+                .and_then(|a| serde_json::to_string(a).ok()),
+        });
+        let row = HeartbeatRow {
+            monitor_seq: hb.monitor_seq,
+            ts: hb.ts_ms,
+            region_id,
+            status: status_code(hb.status),
+            latency: to_units(hb.latency_ms),
+            status_code: hb.status_code.map(i64::from),
+            timings: hb.timings.as_ref().map(pack_timings),
+            retry_count: i64::from(hb.retry_count.min(i16::MAX as u32)),
+            correlation_id: hb.correlation_id,
+        };
+        Ok((row, detail))
+    }
+}
+
+fn answer(reply: Option<Reply>, result: Result<HeartbeatRef, WriteError>) {
+    if let Some(r) = reply {
+        let _ = r.send(result);
+    }
+}
+
+fn chunked<T>(items: Vec<T>, n: usize) -> Vec<Vec<T>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    for i in items {
+        cur.push(i);
+        if cur.len() >= n.max(1) {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The longest prefix of `s` within `max` bytes that ends on a character boundary.
+fn cap(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codes and encodings
+
+/// Timestamps must fit the 48 bits of the id.
+const MAX_TS: i64 = 1 << 48;
+const MAX_REGION: i64 = (1 << 12) - 1;
+const MAX_SEQ: i64 = (1 << 62) - 1;
+
+/// The stored code of a status (UP is 0, which SQLite stores in no bytes at all).
+pub fn status_code(s: Status) -> i64 {
+    match s {
+        Status::Up => 0,
+        Status::Down => 1,
+        Status::Degraded => 2,
+        Status::Changed => 3,
+        Status::Maintenance => 4,
+        Status::Pending => 5,
+    }
+}
+
+pub const DOWN: i64 = 1;
+pub const UP: i64 = 0;
+pub const DEGRADED: i64 = 2;
+
+pub fn status_from_code(c: i64) -> Option<Status> {
+    Some(match c {
+        0 => Status::Up,
+        1 => Status::Down,
+        2 => Status::Degraded,
+        3 => Status::Changed,
+        4 => Status::Maintenance,
+        5 => Status::Pending,
+        _ => return None,
+    })
+}
+
+/// The API id of the heartbeat `(monitor_seq, ts, region_id)`: a UUIDv7 carrying the key.
+pub fn encode_id(monitor_seq: i64, ts: i64, region_id: i64) -> String {
+    let ts = (ts as u128) & ((1 << 48) - 1);
+    let region = (region_id as u128) & 0xfff;
+    let seq = (monitor_seq as u128) & ((1 << 62) - 1);
+    let v = (ts << 80) | (0x7 << 76) | (region << 64) | (0b10 << 62) | seq;
+    uuid::Uuid::from_u128(v).to_string()
+}
+
+/// The key `(monitor_seq, ts, region_id)` of a heartbeat id, or `None` if it is not one.
+pub fn decode_id(id: &str) -> Option<(i64, i64, i64)> {
+    let u = uuid::Uuid::parse_str(id).ok()?;
+    let v = u.as_u128();
+    if (v >> 76) & 0xf != 0x7 || (v >> 62) & 0b11 != 0b10 {
+        return None;
+    }
+    let ts = (v >> 80) as i64;
+    let region = ((v >> 64) & 0xfff) as i64;
+    let seq = (v & ((1 << 62) - 1)) as i64;
+    Some((seq, ts, region))
+}
+
+fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Phase timings as five varints in 0.1 ms units: dns, tcp, tls + 1 (0 = no TLS), first
+/// byte, transfer. Typically 6 to 10 bytes.
+pub fn pack_timings(t: &Timings) -> Vec<u8> {
+    let mut out = Vec::with_capacity(10);
+    push_varint(&mut out, to_units(t.dns) as u64);
+    push_varint(&mut out, to_units(t.tcp) as u64);
+    push_varint(&mut out, t.tls.map_or(0, |v| to_units(v) as u64 + 1));
+    push_varint(&mut out, to_units(t.first_byte) as u64);
+    push_varint(&mut out, to_units(t.transfer) as u64);
+    out
+}
+
+/// The inverse of [`pack_timings`] (milliseconds, 0.1 ms resolution); `None` if malformed.
+pub fn unpack_timings(bytes: &[u8]) -> Option<Timings> {
+    let mut pos = 0;
+    let mut next = || read_varint(bytes, &mut pos).map(|v| v as f64 / 10.0);
+    let dns = next()?;
+    let tcp = next()?;
+    let tls = next()?;
+    let first_byte = next()?;
+    let transfer = next()?;
+    Some(Timings {
+        dns,
+        tcp,
+        tls: (tls > 0.0).then(|| ((tls * 10.0 - 1.0).round()) / 10.0),
+        first_byte,
+        transfer,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_sort_by_time() {
+        let a = encode_id(42, 1_700_000_000_123, 3);
+        let b = encode_id(7, 1_700_000_000_124, 1);
+        assert_eq!(decode_id(&a), Some((42, 1_700_000_000_123, 3)));
+        assert!(a < b);
+        assert_eq!(
+            uuid::Uuid::parse_str(&a).map(|u| u.get_version_num()).ok(),
+            Some(7)
+        );
+        assert_eq!(decode_id("not-an-id"), None);
+        assert_eq!(decode_id(&crate::ids::new_id()).map(|_| ()), Some(()));
+    }
+
+    #[test]
+    fn timings_round_trip() {
+        let t = Timings {
+            dns: 1.5,
+            tcp: 12.3,
+            tls: Some(0.0),
+            first_byte: 250.1,
+            transfer: 0.4,
+        };
+        let packed = pack_timings(&t);
+        assert!(packed.len() <= 10, "{}", packed.len());
+        assert_eq!(unpack_timings(&packed), Some(t));
+        let plain = Timings { tls: None, ..t };
+        assert_eq!(unpack_timings(&pack_timings(&plain)), Some(plain));
+        assert_eq!(unpack_timings(&[0x80]), None);
+    }
+}

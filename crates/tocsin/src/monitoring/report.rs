@@ -1,0 +1,146 @@
+//! Uptime windows and availability reports of one monitor, built from the rollup summaries
+//! ([`super::rollup::summarize`]) and, for outages, from the raw heartbeat sequence.
+//!
+//! - **Uptime** of a range: checks whose status is not DOWN, over all checks, in percent
+//!   (DEGRADED, CHANGED, MAINTENANCE and PENDING count as up: DOWN is the only confirmed
+//!   failure). `None` when the range holds no checks.
+//! - **Outages** are maximal runs of DOWN heartbeats (all regions merged, in time order). A run
+//!   starts at its first DOWN heartbeat and ends at the first later heartbeat that is not
+//!   DOWN; a run still open ends at the end of the range (or now, if earlier). Runs are clipped
+//!   to the range, and one already open when the range starts counts, from the range start.
+//!   Downtime is the sum of the clipped run lengths, MTTR their mean (downtime / outages).
+//!   Runs need the raw sequence, so they cover the part of the range within the raw
+//!   retention; the report says where that part starts (`outageDataFrom`).
+//! - Maintenance windows excluded from uptime are a list of intervals handed to
+//!   [`maintenance_exclusions`]'s callers; today the list is empty.
+
+use super::heartbeats::DOWN;
+use super::rollup::{summarize, Summary};
+use crate::app::AppState;
+use crate::store::heartbeats as hb_store;
+
+pub const DAY_MS: i64 = 86_400_000;
+
+/// The raw-retention horizon: raw heartbeats are trusted from here on.
+pub fn raw_from(state: &AppState, now: i64) -> i64 {
+    now - i64::from(state.config().heartbeat_retention_days) * DAY_MS
+}
+
+/// Intervals of `[from, to)` in maintenance windows that exclude themselves from uptime.
+/// Maintenance windows are not stored yet, so this is the seam they will plug into.
+pub async fn maintenance_exclusions(
+    _state: &AppState,
+    _monitor_seq: i64,
+    _from: i64,
+    _to: i64,
+) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    Ok(Vec::new())
+}
+
+/// The summary of `[from, to)` with maintenance exclusions applied.
+pub async fn window(
+    state: &AppState,
+    seq: i64,
+    from: i64,
+    to: i64,
+) -> Result<Summary, sqlx::Error> {
+    let now = state.clock().now_ms();
+    let excluded = maintenance_exclusions(state, seq, from, to).await?;
+    summarize(state.db(), seq, from, to, raw_from(state, now), &excluded).await
+}
+
+/// Outage figures of a range.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Outages {
+    pub count: i64,
+    pub downtime_ms: i64,
+}
+
+impl Outages {
+    /// Mean outage length in milliseconds, or `None` without outages.
+    pub fn mttr_ms(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.downtime_ms as f64 / self.count as f64)
+    }
+}
+
+/// Outages of `[from, end)` from a time-ordered `(ts, status)` sequence inside it, given
+/// whether the monitor was DOWN just before `from`.
+pub fn outages(from: i64, end: i64, down_before: bool, seq: &[(i64, i64)]) -> Outages {
+    let mut out = Outages::default();
+    let mut open: Option<i64> = None;
+    if down_before {
+        open = Some(from);
+        out.count += 1;
+    }
+    for &(ts, status) in seq {
+        match (status == DOWN, open) {
+            (true, None) => {
+                open = Some(ts);
+                out.count += 1;
+            }
+            (false, Some(start)) => {
+                out.downtime_ms += ts - start;
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(start) = open {
+        out.downtime_ms += (end - start).max(0);
+    }
+    out
+}
+
+/// Outages of `[from, to)` from raw heartbeats; returns them and where the covered part
+/// starts.
+pub async fn outages_of(
+    state: &AppState,
+    seq: i64,
+    from: i64,
+    to: i64,
+) -> Result<(Outages, i64), sqlx::Error> {
+    let now = state.clock().now_ms();
+    let start = from.max(raw_from(state, now));
+    let end = to.min(now.max(start));
+    if start >= end {
+        return Ok((Outages::default(), start));
+    }
+    let db = state.db();
+    let before = hb_store::status_before(db.reader(), seq, start).await?;
+    let points: Vec<(i64, i64)> = hb_store::points(db.reader(), seq, start, end)
+        .await?
+        .into_iter()
+        .map(|(ts, status, _)| (ts, status))
+        .collect();
+    Ok((outages(start, end, before == Some(DOWN), &points), start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_down() {
+        // up, down@10, down@20, up@30, down@50 (open until 100)
+        let seq = [(0, 0), (10, 1), (20, 1), (30, 0), (50, 1)];
+        let o = outages(0, 100, false, &seq);
+        assert_eq!(
+            o,
+            Outages {
+                count: 2,
+                downtime_ms: 20 + 50
+            }
+        );
+        assert_eq!(o.mttr_ms(), Some(35.0));
+        // Already down when the range starts.
+        let o = outages(0, 100, true, &[(40, 0)]);
+        assert_eq!(
+            o,
+            Outages {
+                count: 1,
+                downtime_ms: 40
+            }
+        );
+        assert_eq!(outages(0, 100, false, &[(5, 5), (6, 2)]).mttr_ms(), None);
+    }
+}

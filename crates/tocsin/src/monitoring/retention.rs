@@ -1,0 +1,117 @@
+//! Retention: raw heartbeats (and their details) are kept `heartbeat_retention_days` (14 by
+//! default), hourly rollups `rollup_retention_days` (400). The pruner walks monitors one at a
+//! time and deletes in small slices, each its own short statement, so the heartbeat writer
+//! (which shares SQLite's single write connection) gets its turn between slices and is never
+//! stalled for long. Heartbeats of monitors that no longer exist are deleted whole. On SQLite
+//! the freed pages are then handed back to the file system with `PRAGMA incremental_vacuum`
+//! (the database runs with `auto_vacuum = INCREMENTAL`).
+//!
+//! The pruner reads time from the state's clock, so tests drive it with a manual clock and
+//! call [`prune_once`] directly; the server runs [`run`] in the background.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::report::DAY_MS;
+use crate::app::AppState;
+use crate::store::heartbeats as hb_store;
+use crate::store::Backend;
+
+/// Rows per delete statement.
+const SLICE: i64 = 2_000;
+/// Pages handed back per `incremental_vacuum` step.
+const VACUUM_PAGES: i64 = 2_000;
+
+/// What one pass deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub heartbeats: u64,
+    pub details: u64,
+    pub hourly: u64,
+}
+
+/// One full pass over every monitor.
+pub async fn prune_once(state: &AppState) -> Result<Pruned, sqlx::Error> {
+    let now = state.clock().now_ms();
+    let raw_cutoff = now - i64::from(state.config().heartbeat_retention_days) * DAY_MS;
+    let rollup_cutoff = now - i64::from(state.config().rollup_retention_days) * DAY_MS;
+    let db = state.db();
+    let mut pruned = Pruned::default();
+    let tables: [(&str, &str, i64); 4] = [
+        ("heartbeats", "ts", raw_cutoff),
+        ("heartbeat_details", "ts", raw_cutoff),
+        ("heartbeat_hourly", "bucket_start", rollup_cutoff),
+        ("heartbeat_hourly_bins", "bucket_start", rollup_cutoff),
+    ];
+    for (i, (table, col, cutoff)) in tables.into_iter().enumerate() {
+        let mut after = i64::MIN;
+        while let Some(seq) = hb_store::next_seq(db.reader(), table, after).await? {
+            after = seq;
+            // A deleted monitor's rows go entirely.
+            let cutoff = if hb_store::monitor_exists(db.reader(), seq).await? {
+                cutoff
+            } else {
+                i64::MAX
+            };
+            loop {
+                let n = hb_store::delete_slice(db, table, col, seq, cutoff, SLICE).await?;
+                match i {
+                    0 => pruned.heartbeats += n,
+                    1 => pruned.details += n,
+                    2 => pruned.hourly += n,
+                    _ => {}
+                }
+                if n == 0 {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+    if db.backend() == Backend::Sqlite && pruned != Pruned::default() {
+        vacuum(state).await?;
+    }
+    Ok(pruned)
+}
+
+/// Hands free pages back in steps, so no single step holds the write lock for long.
+async fn vacuum(state: &AppState) -> Result<(), sqlx::Error> {
+    let db = state.db();
+    loop {
+        let free: i64 = sqlx::query_scalar("PRAGMA freelist_count")
+            .fetch_one(db.writer())
+            .await?;
+        if free == 0 {
+            return Ok(());
+        }
+        sqlx::query(&format!("PRAGMA incremental_vacuum({VACUUM_PAGES})"))
+            .execute(db.writer())
+            .await?;
+        let after: i64 = sqlx::query_scalar("PRAGMA freelist_count")
+            .fetch_one(db.writer())
+            .await?;
+        // auto_vacuum off (an old database): nothing to hand back this way.
+        if after >= free {
+            return Ok(());
+        }
+    }
+}
+
+/// Prunes every `every` until cancelled.
+pub async fn run(state: AppState, every: Duration, cancel: CancellationToken) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tick.tick() => {
+                match prune_once(&state).await {
+                    Ok(p) if p != Pruned::default() => tracing::info!(?p, "pruned heartbeats"),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "heartbeat pruning failed"),
+                }
+            }
+        }
+    }
+}
