@@ -94,6 +94,7 @@ pub enum ApiKeyStatus {
 /// A personal access token record.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct ApiKey {
     pub id: String,
     pub name: String,
@@ -111,6 +112,7 @@ pub struct ApiKey {
 /// A key as issued: every `ApiKey` field plus the secret, shown this once.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct IssuedApiKey {
     #[serde(flatten)]
     pub key: ApiKey,

@@ -30,6 +30,7 @@ pub fn router() -> ApiRouter<AppState> {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct AuditLogEntry {
     pub id: String,
     pub workspace_id: String,
@@ -45,6 +46,7 @@ pub struct AuditLogEntry {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct AuditLogPage {
     pub entries: Vec<AuditLogEntry>,
     /// How many entries match the filters, over all pages.

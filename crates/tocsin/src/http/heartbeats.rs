@@ -110,24 +110,7 @@ pub fn router() -> ApiRouter<AppState> {
 // ---------------------------------------------------------------------------------------------
 // Shapes
 
-/// Schema transform for response objects whose every field is always present (nullable ones
-/// as `null`) and which carry nothing else: all properties required, no additional ones. The
-/// schema generator otherwise treats `Option` fields as optional.
-pub fn exact_object(schema: &mut schemars::Schema) {
-    let Some(obj) = schema.as_object_mut() else {
-        return;
-    };
-    let names: Vec<serde_json::Value> = obj
-        .get("properties")
-        .and_then(|p| p.as_object())
-        .map(|p| p.keys().cloned().map(serde_json::Value::String).collect())
-        .unwrap_or_default();
-    obj.insert("required".into(), serde_json::Value::Array(names));
-    obj.insert(
-        "additionalProperties".into(),
-        serde_json::Value::Bool(false),
-    );
-}
+pub use super::schema::exact_object;
 
 /// A check status.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]

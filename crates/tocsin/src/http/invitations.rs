@@ -77,6 +77,7 @@ pub enum InvitationStatus {
 /// An invitation to join the workspace.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct Invitation {
     pub id: String,
     pub email: String,
@@ -94,6 +95,7 @@ pub struct Invitation {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct InvitationPage {
     pub invitations: Vec<Invitation>,
     pub next_cursor: Option<String>,

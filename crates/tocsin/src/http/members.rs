@@ -50,6 +50,7 @@ pub fn router() -> ApiRouter<AppState> {
 /// A member of the workspace.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct Member {
     pub user_id: String,
     pub email: String,
@@ -61,6 +62,7 @@ pub struct Member {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct MemberPage {
     pub members: Vec<Member>,
     pub next_cursor: Option<String>,

@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod ops;
 pub mod pagination;
 pub mod projects;
+pub mod schema;
 pub mod workspace;
 
 use std::any::Any;

@@ -177,6 +177,7 @@ pub fn router() -> ApiRouter<AppState> {
 /// A monitor.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct Monitor {
     pub id: String,
     pub workspace_id: String,
@@ -942,6 +943,7 @@ async fn list(
 /// One page of monitors.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct MonitorPage {
     pub monitors: Vec<Monitor>,
     /// Pass as `cursor` for the next page; null on the last page.
@@ -974,6 +976,7 @@ async fn page(
 /// count is of active monitors in that status; `total` counts all.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct MonitorStats {
     #[schemars(with = "f64")]
     pub up: i64,
@@ -1298,6 +1301,7 @@ async fn resume(
 /// A freshly issued push token.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct PushTokenIssued {
     /// The new token, for `POST /push/{token}`. It cannot be read again.
     pub push_token: String,

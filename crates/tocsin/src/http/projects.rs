@@ -86,6 +86,7 @@ pub fn router() -> ApiRouter<AppState> {
 /// A project: an ordered group of monitors.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct Project {
     pub id: String,
     pub workspace_id: String,

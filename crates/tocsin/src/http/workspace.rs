@@ -70,6 +70,7 @@ pub fn router() -> ApiRouter<AppState> {
 /// The workspace the caller acts in.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct CurrentWorkspace {
     pub id: String,
     pub name: String,
@@ -112,6 +113,7 @@ async fn get_current(
 /// Workspace settings.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct WorkspaceSettings {
     pub id: String,
     pub name: String,
@@ -253,6 +255,7 @@ async fn update_settings(
 /// The plan, its quotas (absent = unlimited) and what is used.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct PlanView {
     pub plan: String,
     pub quotas: PlanQuota,
@@ -261,6 +264,7 @@ pub struct PlanView {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct PlanUsage {
     pub members: f64,
     pub api_keys: f64,
@@ -287,6 +291,7 @@ async fn get_plan(
 /// One workspace the signed-in person belongs to.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::http::schema::exact_object)]
 pub struct MyWorkspace {
     pub id: String,
     pub name: String,
