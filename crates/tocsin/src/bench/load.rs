@@ -23,6 +23,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::cpu::{CpuSample, CpuUse};
 use super::scenario::RequestSpec;
 use super::stats::Tally;
 
@@ -106,7 +107,19 @@ impl Window {
 
 /// Runs `connections` closed-loop connections against `template` over `window` and returns
 /// their merged tally. Must be called on the client runtime: the tasks are spawned onto it.
-pub async fn drive(template: Template, connections: usize, window: Window) -> Tally {
+pub async fn drive(
+    template: Template,
+    connections: usize,
+    window: Window,
+) -> (Tally, Option<CpuUse>) {
+    // Samples CPU time at both edges of the window; reading procfs briefly blocks this
+    // runtime, twice per scenario, which is noise next to the window.
+    let cpu = tokio::spawn(async move {
+        tokio::time::sleep_until(window.start).await;
+        let first = CpuSample::now()?;
+        tokio::time::sleep_until(window.end).await;
+        Some(first.until(&CpuSample::now()?))
+    });
     let mut tasks = Vec::with_capacity(connections);
     for _ in 0..connections {
         let t = template.clone();
@@ -125,7 +138,8 @@ pub async fn drive(template: Template, connections: usize, window: Window) -> Ta
             }
         }
     }
-    total
+    let cpu = cpu.await.ok().flatten();
+    (total, cpu)
 }
 
 /// Why an inner request loop returned.

@@ -15,6 +15,7 @@
 //! runtimes keep the client's tasks from being scheduled on (and measured as) server workers,
 //! so the figures describe the server, with the client's cost visible as one extra busy thread.
 
+pub mod cpu;
 pub mod load;
 pub mod scenario;
 pub mod stats;
@@ -383,11 +384,12 @@ fn run_scenarios<'f>(
                 s.name, plan.warmup, plan.duration, plan.connections
             );
         }
-        let tally = client_rt.block_on(async {
+        let (tally, cpu) = client_rt.block_on(async {
             let window = load::Window::starting_now(plan.warmup, plan.duration);
             load::drive(template, plan.connections, window).await
         });
-        results.push(Summary::from_tally(s.name, &tally, plan.duration));
+        results
+            .push(Summary::from_tally(s.name, &tally, plan.duration).with_cpu(cpu, plan.duration));
     }
     stats::set_baseline_ratios(&mut results, BASELINE);
     Ok(results)
@@ -408,19 +410,42 @@ pub fn render_table(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<12} {:>11} {:>8} {:>8} {:>8} {:>7} {:>12}",
-        "scenario", "req/s", "p50 ms", "p99 ms", "max ms", "errors", "vs baseline"
+        "{:<12} {:>9} {:>7} {:>7} {:>7} {:>6} {:>8} {:>6} {:>10} {:>10}",
+        "scenario",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "vs base",
+        "cores",
+        "srv us/req",
+        "cli us/req"
     );
+    let opt = |v: Option<f64>, decimals: usize| {
+        v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+    };
     for s in &r.results {
-        let ratio = s
-            .vs_baseline
-            .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
         let _ = writeln!(
             out,
-            "{:<12} {:>11.0} {:>8.2} {:>8.2} {:>8.2} {:>7} {:>12}",
-            s.scenario, s.requests_per_sec, s.p50_ms, s.p99_ms, s.max_ms, s.errors, ratio
+            "{:<12} {:>9.0} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>8} {:>6} {:>10} {:>10}",
+            s.scenario,
+            s.requests_per_sec,
+            s.p50_ms,
+            s.p99_ms,
+            s.max_ms,
+            s.errors,
+            opt(s.vs_baseline, 2),
+            opt(s.cpu_cores, 2),
+            opt(s.server_cpu_us_per_request, 1),
+            opt(s.client_cpu_us_per_request, 1),
         );
     }
+    let _ = writeln!(
+        out,
+        "\ncores: CPU cores the process used in the window; us/req: CPU microseconds per request \
+         (server threads, client)"
+    );
     for s in r.results.iter().filter(|s| s.errors > 0) {
         let _ = writeln!(
             out,

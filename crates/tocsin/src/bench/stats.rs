@@ -7,6 +7,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use super::cpu::CpuUse;
+
 /// Highest latency the histogram tracks, in microseconds (one hour). Anything slower is
 /// clamped to this value rather than dropped, so it still shows up as the max.
 const MAX_TRACKABLE_US: u64 = 3_600_000_000;
@@ -100,6 +102,14 @@ pub struct Summary {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    /// CPU cores the whole process (server and client) used on average during the window; well
+    /// under the machine's core count means the machine was busy with something else.
+    pub cpu_cores: Option<f64>,
+    /// Server threads' CPU time per successful request, in microseconds: comparable across
+    /// machines' load, unlike `requests_per_sec`. Absent against an external server.
+    pub server_cpu_us_per_request: Option<f64>,
+    /// The client's CPU time per successful request, in microseconds.
+    pub client_cpu_us_per_request: Option<f64>,
     /// `requests_per_sec` divided by the baseline scenario's, from the same run.
     pub vs_baseline: Option<f64>,
     /// One example error, when there were any.
@@ -140,9 +150,29 @@ impl Summary {
             p50_ms: us_to_ms(p50),
             p99_ms: us_to_ms(p99),
             max_ms: us_to_ms(max),
+            cpu_cores: None,
+            server_cpu_us_per_request: None,
+            client_cpu_us_per_request: None,
             vs_baseline: None,
             sample_error: tally.sample_error.clone(),
         }
+    }
+
+    /// Adds the CPU figures measured over the same window.
+    pub fn with_cpu(mut self, cpu: Option<CpuUse>, window: Duration) -> Summary {
+        let Some(cpu) = cpu else { return self };
+        let secs = window.as_secs_f64();
+        if secs > 0.0 {
+            self.cpu_cores = Some((cpu.server + cpu.client).as_secs_f64() / secs);
+        }
+        if self.requests > 0 {
+            let per_request = |d: Duration| d.as_secs_f64() * 1e6 / self.requests as f64;
+            // No server threads in this process: the server is external.
+            self.server_cpu_us_per_request =
+                (!cpu.server.is_zero()).then(|| per_request(cpu.server));
+            self.client_cpu_us_per_request = Some(per_request(cpu.client));
+        }
+        self
     }
 }
 
@@ -218,6 +248,25 @@ mod tests {
         assert_eq!(a.sample_error.as_deref(), Some("HTTP status 500"));
         let s = Summary::from_tally("x", &a, Duration::from_secs(1));
         assert_eq!(s.errors, 3);
+    }
+
+    #[test]
+    fn cpu_figures() {
+        let s = Summary::from_tally("x", &tally_of(&[1; 1000]), Duration::from_secs(2));
+        let cpu = CpuUse {
+            server: Duration::from_millis(30),
+            client: Duration::from_millis(10),
+        };
+        let s = s.with_cpu(Some(cpu), Duration::from_secs(2));
+        assert_eq!(s.cpu_cores, Some(0.02));
+        assert_eq!(s.server_cpu_us_per_request, Some(30.0));
+        assert_eq!(s.client_cpu_us_per_request, Some(10.0));
+        let external = CpuUse {
+            server: Duration::ZERO,
+            client: Duration::from_millis(10),
+        };
+        let s = s.with_cpu(Some(external), Duration::from_secs(2));
+        assert_eq!(s.server_cpu_us_per_request, None);
     }
 
     #[test]
