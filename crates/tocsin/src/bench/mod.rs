@@ -1,8 +1,598 @@
-//! `tocsin bench`: the project's load benchmark (being written).
+//! `tocsin bench`: the project's load benchmark. It starts the server in-process (or targets an
+//! external one), runs each selected [`scenario`] with a fixed number of keep-alive connections
+//! for a fixed time, and prints throughput, latency percentiles, errors, and each scenario's
+//! throughput relative to the `baseline` scenario measured in the same run.
+//!
+//! This module owns the command line, argument validation, and the orchestration of one run;
+//! `scenario` defines what is requested, `load` drives the connections, `stats` turns
+//! measurements into figures, `target` owns the in-process server's lifecycle.
+//!
+//! Threads: the server and the client run on two separate tokio runtimes. The server gets a
+//! multi-thread runtime with `--server-threads` workers (default 2, one per core of the
+//! reference machine), as in production. The client defaults to one current-thread runtime on
+//! the calling thread: a single thread is enough to keep 64 connections busy and costs the
+//! server the least CPU, and a current-thread scheduler has no work-stealing overhead. Separate
+//! runtimes keep the client's tasks from being scheduled on (and measured as) server workers,
+//! so the figures describe the server, with the client's cost visible as one extra busy thread.
 
-#[derive(Debug, clap::Args)]
-pub struct BenchArgs {}
+pub mod cpu;
+pub mod load;
+pub mod scenario;
+pub mod stats;
+pub mod target;
 
-pub async fn run(_args: BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not yet")
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use serde::Serialize;
+use url::Url;
+
+use scenario::{Fixture, Scenario, BASELINE};
+use stats::Summary;
+use target::LocalServer;
+
+/// Flags of `tocsin bench`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Scenarios:\n  baseline   GET /healthz: a trivial handler behind the full \
+middleware stack\n  workspace  GET /workspace with a bearer API key: the authenticated, cached \
+hot path\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
+Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
+postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
+svc_... --scenario workspace"
+)]
+pub struct BenchArgs {
+    /// Scenario(s) to run, comma-separated or repeated (default: all).
+    #[arg(long = "scenario", value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// Concurrent keep-alive connections, each with one request in flight.
+    #[arg(long, default_value_t = 64)]
+    pub connections: usize,
+    /// Measured time per scenario: `10`, `10s`, `500ms` or `1m`.
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    /// Unmeasured warm-up per scenario before the measured time (same format).
+    #[arg(long, default_value = "2s")]
+    pub warmup: String,
+    /// Run the in-process server on PostgreSQL: a fresh database `tocsin_bench_<random>` is
+    /// created on this URL's server and dropped afterwards. Default: a temporary SQLite
+    /// directory.
+    #[arg(long)]
+    pub database_url: Option<String>,
+    /// Load an already running server at this http:// base URL instead of starting one
+    /// (requires --token).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// API token (`svc_...`) for authenticated scenarios against --url.
+    #[arg(long, env = "TOCSIN_BENCH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Worker threads of the in-process server's runtime.
+    #[arg(long, default_value_t = 2)]
+    pub server_threads: usize,
+    /// Threads of the client's runtime (1 = a single-threaded runtime).
+    #[arg(long, default_value_t = 1)]
+    pub client_threads: usize,
+    /// Print the results as JSON on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Upper bound on `--connections`: far past what one machine's client can drive usefully, low
+/// enough that a typo does not exhaust file descriptors.
+const MAX_CONNECTIONS: usize = 10_000;
+const MAX_THREADS: usize = 256;
+
+/// Where the load goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// Start the server in-process; `None`: a temporary SQLite directory.
+    InProcess { database_url: Option<String> },
+    /// An external server.
+    External {
+        addr: SocketAddr,
+        /// The `Host` header: the URL's host and port as written.
+        host: String,
+        /// The URL's path, prefixed to every request path.
+        base_path: String,
+        token: String,
+    },
+}
+
+/// A validated run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Scenario names in run order, baseline first.
+    pub scenarios: Vec<&'static str>,
+    pub connections: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub target: Target,
+    pub server_threads: usize,
+    pub client_threads: usize,
+    pub json: bool,
+}
+
+/// Parses `10`, `10s`, `1.5s`, `500ms` or `2m`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, unit_secs) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 10s, 500ms or 1m"))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!("{text:?} must be a non-negative duration"));
+    }
+    Duration::try_from_secs_f64(value * unit_secs).map_err(|_| format!("{text:?} is too long"))
+}
+
+impl BenchArgs {
+    /// Checks every flag and resolves them into a [`Plan`]. Resolves `--url`'s host name, the
+    /// only step that touches the outside world.
+    pub fn validate(&self) -> anyhow::Result<Plan> {
+        if self.connections == 0 || self.connections > MAX_CONNECTIONS {
+            anyhow::bail!("--connections must be between 1 and {MAX_CONNECTIONS}");
+        }
+        let duration =
+            parse_duration(&self.duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
+        if duration.is_zero() {
+            anyhow::bail!("--duration must be longer than zero");
+        }
+        let warmup = parse_duration(&self.warmup).map_err(|e| anyhow::anyhow!("--warmup: {e}"))?;
+        for (flag, n) in [
+            ("--server-threads", self.server_threads),
+            ("--client-threads", self.client_threads),
+        ] {
+            if n == 0 || n > MAX_THREADS {
+                anyhow::bail!("{flag} must be between 1 and {MAX_THREADS}");
+            }
+        }
+        let scenarios = select_scenarios(&self.scenarios)?;
+        let target = match (&self.url, &self.database_url) {
+            (Some(_), Some(_)) => {
+                anyhow::bail!("--url and --database-url exclude each other: the bench only manages the database of a server it starts")
+            }
+            (Some(url), None) => {
+                let token = self
+                    .token
+                    .clone()
+                    .filter(|t| !t.trim().is_empty())
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("--url needs --token (an API token of the server's user)")
+                    })?;
+                external_target(url, token.trim().to_string())?
+            }
+            (None, Some(db)) => {
+                target::database_url_for(db, "check")?;
+                Target::InProcess {
+                    database_url: Some(db.clone()),
+                }
+            }
+            (None, None) => Target::InProcess { database_url: None },
+        };
+        Ok(Plan {
+            scenarios,
+            connections: self.connections,
+            duration,
+            warmup,
+            target,
+            server_threads: self.server_threads,
+            client_threads: self.client_threads,
+            json: self.json,
+        })
+    }
+}
+
+/// The requested scenarios in registry order, with the baseline always first.
+fn select_scenarios(requested: &[String]) -> anyhow::Result<Vec<&'static str>> {
+    let known = scenario::names();
+    let requested: Vec<&str> = requested
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if let Some(bad) = requested.iter().find(|r| !known.contains(r)) {
+        anyhow::bail!("unknown scenario {bad:?}; known: {}", known.join(", "));
+    }
+    Ok(known
+        .into_iter()
+        .filter(|k| *k == BASELINE || requested.is_empty() || requested.contains(k))
+        .collect())
+}
+
+fn external_target(text: &str, token: String) -> anyhow::Result<Target> {
+    let url = Url::parse(text).map_err(|e| anyhow::anyhow!("--url {text:?}: {e}"))?;
+    if url.scheme() != "http" {
+        anyhow::bail!("--url must be http:// (the bench client speaks plain HTTP/1.1; put it beside the server, not behind TLS)");
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| anyhow::anyhow!("--url {text:?} has no host"))?;
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addr = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| anyhow::anyhow!("resolving {host}: {e}"))?
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("{host} resolves to no address"))?;
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    Ok(Target::External {
+        addr,
+        host: host_header,
+        base_path: url.path().trim_end_matches('/').to_string(),
+        token,
+    })
+}
+
+/// The results of one run, as printed.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// When the run finished (RFC 3339, UTC).
+    pub date: String,
+    /// `sqlite`, `postgres`, or `external`.
+    pub backend: String,
+    /// `in-process` or the external base URL's address.
+    pub target: String,
+    pub connections: usize,
+    pub duration_secs: f64,
+    pub warmup_secs: f64,
+    /// `None` against an external server.
+    pub server_threads: Option<usize>,
+    pub client_threads: usize,
+    pub results: Vec<Summary>,
+}
+
+/// `tocsin bench`: validates, runs, prints.
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let plan = args.validate()?;
+    // Logging at warn: per-request spans and events must not be part of what is measured.
+    crate::telemetry::init_logging(crate::config::LogFormat::Human, "warn");
+    let json = plan.json;
+    // The bench builds and blocks on its own runtimes, which is not allowed on this runtime's
+    // worker threads; a blocking thread is allowed to.
+    let report = tokio::task::spawn_blocking(move || execute(&plan)).await??;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_table(&report));
+    }
+    Ok(())
+}
+
+/// Runs a validated plan to completion. Blocking: builds the server and client runtimes,
+/// and tears them down before returning.
+pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
+    let client_rt = if plan.client_threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(plan.client_threads)
+            .thread_name("bench-client")
+            .enable_all()
+            .build()?
+    };
+    let registry = scenario::all();
+    let chosen: Vec<&Scenario> = plan
+        .scenarios
+        .iter()
+        .filter_map(|name| registry.iter().find(|s| s.name == *name))
+        .collect();
+    let (results, backend, target, server_threads) = match &plan.target {
+        Target::InProcess { database_url } => {
+            let server_rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(plan.server_threads)
+                .thread_name("bench-server")
+                .enable_all()
+                .build()?;
+            let server = LocalServer::start(&server_rt, database_url.as_deref())?;
+            let fixture = Fixture::in_process(server.state.clone());
+            let host = server.addr.to_string();
+            // Setup touches the server's database, so it runs on the server's runtime.
+            let results = run_scenarios(
+                plan,
+                &chosen,
+                &fixture,
+                |s| server_rt.block_on(s),
+                &client_rt,
+                server.addr,
+                &host,
+                "",
+            );
+            let backend = server.backend.clone();
+            drop(fixture);
+            server.stop(&server_rt);
+            server_rt.shutdown_timeout(Duration::from_secs(5));
+            (
+                results?,
+                backend,
+                "in-process".to_string(),
+                Some(plan.server_threads),
+            )
+        }
+        Target::External {
+            addr,
+            host,
+            base_path,
+            token,
+        } => {
+            let fixture = Fixture::external(token.clone());
+            let results = run_scenarios(
+                plan,
+                &chosen,
+                &fixture,
+                |s| client_rt.block_on(s),
+                &client_rt,
+                *addr,
+                host,
+                base_path,
+            )?;
+            (
+                results,
+                "external".to_string(),
+                format!("http://{host}{base_path}"),
+                None,
+            )
+        }
+    };
+    Ok(Report {
+        date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        backend,
+        target,
+        connections: plan.connections,
+        duration_secs: plan.duration.as_secs_f64(),
+        warmup_secs: plan.warmup.as_secs_f64(),
+        server_threads,
+        client_threads: plan.client_threads,
+        results,
+    })
+}
+
+type SetupFuture<'a> = futures::future::BoxFuture<'a, anyhow::Result<scenario::RequestSpec>>;
+
+#[allow(clippy::too_many_arguments)]
+fn run_scenarios<'f>(
+    plan: &Plan,
+    chosen: &[&Scenario],
+    fixture: &'f Fixture,
+    block_on_setup: impl Fn(SetupFuture<'f>) -> anyhow::Result<scenario::RequestSpec>,
+    client_rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    host: &str,
+    base_path: &str,
+) -> anyhow::Result<Vec<Summary>> {
+    let mut results = Vec::with_capacity(chosen.len());
+    for s in chosen {
+        let spec = block_on_setup((s.setup)(fixture))
+            .map_err(|e| e.context(format!("setting up scenario {}", s.name)))?;
+        let template = load::Template::new(addr, host, base_path, &spec)?;
+        if !plan.json {
+            eprintln!(
+                "running {} ({:?} warm-up + {:?} measured, {} connections)...",
+                s.name, plan.warmup, plan.duration, plan.connections
+            );
+        }
+        let (tally, cpu) = client_rt.block_on(async {
+            let window = load::Window::starting_now(plan.warmup, plan.duration);
+            load::drive(template, plan.connections, window).await
+        });
+        results
+            .push(Summary::from_tally(s.name, &tally, plan.duration).with_cpu(cpu, plan.duration));
+    }
+    stats::set_baseline_ratios(&mut results, BASELINE);
+    Ok(results)
+}
+
+/// The human-readable report.
+pub fn render_table(r: &Report) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let threads = match r.server_threads {
+        Some(n) => format!("server {n} threads, client {} thread(s)", r.client_threads),
+        None => format!("client {} thread(s)", r.client_threads),
+    };
+    let _ = writeln!(
+        out,
+        "\n{} on {} ({threads}); {} connections, {}s measured after {}s warm-up; {}\n",
+        r.target, r.backend, r.connections, r.duration_secs, r.warmup_secs, r.date
+    );
+    let _ = writeln!(
+        out,
+        "{:<12} {:>9} {:>7} {:>7} {:>7} {:>6} {:>8} {:>6} {:>10} {:>10}",
+        "scenario",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "vs base",
+        "cores",
+        "srv us/req",
+        "cli us/req"
+    );
+    let opt = |v: Option<f64>, decimals: usize| {
+        v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+    };
+    for s in &r.results {
+        let _ = writeln!(
+            out,
+            "{:<12} {:>9.0} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>8} {:>6} {:>10} {:>10}",
+            s.scenario,
+            s.requests_per_sec,
+            s.p50_ms,
+            s.p99_ms,
+            s.max_ms,
+            s.errors,
+            opt(s.vs_baseline, 2),
+            opt(s.cpu_cores, 2),
+            opt(s.server_cpu_us_per_request, 1),
+            opt(s.client_cpu_us_per_request, 1),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\ncores: CPU cores the process used in the window; us/req: CPU microseconds per request \
+         (server threads, client)"
+    );
+    for s in r.results.iter().filter(|s| s.errors > 0) {
+        let _ = writeln!(
+            out,
+            "\n{}: {} errors ({} non-2xx, {} I/O), e.g. {}",
+            s.scenario,
+            s.errors,
+            s.status_errors,
+            s.io_errors,
+            s.sample_error.as_deref().unwrap_or("?")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn args(cmd: &[&str]) -> BenchArgs {
+        let mut v = vec!["bench"];
+        v.extend_from_slice(cmd);
+        Wrap::try_parse_from(v).expect("flags parse").args
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        for bad in ["", "s", "-1s", "ten", "1h", "NaN", "1e300m"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn defaults_validate() {
+        let p = args(&[]).validate().expect("defaults are valid");
+        assert_eq!(p.connections, 64);
+        assert_eq!(p.duration, Duration::from_secs(10));
+        assert_eq!(p.warmup, Duration::from_secs(2));
+        assert_eq!(p.scenarios, scenario::names());
+        assert_eq!(p.target, Target::InProcess { database_url: None });
+    }
+
+    #[test]
+    fn baseline_is_always_run_first() {
+        let p = args(&["--scenario", "workspace"])
+            .validate()
+            .expect("valid");
+        assert_eq!(p.scenarios, vec![BASELINE, "workspace"]);
+        let p = args(&["--scenario", "workspace,baseline"])
+            .validate()
+            .expect("valid");
+        assert_eq!(p.scenarios, vec![BASELINE, "workspace"]);
+        let p = args(&["--scenario", "baseline"]).validate().expect("valid");
+        assert_eq!(p.scenarios, vec![BASELINE]);
+    }
+
+    #[test]
+    fn invalid_flags_are_refused_with_the_flag_named() {
+        for (cmd, needle) in [
+            (vec!["--connections", "0"], "--connections"),
+            (vec!["--connections", "100000"], "--connections"),
+            (vec!["--duration", "0s"], "--duration"),
+            (vec!["--duration", "soon"], "--duration"),
+            (vec!["--warmup=-2"], "--warmup"),
+            (vec!["--server-threads", "0"], "--server-threads"),
+            (vec!["--client-threads", "0"], "--client-threads"),
+            (vec!["--scenario", "nope"], "unknown scenario"),
+            (vec!["--url", "http://127.0.0.1:1"], "--token"),
+            (
+                vec![
+                    "--url",
+                    "http://127.0.0.1:1",
+                    "--token",
+                    "svc_x",
+                    "--database-url",
+                    "postgres://h/db",
+                ],
+                "exclude",
+            ),
+            (
+                vec!["--url", "https://127.0.0.1:1", "--token", "svc_x"],
+                "http://",
+            ),
+            (vec!["--database-url", "sqlite://x.db"], "postgres://"),
+        ] {
+            let err = args(&cmd)
+                .validate()
+                .expect_err("must be refused")
+                .to_string();
+            assert!(err.contains(needle), "{cmd:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn external_target_keeps_host_and_prefix() {
+        let p = args(&["--url", "http://127.0.0.1:8080/api/", "--token", " svc_x "])
+            .validate()
+            .expect("valid");
+        assert_eq!(
+            p.target,
+            Target::External {
+                addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+                host: "127.0.0.1:8080".into(),
+                base_path: "/api".into(),
+                token: "svc_x".into(),
+            }
+        );
+    }
+
+    /// Runs the whole bench in-process for about a second on SQLite: a smoke test that the
+    /// pieces fit together (server starts, setup mints a key, requests succeed), not a timing
+    /// assertion.
+    #[test]
+    fn smoke_in_process_sqlite() {
+        let mut plan = args(&[
+            "--connections",
+            "4",
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+        ])
+        .validate()
+        .expect("valid");
+        plan.json = true;
+        let report = execute(&plan).expect("bench runs");
+        assert_eq!(report.backend, "sqlite");
+        let names: Vec<&str> = report.results.iter().map(|s| s.scenario.as_str()).collect();
+        assert_eq!(names, scenario::names());
+        for s in &report.results {
+            assert!(s.requests > 0, "{s:?}");
+            assert_eq!(s.errors, 0, "{s:?}");
+            assert!(s.vs_baseline.is_some(), "{s:?}");
+        }
+        let text = render_table(&report);
+        assert!(text.contains("workspace"), "{text}");
+    }
 }

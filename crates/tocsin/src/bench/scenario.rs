@@ -1,0 +1,163 @@
+//! The benchmark's scenarios. A scenario is a name, a one-line description, and an async
+//! `setup` that prepares whatever the request needs (a user, a key, monitors...) and returns the
+//! one request the load driver then repeats ([`RequestSpec`]).
+//!
+//! Adding a scenario for a new feature means writing one setup function and one entry in
+//! [`all`]. Setup gets a [`Fixture`]: the in-process server's state (when the bench started the
+//! server) and a lazily-minted API token shared by every scenario of the run, so the costs of
+//! creating a user (argon2) and a key are paid once.
+
+use axum::http::{header, HeaderName, HeaderValue, Method};
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use tokio::sync::OnceCell;
+
+use crate::app::AppState;
+
+/// The scenario every other one is compared with.
+pub const BASELINE: &str = "baseline";
+
+/// The request a scenario repeats. Built once; the driver clones it per request, and every
+/// part is reference-counted (`Bytes`, `HeaderValue`), so a clone copies no payload.
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    pub method: Method,
+    /// Path and query, relative to the target's base URL (`/workspace`).
+    pub path: String,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub body: Bytes,
+}
+
+impl RequestSpec {
+    pub fn get(path: &str) -> RequestSpec {
+        RequestSpec {
+            method: Method::GET,
+            path: path.to_string(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+
+    /// Adds `Authorization: Bearer <token>`; the value is marked sensitive so it never shows in
+    /// debug output.
+    pub fn bearer(mut self, token: &str) -> anyhow::Result<RequestSpec> {
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            anyhow::anyhow!("the API token contains characters not allowed in a header")
+        })?;
+        value.set_sensitive(true);
+        self.headers.push((header::AUTHORIZATION, value));
+        Ok(self)
+    }
+}
+
+/// What a scenario's setup can use.
+pub struct Fixture {
+    /// The server's state when the bench runs it in-process; `None` against `--url`.
+    state: Option<AppState>,
+    /// The API token: given by `--token`, or minted on first use.
+    token: OnceCell<String>,
+}
+
+/// The person the bench acts as on an in-process server.
+const BENCH_EMAIL: &str = "bench@tocsin.invalid";
+const BENCH_PASSWORD: &str = "bench-password-not-secret";
+
+impl Fixture {
+    pub fn in_process(state: AppState) -> Fixture {
+        Fixture {
+            state: Some(state),
+            token: OnceCell::new(),
+        }
+    }
+
+    pub fn external(token: String) -> Fixture {
+        Fixture {
+            state: None,
+            token: OnceCell::new_with(Some(token)),
+        }
+    }
+
+    /// The in-process server's state, for scenarios that seed data directly.
+    pub fn state(&self, scenario: &str) -> anyhow::Result<&AppState> {
+        self.state.as_ref().ok_or_else(|| {
+            anyhow::anyhow!("scenario {scenario} needs the in-process server (drop --url)")
+        })
+    }
+
+    /// An API token with every capability for the bench user's workspace. Against an
+    /// in-process server the first call creates the user and mints the key.
+    pub async fn api_token(&self) -> anyhow::Result<&str> {
+        let token = self
+            .token
+            .get_or_try_init(|| async {
+                let state = self.state("api-token")?;
+                crate::http::auth_routes::create_user(
+                    state,
+                    BENCH_EMAIL,
+                    BENCH_PASSWORD,
+                    Some("Bench"),
+                )
+                .await
+                .map_err(|e| anyhow::anyhow!("creating the bench user: {e}"))?;
+                crate::cli::mint_token(state, BENCH_EMAIL, "bench", "all", "rest").await
+            })
+            .await?;
+        Ok(token)
+    }
+}
+
+type SetupFn = for<'a> fn(&'a Fixture) -> BoxFuture<'a, anyhow::Result<RequestSpec>>;
+
+/// One benchmark scenario.
+pub struct Scenario {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub setup: SetupFn,
+}
+
+/// Every scenario, in the order they run. The baseline comes first so later ratios compare
+/// against a figure taken under the same conditions.
+pub fn all() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: BASELINE,
+            about: "GET /healthz: a trivial handler behind the full middleware stack",
+            setup: |_| Box::pin(async { Ok(RequestSpec::get("/healthz")) }),
+        },
+        Scenario {
+            name: "workspace",
+            about: "GET /workspace with a bearer API key: the authenticated, cached hot path",
+            setup: |fx| {
+                Box::pin(
+                    async move { RequestSpec::get("/workspace").bearer(fx.api_token().await?) },
+                )
+            },
+        },
+    ]
+}
+
+/// The names, for `--help` and error messages.
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|s| s.name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_baseline_first() {
+        let n = names();
+        assert_eq!(n.first(), Some(&BASELINE));
+        let mut sorted = n.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), n.len());
+    }
+
+    #[test]
+    fn bearer_rejects_header_breaking_tokens() {
+        assert!(RequestSpec::get("/x").bearer("svc_abc").is_ok());
+        assert!(RequestSpec::get("/x").bearer("svc_a\r\nX-Evil: 1").is_err());
+    }
+}
