@@ -3,7 +3,9 @@
 # comes from PyPI by name at the version pinned in scripts/ci-requirements.txt.
 
 ci_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CI_VENV="${CI_VENV:-$ci_root/target/ci-venv}"
+# Wherever cargo builds (CARGO_TARGET_DIR may point outside the checkout, e.g. a CI cache).
+CI_TARGET_DIR="${CARGO_TARGET_DIR:-$ci_root/target}"
+CI_VENV="${CI_VENV:-$CI_TARGET_DIR/ci-venv}"
 
 # ci_venv_ready: makes sure the venv exists and holds exactly the pinned requirements.
 ci_venv_ready() {

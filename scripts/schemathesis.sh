@@ -36,7 +36,7 @@ ci_venv_ready
 
 echo "building the server"
 cargo build -p tocsin --locked --quiet --manifest-path "$root/Cargo.toml"
-bin="$root/target/debug/tocsin"
+bin="$CI_TARGET_DIR/debug/tocsin"
 
 work="$(mktemp -d)"
 server_pid=""
@@ -92,7 +92,7 @@ if [ -z "$session" ]; then
     exit 1
 fi
 
-report_dir="$root/target/schemathesis-report"
+report_dir="$CI_TARGET_DIR/schemathesis-report"
 rm -rf "$report_dir"
 
 # run_pass NAME ARGS...: one schemathesis run with the shared settings; ARGS select operations.
