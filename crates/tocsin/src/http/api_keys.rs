@@ -154,8 +154,10 @@ pub fn view(k: &ApiKeyRow) -> ApiKey {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateApiKey {
     /// 1 to 100 characters.
+    #[schemars(length(min = 1, max = 100))]
     pub name: String,
     /// Capabilities, from the seventeen token capabilities; at most what the creator holds.
+    #[schemars(length(min = 1))]
     pub permissions: Vec<Capability>,
     /// Where the key may be used; `["rest"]` by default.
     pub surfaces: Option<Vec<Surface>>,
@@ -362,7 +364,11 @@ async fn get_one(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct UpdateApiKey {
+    /// 1 to 100 characters. Absent: unchanged.
+    #[schemars(length(min = 1, max = 100))]
     pub name: Option<String>,
+    /// Replaces the capabilities, with the same rules as on creation. Absent: unchanged.
+    #[schemars(length(min = 1))]
     pub permissions: Option<Vec<Capability>>,
     /// A new expiry in the future, or null to never expire. Absent: unchanged.
     #[serde(default, deserialize_with = "double_option")]

@@ -69,6 +69,7 @@ pub struct AuditQuery {
     /// The `id` of the last entry of the previous page.
     pub before: Option<String>,
     /// 1 to 200, default 50.
+    #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
 }
 

@@ -160,6 +160,7 @@ async fn get_one(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInvitation {
+    #[schemars(email)]
     pub email: String,
     /// `member` by default. Only an owner may invite an owner.
     pub role: Option<Role>,

@@ -16,9 +16,10 @@ pub const MAX_LIMIT: u32 = 200;
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct PageParams {
-    /// `nextCursor` of the previous page.
+    /// `nextCursor` of the previous page; absent or empty for the first page.
     pub cursor: Option<String>,
     /// Items per page, 1 to 200 (default 50).
+    #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
 }
 
@@ -33,7 +34,8 @@ impl Validate for PageParams {
                 ));
             }
         }
-        if let Some(c) = &self.cursor {
+        // `?cursor=` is how a form or a template asks for the first page.
+        if let Some(c) = self.cursor.as_deref().filter(|c| !c.is_empty()) {
             if decode(c).is_none() {
                 errors.push(FieldError::new(
                     "cursor",
@@ -79,5 +81,30 @@ pub fn finish<T>(
         (rows, next)
     } else {
         (rows, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_cursor_asks_for_the_first_page() {
+        let p = PageParams {
+            cursor: Some(String::new()),
+            limit: None,
+        };
+        assert!(p.validate().is_empty());
+        assert_eq!(p.after(), "");
+    }
+
+    #[test]
+    fn a_foreign_cursor_and_an_out_of_range_limit_are_refused() {
+        let p = PageParams {
+            cursor: Some("not-ours".into()),
+            limit: Some(0),
+        };
+        let fields: Vec<String> = p.validate().into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["limit", "cursor"]);
     }
 }
