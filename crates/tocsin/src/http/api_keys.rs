@@ -84,6 +84,47 @@ impl Surface {
     }
 }
 
+/// The seventeen capabilities a token may carry. Schema only: values are parsed as
+/// [`Capability`], and the four session-only capabilities are refused with a field error.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+pub enum TokenCapability {
+    #[schemars(rename = "monitors:read")]
+    MonitorsRead,
+    #[schemars(rename = "monitors:write")]
+    MonitorsWrite,
+    #[schemars(rename = "monitors:delete")]
+    MonitorsDelete,
+    #[schemars(rename = "status_pages:read")]
+    StatusPagesRead,
+    #[schemars(rename = "status_pages:write")]
+    StatusPagesWrite,
+    #[schemars(rename = "status_pages:delete")]
+    StatusPagesDelete,
+    #[schemars(rename = "incidents:read")]
+    IncidentsRead,
+    #[schemars(rename = "incidents:write")]
+    IncidentsWrite,
+    #[schemars(rename = "incidents:delete")]
+    IncidentsDelete,
+    #[schemars(rename = "postmortems:read")]
+    PostmortemsRead,
+    #[schemars(rename = "postmortems:write")]
+    PostmortemsWrite,
+    #[schemars(rename = "postmortems:delete")]
+    PostmortemsDelete,
+    #[schemars(rename = "notifications:read")]
+    NotificationsRead,
+    #[schemars(rename = "notifications:write")]
+    NotificationsWrite,
+    #[schemars(rename = "notifications:delete")]
+    NotificationsDelete,
+    #[schemars(rename = "maintenance:write")]
+    MaintenanceWrite,
+    #[schemars(rename = "identity:read")]
+    IdentityRead,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum ApiKeyStatus {
@@ -100,12 +141,17 @@ pub struct ApiKey {
     pub name: String,
     pub token_hint: String,
     pub surfaces: Vec<Surface>,
+    #[schemars(with = "Vec<TokenCapability>")]
     pub permissions: Vec<Capability>,
     pub status: ApiKeyStatus,
+    #[schemars(with = "Option<crate::http::schema::Timestamp>")]
     pub expires_at: Option<String>,
+    #[schemars(with = "Option<crate::http::schema::Timestamp>")]
     pub last_used_at: Option<String>,
     pub created_by: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub created_at: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub updated_at: String,
 }
 
@@ -158,6 +204,7 @@ pub struct CreateApiKey {
     pub name: String,
     /// Capabilities, from the seventeen token capabilities; at most what the creator holds.
     #[schemars(length(min = 1))]
+    #[schemars(with = "Vec<TokenCapability>")]
     pub permissions: Vec<Capability>,
     /// Where the key may be used; `["rest"]` by default.
     pub surfaces: Option<Vec<Surface>>,
@@ -369,6 +416,7 @@ pub struct UpdateApiKey {
     pub name: Option<String>,
     /// Replaces the capabilities, with the same rules as on creation. Absent: unchanged.
     #[schemars(length(min = 1))]
+    #[schemars(with = "Option<Vec<TokenCapability>>")]
     pub permissions: Option<Vec<Capability>>,
     /// A new expiry in the future, or null to never expire. Absent: unchanged.
     #[serde(default, deserialize_with = "double_option")]

@@ -42,6 +42,7 @@ pub struct AuditLogEntry {
     pub ip_address: Option<String>,
     pub actor_email: Option<String>,
     pub user_agent: Option<String>,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub created_at: String,
 }
 
@@ -50,7 +51,8 @@ pub struct AuditLogEntry {
 pub struct AuditLogPage {
     pub entries: Vec<AuditLogEntry>,
     /// How many entries match the filters, over all pages.
-    pub total: f64,
+    #[schemars(with = "f64")]
+    pub total: i64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -129,8 +131,5 @@ async fn list(
             created_at: rfc3339(r.created_at),
         })
         .collect();
-    Ok(Json(AuditLogPage {
-        entries,
-        total: total as f64,
-    }))
+    Ok(Json(AuditLogPage { entries, total }))
 }

@@ -197,6 +197,9 @@ impl<T: JsonSchema> aide::OperationInput for ApiQuery<T> {
     }
 }
 
+/// A version no resource ever has (versions start at 1).
+const NEVER_ISSUED: i64 = -1;
+
 /// The `If-Match` version of a write, if the client sent one. `*` matches any version.
 pub struct IfMatch(pub Option<i64>);
 
@@ -219,8 +222,9 @@ impl FromRequestParts<AppState> for IfMatch {
         let bare = first.strip_prefix("W/").unwrap_or(first).trim_matches('"');
         match bare.parse::<i64>() {
             Ok(v) => Ok(IfMatch(Some(v))),
-            // A tag this server never issued cannot match the current version.
-            Err(_) => Err(ApiError::VersionConflict),
+            // A tag this server never issued matches no version: the write answers 409 if the
+            // resource exists and 404 if it does not, like any stale tag.
+            Err(_) => Ok(IfMatch(Some(NEVER_ISSUED))),
         }
     }
 }

@@ -202,6 +202,7 @@ pub struct Heartbeat {
     #[serde(rename = "resolvedIP")]
     pub resolved_ip: Option<String>,
     pub assertion_results: Option<Vec<HeartbeatAssertion>>,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub created_at: String,
 }
 
@@ -211,6 +212,7 @@ pub struct Heartbeat {
 #[schemars(transform = exact_object)]
 pub struct HourlyStat {
     /// The hour's start, RFC 3339.
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub bucket: String,
     pub total_checks: u64,
     pub up_checks: u64,
@@ -244,7 +246,9 @@ pub struct Uptime {
 #[schemars(transform = exact_object)]
 pub struct Report {
     pub monitor_id: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub from: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub to: String,
     /// Percent of checks not DOWN; null without checks.
     pub uptime: Option<f64>,
@@ -261,6 +265,7 @@ pub struct Report {
     pub down_checks: i64,
     pub degraded_checks: i64,
     /// Where the outage figures start (raw heartbeats are kept a limited time).
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub outage_data_from: String,
 }
 

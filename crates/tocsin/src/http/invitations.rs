@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::caps;
-use super::extract::{ApiJson, ApiQuery, Created, NoContent, Validate};
+use super::extract::{ApiJson, ApiQuery, Created, Validate};
 use super::pagination::{finish, PageParams};
 use super::workspace::{current_workspace, CurrentWorkspace};
 use crate::app::AppState;
@@ -48,11 +48,14 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("getInvitation")
                     .tag("Workspace")
                     .summary("One invitation")
-            })
-            .delete_with(revoke, |op| {
+            }),
+        )
+        .api_route(
+            "/workspace/invitations/{invitation_id}/revoke",
+            post_with(revoke, |op| {
                 op.id("revokeInvitation")
                     .tag("Workspace")
-                    .summary("Revoke a pending invitation")
+                    .summary("Revoke a pending invitation (the record stays, with status revoked)")
             }),
         )
         .api_route(
@@ -84,7 +87,9 @@ pub struct Invitation {
     pub role: Role,
     pub status: InvitationStatus,
     pub invited_by: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub expires_at: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub created_at: String,
     /// The accept link: only in the response that creates the invitation, and only when the
     /// server has no SMTP to email it; null otherwise.
@@ -280,7 +285,7 @@ async fn revoke(
     State(state): State<AppState>,
     caller: Auth<caps::MembersManage>,
     Path(p): Path<InvitationPath>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<Json<Invitation>> {
     let db = state.db();
     let i = store::invitations::get(db.reader(), &caller.workspace_id, &p.invitation_id)
         .await?
@@ -306,7 +311,10 @@ async fn revoke(
     )
     .await?;
     tx.commit().await?;
-    Ok(NoContent)
+    let fresh = store::invitations::get(db.reader(), &caller.workspace_id, &i.id)
+        .await?
+        .ok_or(ApiError::NotFound(Resource::Invitation))?;
+    Ok(Json(view(&fresh, now)))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -56,7 +56,9 @@ pub struct Member {
     pub email: String,
     pub name: String,
     pub role: Role,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub joined_at: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub updated_at: String,
 }
 

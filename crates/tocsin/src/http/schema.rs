@@ -19,3 +19,7 @@ pub fn exact_object(schema: &mut schemars::Schema) {
         serde_json::Value::Bool(false),
     );
 }
+
+/// The schema of a timestamp field: RFC 3339 `date-time`. Fields keep their `String` type (they
+/// are formatted once by `clock::rfc3339`) and borrow this type's schema.
+pub type Timestamp = chrono::DateTime<chrono::Utc>;

@@ -76,7 +76,8 @@ pub struct CurrentWorkspace {
     pub name: String,
     pub slug: String,
     pub owner_id: String,
-    pub member_count: f64,
+    #[schemars(with = "f64")]
+    pub member_count: i64,
 }
 
 /// Reads the current-workspace view through the cache.
@@ -95,7 +96,7 @@ pub async fn current_workspace(state: &AppState, id: &str) -> ApiResult<CurrentW
         name: ws.name,
         slug: ws.slug,
         owner_id: ws.owner_id,
-        member_count: members as f64,
+        member_count: members,
     };
     state
         .workspace_cache()
@@ -121,7 +122,9 @@ pub struct WorkspaceSettings {
     /// IANA time zone used for reports and schedules shown to people.
     pub timezone: String,
     pub plan: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub created_at: String,
+    #[schemars(with = "crate::http::schema::Timestamp")]
     pub updated_at: String,
 }
 
@@ -266,8 +269,10 @@ pub struct PlanView {
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = crate::http::schema::exact_object)]
 pub struct PlanUsage {
-    pub members: f64,
-    pub api_keys: f64,
+    #[schemars(with = "f64")]
+    pub members: i64,
+    #[schemars(with = "f64")]
+    pub api_keys: i64,
 }
 
 async fn get_plan(
@@ -282,8 +287,8 @@ async fn get_plan(
         plan,
         quotas,
         usage: PlanUsage {
-            members: members as f64,
-            api_keys: keys as f64,
+            members,
+            api_keys: keys,
         },
     }))
 }
