@@ -1390,6 +1390,22 @@ async fn accept_baseline(
     )
     .await?;
     check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+    if let Some(ev) = transition.event {
+        // A status change like any other: its event goes in the same transaction.
+        store::events::append(
+            &mut tx,
+            &store::events::NewEvent {
+                monitor_id: &m.id,
+                kind: monitoring::cycle::event_kind_str(ev.kind),
+                from_status: monitoring::status_str(ev.from),
+                to_status: monitoring::status_str(ev.to),
+                message: Some("new answers accepted as the baseline"),
+                alert: ev.is_alert_worthy(),
+                created_at: now,
+            },
+        )
+        .await?;
+    }
     audit::record(
         &mut *tx,
         &caller,

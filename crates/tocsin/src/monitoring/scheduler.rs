@@ -243,8 +243,8 @@ async fn reload_one(state: &AppState, schedule: &mut Schedule, id: &str) {
 /// costs at most this much delay.
 const MAX_SLEEP: Duration = Duration::from_secs(5);
 
-/// The scheduler task: runs until `cancel` fires. Runs already started are awaited by the
-/// tasks themselves; on cancel no new run starts.
+/// The scheduler task: runs until `cancel` fires. On cancel no new run starts and runs in
+/// flight get [`SHUTDOWN_GRACE`] to finish and store their results.
 pub async fn run(state: AppState, cancel: CancellationToken) {
     // Subscribe before loading, so no change between the load and the loop is missed.
     let mut changes = state.monitor_changes().subscribe();
@@ -304,9 +304,18 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
             },
         }
     }
-    // Let in-flight checks finish so their results are stored before the writer shuts down.
-    while tasks.join_next().await.is_some() {}
+    // Let in-flight checks finish so their results are stored before the writer shuts down,
+    // but do not let a slow target hold shutdown hostage: what is still running after the
+    // grace period is abandoned (its cycle is simply not recorded).
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
+        tracing::warn!("checks still running at shutdown were abandoned");
+        tasks.abort_all();
+    }
 }
+
+/// How long shutdown waits for running checks.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {
