@@ -233,6 +233,25 @@ async fn confirmations_duration_and_recovery_with_events() {
         rows,
         vec![(1, "up".into()), (2, "down".into()), (3, "up".into())]
     );
+    // They survive a restart, and numbering carries on where it stopped.
+    let srv = srv
+        .restart(Options {
+            clock: Some(clock.clone()),
+            tweak: None,
+        })
+        .await;
+    let u = User {
+        base: srv.base.clone(),
+        ..u
+    };
+    assert_eq!(events(&u, &id).await.len(), 3);
+    target.set(500);
+    tick(&srv, &clock).await;
+    tick(&srv, &clock).await;
+    tick(&srv, &clock).await;
+    let evs = events(&u, &id).await;
+    assert_eq!(evs[0]["seq"], json!(4));
+    assert_eq!(evs[0]["kind"], json!("down"));
     // Another workspace cannot read them.
     let other = srv.sign_up("other@example.com").await;
     expect_error(
