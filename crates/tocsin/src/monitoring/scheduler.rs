@@ -170,22 +170,25 @@ pub async fn run_due(
     Ok(out)
 }
 
-/// The in-memory schedule: next run per monitor, ordered by time.
+/// The in-memory schedule: next run per monitor, ordered by time, with each monitor's grid
+/// (so rescheduling needs no store read; the change feed keeps grids current).
 #[derive(Default)]
 struct Schedule {
     queue: BTreeSet<(i64, String)>,
-    next: HashMap<String, i64>,
+    next: HashMap<String, (i64, Grid)>,
 }
 
 impl Schedule {
-    fn put(&mut self, id: &str, at: i64) {
+    /// (Re)schedules `id` at its grid's first slot after `now`.
+    fn put(&mut self, id: &str, grid: Grid, now: i64) {
         self.drop_id(id);
+        let at = grid.next_run_after(now);
         self.queue.insert((at, id.to_string()));
-        self.next.insert(id.to_string(), at);
+        self.next.insert(id.to_string(), (at, grid));
     }
 
     fn drop_id(&mut self, id: &str) {
-        if let Some(at) = self.next.remove(id) {
+        if let Some((at, _)) = self.next.remove(id) {
             self.queue.remove(&(at, id.to_string()));
         }
     }
@@ -194,7 +197,9 @@ impl Schedule {
         self.queue.first().map(|(at, _)| *at)
     }
 
-    /// Removes and returns the monitors due at `now`.
+    /// The monitors due at `now` (slot, id), each rescheduled at its next slot after `now`:
+    /// from the grid, not from when the run ends, so there is no drift, and a run still going
+    /// at its next slot simply skips it.
     fn take_due(&mut self, now: i64) -> Vec<(i64, String)> {
         let mut due = Vec::new();
         while let Some((at, _)) = self.queue.first() {
@@ -202,7 +207,9 @@ impl Schedule {
                 break;
             }
             if let Some((at, id)) = self.queue.pop_first() {
-                self.next.remove(&id);
+                if let Some((_, grid)) = self.next.remove(&id) {
+                    self.put(&id, grid, now);
+                }
                 due.push((at, id));
             }
         }
@@ -221,7 +228,7 @@ async fn reload_all(state: &AppState, schedule: &mut Schedule) {
             schedule.clear();
             let now = state.clock().now_ms();
             for m in rows.iter().filter(|m| is_scheduled(m)) {
-                schedule.put(&m.id, grid_of(m).next_run_after(now));
+                schedule.put(&m.id, grid_of(m), now);
             }
         }
         // Keep the schedule we have; the next lag or restart retries.
@@ -232,7 +239,7 @@ async fn reload_all(state: &AppState, schedule: &mut Schedule) {
 async fn reload_one(state: &AppState, schedule: &mut Schedule, id: &str) {
     match monitors::get_by_id(state.db().reader(), id).await {
         Ok(Some(m)) if is_scheduled(&m) => {
-            schedule.put(&m.id, grid_of(&m).next_run_after(state.clock().now_ms()));
+            schedule.put(&m.id, grid_of(&m), state.clock().now_ms());
         }
         Ok(_) => schedule.drop_id(id),
         Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
@@ -260,6 +267,7 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
                 let id = task_id;
                 let m = match monitors::get_by_id(s.db().reader(), &id).await {
                     Ok(Some(m)) if is_scheduled(&m) => m,
+                    // Paused or deleted: the change feed drops it from the schedule.
                     Ok(_) => return None,
                     Err(e) => {
                         tracing::warn!(monitor = %id, error = %e, "could not load monitor");
@@ -271,13 +279,6 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
                 }
                 Some(id)
             });
-            // Reschedule at once from the grid (not from when the run ends): no drift, and a
-            // run still going at its next slot simply skips it.
-            if let Ok(Some(m)) = monitors::get_by_id(state.db().reader(), &id).await {
-                if is_scheduled(&m) {
-                    schedule.put(&id, grid_of(&m).next_run_after(now));
-                }
-            }
         }
         let wait = schedule
             .earliest()
@@ -323,16 +324,23 @@ mod tests {
 
     #[test]
     fn schedule_orders_and_replaces() {
+        let grid = |offset_ms| Grid {
+            anchor_ms: 0,
+            offset_ms,
+            interval_ms: 100,
+        };
         let mut s = Schedule::default();
-        s.put("a", 30);
-        s.put("b", 10);
-        s.put("a", 5);
+        s.put("a", grid(30), 0);
+        s.put("b", grid(10), 0);
+        s.put("a", grid(5), 0);
         assert_eq!(s.earliest(), Some(5));
         assert_eq!(s.take_due(10), vec![(5, "a".into()), (10, "b".into())]);
+        // Both were rescheduled at their next slots, not dropped.
+        assert_eq!(s.earliest(), Some(105));
+        s.drop_id("a");
+        s.drop_id("b");
         assert_eq!(s.earliest(), None);
-        s.put("c", 7);
-        s.drop_id("c");
-        assert!(s.take_due(100).is_empty());
+        assert!(s.take_due(1_000).is_empty());
     }
 
     #[test]
