@@ -12,6 +12,7 @@ use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
+use crate::monitoring::scheduler::Checks;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -30,6 +31,7 @@ struct Inner {
     workspaces: TtlCache<String, CurrentWorkspace>,
     monitor_changes: Changes,
     heartbeats: HeartbeatWriter,
+    checks: Checks,
 }
 
 impl AppState {
@@ -46,6 +48,7 @@ impl AppState {
         };
         let db_for_writer = db.clone();
         Ok(AppState(Arc::new(Inner {
+            checks: Checks::new(config.max_in_flight_checks),
             limits: Limiters::new(&config.rate_limits),
             config,
             db,
@@ -88,6 +91,10 @@ impl AppState {
     /// The group-commit writer every check result goes through.
     pub fn heartbeats(&self) -> &HeartbeatWriter {
         &self.0.heartbeats
+    }
+    /// The built-in probe's concurrency bound and one-run-per-monitor guard.
+    pub fn checks(&self) -> &Checks {
+        &self.0.checks
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret

@@ -74,6 +74,10 @@ pub struct FileConfig {
     pub heartbeat_retention_days: Option<u32>,
     /// Days hourly rollups are kept (default 400).
     pub rollup_retention_days: Option<u32>,
+    /// Checks the built-in probe runs at once, at most (default 2000).
+    pub max_in_flight_checks: Option<usize>,
+    /// Whether this process runs the check scheduler (default true).
+    pub scheduler: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,7 +183,17 @@ pub struct Config {
     pub heartbeat_retention_days: u32,
     /// Days hourly rollups are kept.
     pub rollup_retention_days: u32,
+    /// Checks the built-in probe runs at once, at most: bounds sockets and memory when many
+    /// monitors fall due together.
+    pub max_in_flight_checks: usize,
+    /// Whether the background scheduler runs. Off in [`Config::for_dir`] (tests and
+    /// benchmarks drive cycles themselves with `monitoring::scheduler::run_due`, so checks
+    /// never fire against test targets behind their back); on everywhere else.
+    pub scheduler_enabled: bool,
 }
+
+/// Default of `max_in_flight_checks`.
+pub const DEFAULT_MAX_IN_FLIGHT_CHECKS: usize = 2000;
 
 pub const DEFAULT_HEARTBEAT_RETENTION_DAYS: u32 = 14;
 pub const DEFAULT_ROLLUP_RETENTION_DAYS: u32 = 400;
@@ -343,6 +357,15 @@ impl Config {
             file.rollup_retention_days,
             DEFAULT_ROLLUP_RETENTION_DAYS,
         )?;
+        let max_in_flight_checks = file
+            .max_in_flight_checks
+            .unwrap_or(DEFAULT_MAX_IN_FLIGHT_CHECKS);
+        if max_in_flight_checks == 0 || max_in_flight_checks > 1_000_000 {
+            return Err(invalid(
+                "max_in_flight_checks",
+                "must be between 1 and 1000000",
+            ));
+        }
         Ok(Config {
             listen,
             data_dir,
@@ -360,6 +383,8 @@ impl Config {
             min_interval_seconds,
             heartbeat_retention_days,
             rollup_retention_days,
+            max_in_flight_checks,
+            scheduler_enabled: file.scheduler.unwrap_or(true),
         })
     }
 
@@ -372,6 +397,7 @@ impl Config {
         })
         .unwrap_or_else(|_| unreachable_config());
         c.log_level = "warn".into();
+        c.scheduler_enabled = false;
         c
     }
 
@@ -411,6 +437,8 @@ fn unreachable_config() -> Config {
         min_interval_seconds: DEFAULT_MIN_INTERVAL_SECONDS,
         heartbeat_retention_days: DEFAULT_HEARTBEAT_RETENTION_DAYS,
         rollup_retention_days: DEFAULT_ROLLUP_RETENTION_DAYS,
+        max_in_flight_checks: DEFAULT_MAX_IN_FLIGHT_CHECKS,
+        scheduler_enabled: true,
     }
 }
 

@@ -53,7 +53,8 @@ pub async fn run(
 }
 
 /// Housekeeping that runs beside the API: evicting idle rate-limit entries, deleting expired
-/// sessions, pruning heartbeats past their retention.
+/// sessions, pruning heartbeats past their retention, and (unless disabled) the check
+/// scheduler with the built-in probe.
 fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task::JoinHandle<()>> {
     let s = state.clone();
     let cancel_housekeeping = cancel.clone();
@@ -77,7 +78,14 @@ fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task
         Duration::from_secs(600),
         cancel.clone(),
     ));
-    vec![housekeeping, retention]
+    let mut workers = vec![housekeeping, retention];
+    if state.config().scheduler_enabled {
+        workers.push(tokio::spawn(crate::monitoring::scheduler::run(
+            state.clone(),
+            cancel.clone(),
+        )));
+    }
+    workers
 }
 
 /// Resolves on SIGINT or SIGTERM.

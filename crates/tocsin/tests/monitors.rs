@@ -931,6 +931,12 @@ async fn accepting_a_dns_baseline_clears_it_and_returns_to_pending() {
     )
     .await;
     assert_eq!(got["status"], "PENDING");
+    // The status change is recorded as a non-alerting `pending` event.
+    let events = json_of(get(&u, &format!("/monitors/{id}/events")).await, 200).await;
+    assert_eq!(events.as_array().unwrap().len(), 1);
+    assert_eq!(events[0]["kind"], "pending");
+    assert_eq!(events[0]["from"], "CHANGED");
+    assert_eq!(events[0]["alert"], false);
     let row = monitors::get(srv.state.db().reader(), &u.workspace_id, &id)
         .await
         .unwrap()

@@ -348,5 +348,31 @@ impl<T: JsonSchema> aide::OperationOutput for Created<T> {
     }
 }
 
+/// A 202 JSON response: the work was accepted and goes on in the background.
+pub struct Accepted<T>(pub T);
+
+impl<T: Serialize> IntoResponse for Accepted<T> {
+    fn into_response(self) -> Response {
+        (StatusCode::ACCEPTED, axum::Json(self.0)).into_response()
+    }
+}
+
+impl<T: JsonSchema> aide::OperationOutput for Accepted<T> {
+    type Inner = T;
+
+    fn operation_response(ctx: &mut GenContext, op: &mut Operation) -> Option<OaResponse> {
+        <axum::Json<T> as aide::OperationOutput>::operation_response(ctx, op)
+    }
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        Self::operation_response(ctx, op)
+            .map(|r| vec![(Some(202), r)])
+            .unwrap_or_default()
+    }
+}
+
 /// 204 with no body.
 pub use axum::response::NoContent;

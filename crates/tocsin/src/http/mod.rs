@@ -6,6 +6,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth_routes;
 pub mod caps;
+pub mod events;
 pub mod extract;
 pub mod heartbeats;
 pub mod invitations;

@@ -34,6 +34,13 @@
 //!   monitoring from `PENDING` with counters reset. Pausing a paused or resuming an active
 //!   monitor changes nothing.
 //! - The `ETag` is the settings version: check results do not change it.
+//! - On-demand checks (`POST /monitors/{id}/check`, 202 with a `correlationId`) run at once in
+//!   the background in every region the monitor uses that has a live probe (today only
+//!   `local`; other regions are skipped). Their results are stored as heartbeats carrying the
+//!   `correlationId` (`GET /monitors/{id}/heartbeats?correlationId=`) but never step the state
+//!   machine, so a manual check cannot page anyone or move the status. Paused monitors may be
+//!   checked this way (checking a target by hand is useful exactly while monitoring is off);
+//!   PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
 //!
 //! Every committed write is audited in its transaction and announced on the monitor change
 //! feed ([`crate::monitoring::changes`]) so the scheduler applies it at once.
@@ -54,7 +61,7 @@ use tocsin_core::{PushSchedule, Status};
 use super::api_keys::double_option;
 use super::caps;
 use super::extract::{
-    check_write, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged, Validate,
+    check_write, Accepted, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged, Validate,
 };
 use super::pagination::{self, PageParams};
 use crate::app::AppState;
@@ -161,6 +168,14 @@ pub fn router() -> ApiRouter<AppState> {
             post_with(regenerate_push_token, |op| {
                 op.id("regeneratePushToken").tag(TAG).summary(
                     "Issue a new push token, shown once; the old one stops at once (`monitors:write`)",
+                )
+            }),
+        )
+        .api_route(
+            "/monitors/{monitor_id}/check",
+            post_with(check_now, |op| {
+                op.id("checkMonitor").tag(TAG).summary(
+                    "Run the check now in the background; results are heartbeats with the returned correlationId, the status is not changed (`monitors:write`)",
                 )
             }),
         )
@@ -1379,6 +1394,22 @@ async fn accept_baseline(
     )
     .await?;
     check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+    if let Some(ev) = transition.event {
+        // A status change like any other: its event goes in the same transaction.
+        store::events::append(
+            &mut tx,
+            &store::events::NewEvent {
+                monitor_id: &m.id,
+                kind: monitoring::cycle::event_kind_str(ev.kind),
+                from_status: monitoring::status_str(ev.from),
+                to_status: monitoring::status_str(ev.to),
+                message: Some("new answers accepted as the baseline"),
+                alert: ev.is_alert_worthy(),
+                created_at: now,
+            },
+        )
+        .await?;
+    }
     audit::record(
         &mut *tx,
         &caller,
@@ -1394,4 +1425,50 @@ async fn accept_baseline(
     tx.commit().await?;
     state.monitor_changes().publish(&m.id, ChangeKind::Updated);
     tagged(&state, &caller, &p.monitor_id).await
+}
+
+// ---------------------------------------------------------------------------------------------
+// On-demand check
+
+/// An accepted on-demand check.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CheckResult")]
+pub struct CheckResult {
+    /// Carried by every heartbeat of this check: `GET /monitors/{id}/heartbeats?correlationId=`.
+    pub correlation_id: String,
+}
+
+async fn check_now(
+    State(state): State<AppState>,
+    caller: Auth<caps::MonitorsWrite>,
+    Path(p): Path<MonitorPath>,
+) -> ApiResult<Accepted<CheckResult>> {
+    let m = load(&state, &caller, &p.monitor_id).await?;
+    if m.kind().is_none_or(|k| k == MonitorType::Push) {
+        return Err(wrong_type("PUSH monitors are not checked by the service"));
+    }
+    let correlation_id = new_id();
+    let id = correlation_id.clone();
+    tokio::spawn(async move {
+        let ran_at = state.clock().now_ms();
+        // Only the built-in probe is live; other regions are skipped, not failed.
+        if !m.regions().iter().any(|r| r == monitoring::LOCAL_REGION) {
+            return;
+        }
+        let Some(outcome) = state.checks().probe(&m).await else {
+            return;
+        };
+        let hb = monitoring::cycle::heartbeat_of(
+            &m,
+            monitoring::LOCAL_REGION,
+            ran_at,
+            &outcome,
+            Some(&id),
+        );
+        if let Err(e) = state.heartbeats().submit(hb).await {
+            tracing::warn!(monitor = %m.id, error = %e, "on-demand result not stored");
+        }
+    });
+    Ok(Accepted(CheckResult { correlation_id }))
 }

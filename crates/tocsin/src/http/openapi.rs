@@ -26,6 +26,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::monitors::router())
         .merge(super::projects::router())
         .merge(super::heartbeats::router())
+        .merge(super::events::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {

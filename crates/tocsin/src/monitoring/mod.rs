@@ -4,14 +4,17 @@
 //! through the API, and what happens to check results once a check has run: heartbeat storage
 //! and the group-commit writer ([`heartbeats`]), hourly rollups ([`rollup`]) and their latency
 //! histograms ([`histogram`]), uptime and availability reports ([`report`]), and retention
-//! ([`retention`]).
+//! ([`retention`]). Running checks: the scheduler and built-in probe ([`scheduler`]) and
+//! applying a cycle's results to the monitor's state, events and heartbeats ([`cycle`]).
 
 pub mod changes;
+pub mod cycle;
 pub mod heartbeats;
 pub mod histogram;
 pub mod report;
 pub mod retention;
 pub mod rollup;
+pub mod scheduler;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -10,6 +10,7 @@
 
 pub mod api_keys;
 pub mod audit;
+pub mod events;
 pub mod heartbeats;
 pub mod invitations;
 pub mod members;

@@ -21,6 +21,7 @@ pub struct TestServer {
     handle: Option<tokio::task::JoinHandle<()>>,
     _dir: tempfile::TempDir,
     pg: Option<(String, String)>,
+    database_url: Option<String>,
 }
 
 /// Changes a test makes to the configuration before the server starts.
@@ -74,7 +75,16 @@ impl TestServer {
             }
             None => None,
         };
-        let mut config = Config::for_dir(dir.path(), database_url);
+        TestServer::start_on(dir, pg, database_url, opts).await
+    }
+
+    async fn start_on(
+        dir: tempfile::TempDir,
+        pg: Option<(String, String)>,
+        database_url: Option<String>,
+        opts: Options,
+    ) -> TestServer {
+        let mut config = Config::for_dir(dir.path(), database_url.clone());
         if let Some(tweak) = opts.tweak {
             tweak(&mut config);
         }
@@ -99,7 +109,24 @@ impl TestServer {
             handle: Some(handle),
             _dir: dir,
             pg,
+            database_url,
         }
+    }
+
+    /// Stops the server cleanly and starts a new one on the same data (same SQLite directory
+    /// or PostgreSQL database), as a process restart would. The address changes.
+    pub async fn restart(mut self, opts: Options) -> TestServer {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.await;
+        }
+        let pg = self.pg.take();
+        let database_url = self.database_url.take();
+        // Moving the directory out needs a placeholder for the emptied server being dropped.
+        let dir = std::mem::replace(&mut self._dir, tempfile::tempdir().unwrap());
+        TestServer::start_on(dir, pg, database_url, opts).await
     }
 
     pub fn url(&self, path: &str) -> String {

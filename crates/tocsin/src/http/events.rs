@@ -1,0 +1,160 @@
+//! `GET /monitors/{monitor_id}/events`: a monitor's status changes, newest first
+//! (`monitors:read`). The rows are written by the check cycle ([`crate::monitoring::cycle`])
+//! in the transaction of the state update they describe; see [`crate::store::events`].
+
+use aide::axum::routing::get_with;
+use aide::axum::ApiRouter;
+use axum::extract::{Path, State};
+use axum::Json;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::caps;
+use super::extract::{ApiQuery, Validate};
+use super::heartbeats::exact_object;
+use crate::app::AppState;
+use crate::auth::Auth;
+use crate::clock::rfc3339;
+use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::monitoring::{parse_status, ApiStatus};
+use crate::store::events::{self, EventRow};
+use crate::store::monitors;
+
+pub const DEFAULT_EVENT_LIMIT: u32 = 100;
+pub const MAX_EVENT_LIMIT: u32 = 1000;
+
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/monitors/{monitor_id}/events",
+        get_with(list, |op| {
+            op.id("listMonitorEvents")
+                .tag("Monitors")
+                .summary("A monitor's status changes, newest first (`monitors:read`)")
+                .description(
+                    "One event per status change, recorded in the same transaction as the \
+                     change itself, numbered 1, 2, 3 ... per monitor by `seq`. `kind` is \
+                     `down`, `up`, `degraded`, `changed`, `maintenance`, `pending`, or \
+                     `certificate_expiring` (recorded beside the status event of a change \
+                     made while a certificate is inside its warning threshold). `alert` says \
+                     whether notification channels should hear of it: the first `up` after \
+                     `PENDING` or maintenance is recorded but does not alert. Paging: pass the \
+                     `seq` of the last event of a page as `before` to get older ones; a page \
+                     shorter than `limit` is the last.",
+                )
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct MonitorPath {
+    pub monitor_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventQuery {
+    /// Only events with a smaller `seq` (the `seq` of the last event of the previous page).
+    pub before: Option<i64>,
+    /// 1 to 1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+impl Validate for EventQuery {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if let Some(l) = self.limit {
+            if !(1..=MAX_EVENT_LIMIT).contains(&l) {
+                errors.push(FieldError::new("limit", "must be 1 to 1000"));
+            }
+        }
+        if self.before.is_some_and(|b| b < 1) {
+            errors.push(FieldError::new("before", "must be at least 1"));
+        }
+        errors
+    }
+}
+
+/// What a status change was about.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MonitorEventKind {
+    Down,
+    Up,
+    Degraded,
+    Changed,
+    CertificateExpiring,
+    Maintenance,
+    Pending,
+}
+
+impl MonitorEventKind {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "down" => Self::Down,
+            "up" => Self::Up,
+            "degraded" => Self::Degraded,
+            "changed" => Self::Changed,
+            "certificate_expiring" => Self::CertificateExpiring,
+            "maintenance" => Self::Maintenance,
+            "pending" => Self::Pending,
+            _ => return None,
+        })
+    }
+}
+
+/// One status change of a monitor.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = exact_object)]
+pub struct MonitorEvent {
+    pub id: String,
+    pub monitor_id: String,
+    /// 1, 2, 3 ... per monitor, in the order the changes happened.
+    #[schemars(with = "f64")]
+    pub seq: i64,
+    pub kind: MonitorEventKind,
+    /// The status before the change.
+    pub from: ApiStatus,
+    /// The status after the change.
+    pub to: ApiStatus,
+    /// Why, in words (the failing check's message for `down`), when known.
+    pub message: Option<String>,
+    /// Whether notification channels should hear of this change.
+    pub alert: bool,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+fn view(r: EventRow) -> Option<MonitorEvent> {
+    Some(MonitorEvent {
+        kind: MonitorEventKind::parse(&r.kind)?,
+        from: parse_status(&r.from_status)?.into(),
+        to: parse_status(&r.to_status)?.into(),
+        seq: r.seq,
+        message: r.message,
+        alert: r.alert != 0,
+        created_at: rfc3339(r.created_at),
+        id: r.id,
+        monitor_id: r.monitor_id,
+    })
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Auth<caps::MonitorsRead>,
+    Path(p): Path<MonitorPath>,
+    ApiQuery(q): ApiQuery<EventQuery>,
+) -> ApiResult<Json<Vec<MonitorEvent>>> {
+    let db = state.db().reader();
+    if monitors::get(db, &caller.workspace_id, &p.monitor_id)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::NotFound(Resource::Monitor));
+    }
+    let limit = i64::from(q.limit.unwrap_or(DEFAULT_EVENT_LIMIT));
+    let rows =
+        events::list_recent(db, &caller.workspace_id, &p.monitor_id, q.before, limit).await?;
+    // Rows this build cannot read (a kind from a newer release) are skipped, not fatal.
+    Ok(Json(rows.into_iter().filter_map(view).collect()))
+}

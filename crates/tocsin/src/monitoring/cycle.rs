@@ -1,0 +1,295 @@
+//! Applying one check cycle: the step between "the probes answered" and "the monitor's status
+//! is stored". [`apply`] takes a monitor row and the per-region results of one cycle and
+//!
+//! 1. aggregates the regions' verdicts with [`tocsin_core::aggregate`] (a region with no
+//!    result — no live probe — never counts as a failure; when no region reported, the state
+//!    machine is **not** stepped, so vanished probes cannot make a monitor `DOWN`);
+//! 2. steps the state machine ([`tocsin_core::step`]) at the cycle's time;
+//! 3. in **one transaction** writes the new state, the status-change event (if any) and, for
+//!    DNS_DIFF, the first answer set as the baseline when there is none yet — so a status and
+//!    its event are never apart, and a result that lands after a pause or delete changes
+//!    nothing (the state write only applies to active monitors; the transaction is dropped);
+//! 4. hands one heartbeat per reporting region to the group-commit writer, each with that
+//!    region's own verdict as its status (never `PENDING`).
+//!
+//! Certificate expiry: the check engine already makes an HTTPS result `Degraded` when the
+//! leaf certificate is inside `tls.certExpiryWarnDays`. When a cycle changes the status while
+//! a reporting region saw such a certificate, a `certificate_expiring` event (alerting) is
+//! recorded right after the status event, in the same transaction. That is "once per state
+//! change": a monitor sitting in `DEGRADED` because of its certificate does not repeat it every
+//! cycle.
+//!
+//! Maintenance windows do not exist yet, so every cycle is stepped as outside maintenance.
+//! Everything time-dependent reads the `ran_at_ms` the caller passes, so tests drive it.
+
+use tocsin_checks::{CheckSpec, Outcome};
+use tocsin_core::state::{EventKind, Status, Verdict};
+use tocsin_core::{aggregate, step, CycleInput, Transition};
+
+use super::heartbeats::{NewHeartbeat, MAX_MESSAGE_BYTES};
+use super::{status_str, MonitorType};
+use crate::app::AppState;
+use crate::clock::from_ms;
+use crate::store::events::{self, EventRow, NewEvent};
+use crate::store::monitors::{self, MonitorRow, StateUpdate};
+
+/// One region's part of a cycle: `None` when the region has no live probe (or no result).
+#[derive(Debug, Clone)]
+pub struct RegionResult {
+    pub region: String,
+    pub outcome: Option<Outcome>,
+}
+
+/// What [`apply`] did.
+#[derive(Debug, Clone, Default)]
+pub struct CycleReport {
+    /// The aggregated verdict; `None` when no region reported (nothing was stepped).
+    pub verdict: Option<Verdict>,
+    /// The state machine's result, when it was stepped and the write applied.
+    pub transition: Option<Transition>,
+    /// Events recorded by this cycle, in `seq` order.
+    pub events: Vec<EventRow>,
+    /// Heartbeats handed to the writer.
+    pub heartbeats: usize,
+    /// False when the monitor was paused or deleted before the result could be stored.
+    pub applied: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CycleError {
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+/// The engine's verdict as the state machine's.
+pub fn core_verdict(v: tocsin_checks::Verdict) -> Verdict {
+    match v {
+        tocsin_checks::Verdict::Up => Verdict::Up,
+        tocsin_checks::Verdict::Down => Verdict::Down,
+        tocsin_checks::Verdict::Degraded => Verdict::Degraded,
+        tocsin_checks::Verdict::Changed => Verdict::Changed,
+    }
+}
+
+/// A heartbeat's status for one region's verdict (a check result is never `PENDING`).
+pub fn heartbeat_status(v: tocsin_checks::Verdict) -> Status {
+    match v {
+        tocsin_checks::Verdict::Up => Status::Up,
+        tocsin_checks::Verdict::Down => Status::Down,
+        tocsin_checks::Verdict::Degraded => Status::Degraded,
+        tocsin_checks::Verdict::Changed => Status::Changed,
+    }
+}
+
+/// One outcome as a heartbeat of `m` in `region` at `ts_ms`.
+pub fn heartbeat_of(
+    m: &MonitorRow,
+    region: &str,
+    ts_ms: i64,
+    o: &Outcome,
+    correlation_id: Option<&str>,
+) -> NewHeartbeat {
+    let mut hb = NewHeartbeat::new(
+        &m.id,
+        m.seq,
+        ts_ms,
+        region,
+        heartbeat_status(o.verdict),
+        o.latency.as_secs_f64() * 1000.0,
+    );
+    hb.status_code = o.status_code;
+    hb.message = o.message.as_deref().map(|s| truncate(s, MAX_MESSAGE_BYTES));
+    hb.retry_count = o.retry_count;
+    hb.timings = o.timings;
+    hb.response_headers = o.response_headers.clone();
+    hb.response_body = o.response_body.clone();
+    hb.resolved_ip = o.resolved_ip;
+    hb.assertion_results = (!o.assertion_results.is_empty()).then(|| o.assertion_results.clone());
+    hb.correlation_id = correlation_id.map(str::to_string);
+    hb
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// The HTTP monitor's certificate warning threshold in days, if it has one.
+fn cert_warn_days(m: &MonitorRow) -> Option<i64> {
+    match m.check_spec()? {
+        Ok(CheckSpec::Http(spec)) => Some(i64::from(spec.tls.cert_expiry_warn_days)),
+        _ => None,
+    }
+}
+
+/// Applies one cycle of `m` that ran at `ran_at_ms` (see the module documentation).
+pub async fn apply(
+    state: &AppState,
+    m: &MonitorRow,
+    ran_at_ms: i64,
+    results: &[RegionResult],
+) -> Result<CycleReport, CycleError> {
+    let per_region: Vec<(&str, Option<Verdict>)> = results
+        .iter()
+        .map(|r| {
+            (
+                r.region.as_str(),
+                r.outcome.as_ref().map(|o| core_verdict(o.verdict)),
+            )
+        })
+        .collect();
+    let verdict = aggregate(&per_region, m.quorum());
+    let mut report = CycleReport {
+        verdict,
+        ..CycleReport::default()
+    };
+    let Some(verdict) = verdict else {
+        // Nobody reported: no heartbeat, no step, no false DOWN.
+        return Ok(report);
+    };
+    let transition = step(
+        &m.monitor_state(),
+        &m.state_settings(),
+        CycleInput::new(verdict),
+        from_ms(ran_at_ms),
+    );
+    let changed_at = if transition.event.is_some() {
+        ran_at_ms
+    } else {
+        m.status_changed_at
+    };
+
+    let mut tx = state.db().begin().await?;
+    let update = StateUpdate::from_state(&transition.state, changed_at, Some(ran_at_ms));
+    if monitors::update_state(&mut *tx, &m.id, &update).await? == 0 {
+        // Paused or deleted while the check ran: the result belongs to nobody.
+        tx.rollback().await?;
+        return Ok(report);
+    }
+    if let Some(ev) = transition.event {
+        // The words of the first region that agrees with the cycle's verdict explain it best.
+        let message = results
+            .iter()
+            .filter_map(|r| r.outcome.as_ref())
+            .find(|o| core_verdict(o.verdict) == verdict)
+            .and_then(|o| o.message.as_deref())
+            .map(|s| truncate(s, MAX_MESSAGE_BYTES));
+        let row = events::append(
+            &mut tx,
+            &NewEvent {
+                monitor_id: &m.id,
+                kind: event_kind_str(ev.kind),
+                from_status: status_str(ev.from),
+                to_status: status_str(ev.to),
+                message: message.as_deref(),
+                alert: ev.is_alert_worthy(),
+                created_at: ran_at_ms,
+            },
+        )
+        .await?;
+        report.events.extend(row);
+        let expiring = cert_warn_days(m).and_then(|warn| {
+            results
+                .iter()
+                .filter_map(|r| r.outcome.as_ref()?.cert_days_left)
+                .filter(|days| *days < warn)
+                .min()
+        });
+        if let Some(days) = expiring {
+            let text = format!("the certificate expires in {days} days");
+            let row = events::append(
+                &mut tx,
+                &NewEvent {
+                    monitor_id: &m.id,
+                    kind: "certificate_expiring",
+                    from_status: status_str(ev.from),
+                    to_status: status_str(ev.to),
+                    message: Some(&text),
+                    alert: true,
+                    created_at: ran_at_ms,
+                },
+            )
+            .await?;
+            report.events.extend(row);
+        }
+    }
+    if m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none() {
+        // The first answer set becomes the baseline later cycles are compared against.
+        let first = results
+            .iter()
+            .filter_map(|r| r.outcome.as_ref()?.dns_answers.as_ref())
+            .next();
+        if let Some(answers) = first {
+            monitors::set_dns_baseline(&mut *tx, &m.id, Some(answers)).await?;
+        }
+    }
+    tx.commit().await?;
+    report.transition = Some(transition);
+    report.applied = true;
+
+    let submissions: Vec<_> = results
+        .iter()
+        .filter_map(|r| {
+            let o = r.outcome.as_ref()?;
+            Some(
+                state
+                    .heartbeats()
+                    .submit(heartbeat_of(m, &r.region, ran_at_ms, o, None)),
+            )
+        })
+        .collect();
+    report.heartbeats = submissions.len();
+    for (i, outcome) in futures::future::join_all(submissions)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        if let Err(e) = outcome {
+            tracing::warn!(monitor = %m.id, index = i, error = %e, "heartbeat not stored");
+        }
+    }
+    Ok(report)
+}
+
+/// The stored spelling of an event kind.
+pub fn event_kind_str(k: EventKind) -> &'static str {
+    match k {
+        EventKind::Down => "down",
+        EventKind::Up => "up",
+        EventKind::Degraded => "degraded",
+        EventKind::Changed => "changed",
+        EventKind::Maintenance => "maintenance",
+        EventKind::Pending => "pending",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncates_at_char_boundary() {
+        assert_eq!(truncate("héllo", 2), "h");
+        assert_eq!(truncate("abc", 10), "abc");
+    }
+
+    #[test]
+    fn verdicts_map_one_to_one() {
+        use tocsin_checks::Verdict as V;
+        for (v, s) in [
+            (V::Up, Status::Up),
+            (V::Down, Status::Down),
+            (V::Degraded, Status::Degraded),
+            (V::Changed, Status::Changed),
+        ] {
+            assert_eq!(heartbeat_status(v), s);
+            assert_eq!(status_str(s), status_str(heartbeat_status(v)));
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! The check scheduler and the built-in probe (region `local`).
+//!
+//! [`run`] is one task that keeps every active non-PUSH monitor in an in-memory schedule (a
+//! `BTreeSet` of `(next run, monitor id)`) and sleeps until the earliest deadline, a change
+//! notice, or cancellation. Each monitor runs on its grid
+//! ([`tocsin_core::Grid::for_monitor`]: anchor + hashed offset + k × interval), so runs never
+//! drift and monitors with the same interval do not fire together. The schedule is built from
+//! [`monitors::list_active_for_scheduling`] and kept current by the change feed
+//! ([`super::changes`]): create/update/resume reload that monitor and reschedule it,
+//! delete/pause drop it, and a lagged feed reloads everything.
+//!
+//! A due monitor is reloaded from the store (the row carries its current state and latest
+//! settings) and run by [`run_cycle`]: the regions of the cycle are picked with
+//! [`tocsin_core::pick_regions`] (cycle index = the grid slot number), `local` runs the check
+//! engine, every other region has no live probe yet and reports nothing (the quorum ignores
+//! it; if nobody reported, the state machine is not stepped). The result goes to
+//! [`super::cycle::apply`].
+//!
+//! [`Checks`] bounds concurrency (a semaphore of `max_in_flight_checks` permits) and
+//! guarantees one run per monitor at a time: a monitor still running when its next slot comes
+//! skips that slot. Tests with a manual clock call [`run_due`] instead of waiting.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tocsin_checks::Outcome;
+use tocsin_core::schedule::stable_hash;
+use tocsin_core::{pick_regions, Grid};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::changes::ChangeKind;
+use super::cycle::{self, CycleReport, RegionResult};
+use super::{MonitorType, LOCAL_REGION};
+use crate::app::AppState;
+use crate::store::monitors::{self, MonitorRow};
+
+/// Concurrency limits shared by the scheduler, [`run_due`] and on-demand checks.
+#[derive(Debug)]
+pub struct Checks {
+    permits: Arc<Semaphore>,
+    running: Mutex<HashSet<String>>,
+}
+
+impl Checks {
+    pub fn new(max_in_flight: usize) -> Checks {
+        Checks {
+            permits: Arc::new(Semaphore::new(max_in_flight.max(1))),
+            running: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Marks `id` running; false when it already is (the caller skips this slot).
+    fn claim(&self, id: &str) -> bool {
+        match self.running.lock() {
+            Ok(mut set) => set.insert(id.to_string()),
+            Err(poisoned) => poisoned.into_inner().insert(id.to_string()),
+        }
+    }
+
+    fn release(&self, id: &str) {
+        match self.running.lock() {
+            Ok(mut set) => set.remove(id),
+            Err(poisoned) => poisoned.into_inner().remove(id),
+        };
+    }
+
+    /// Runs one check on the built-in probe, within the in-flight bound.
+    pub async fn probe(&self, m: &MonitorRow) -> Option<Outcome> {
+        let spec = match m.check_spec()? {
+            Ok(spec) => spec,
+            Err(errors) => {
+                // Validated on write; only a row from a stricter future engine lands here.
+                tracing::warn!(monitor = %m.id, ?errors, "stored check no longer parses; skipped");
+                return None;
+            }
+        };
+        let _permit = self.permits.clone().acquire_owned().await.ok()?;
+        Some(tocsin_checks::run(&spec, &m.run_options()).await)
+    }
+}
+
+/// Clears the running mark however the run ends (including a panic in the check).
+struct Claim<'a>(&'a Checks, String);
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.0.release(&self.1);
+    }
+}
+
+fn is_scheduled(m: &MonitorRow) -> bool {
+    m.is_active() && m.kind().is_some_and(|k| k != MonitorType::Push)
+}
+
+fn grid_of(m: &MonitorRow) -> Grid {
+    let interval_ms = u64::try_from(m.interval_s.max(1))
+        .unwrap_or(1)
+        .saturating_mul(1000);
+    Grid::for_monitor(&m.id, interval_ms)
+}
+
+/// Which slot of its grid `slot_ms` is (the `k` in anchor + offset + k × interval).
+fn cycle_index(grid: &Grid, slot_ms: i64) -> u64 {
+    let since = i128::from(slot_ms) - i128::from(grid.anchor_ms) - i128::from(grid.offset_ms);
+    let k = since.max(0) / i128::from(grid.interval_ms.max(1));
+    u64::try_from(k).unwrap_or(0)
+}
+
+/// Runs one scheduled cycle of `m` for grid slot `slot_ms`, unless `m` is already running
+/// (then `None`: the slot is skipped). The cycle's time is the clock at the start of the run.
+pub async fn run_cycle(
+    state: &AppState,
+    m: &MonitorRow,
+    slot_ms: i64,
+) -> Option<Result<CycleReport, cycle::CycleError>> {
+    let checks = state.checks();
+    if !checks.claim(&m.id) {
+        tracing::debug!(monitor = %m.id, "still running: slot skipped");
+        return None;
+    }
+    let _claim = Claim(checks, m.id.clone());
+    let grid = grid_of(m);
+    let k = cycle_index(&grid, slot_ms);
+    // Random picks need a number; a hash of id and slot is as good as any and reproducible.
+    let rand = stable_hash(&format!("{}:{slot_ms}", m.id));
+    let regions = pick_regions(m.region_strategy(), &m.regions(), k, rand);
+    let ran_at = state.clock().now_ms();
+    let mut results = Vec::with_capacity(regions.len());
+    for region in regions {
+        let outcome = if region == LOCAL_REGION {
+            checks.probe(m).await
+        } else {
+            // No live probe for this region yet: it reports nothing this cycle.
+            None
+        };
+        results.push(RegionResult { region, outcome });
+    }
+    Some(cycle::apply(state, m, ran_at, &results).await)
+}
+
+/// Runs, and waits for, every active scheduled monitor with a grid slot in
+/// `(last_check_at, now_ms]` — what a scheduler waking at `now_ms` would run. Reads the store,
+/// not the in-memory schedule, so tests driving a manual clock get deterministic cycles.
+/// Returns the reports of the cycles that ran, by monitor id.
+pub async fn run_due(
+    state: &AppState,
+    now_ms: i64,
+) -> Result<Vec<(String, CycleReport)>, sqlx::Error> {
+    let rows = monitors::list_active_for_scheduling(state.db().reader()).await?;
+    let due = rows.into_iter().filter_map(|m| {
+        let slot = grid_of(&m).last_run_at_or_before(now_ms)?;
+        let ran_since = m.last_check_at.is_some_and(|at| at >= slot);
+        (!ran_since).then_some((m, slot))
+    });
+    let runs = due.map(|(m, slot)| async move {
+        let report = run_cycle(state, &m, slot).await;
+        (m.id, report)
+    });
+    let mut out = Vec::new();
+    for (id, report) in futures::future::join_all(runs).await {
+        match report {
+            Some(Ok(r)) => out.push((id, r)),
+            Some(Err(e)) => tracing::warn!(monitor = %id, error = %e, "cycle not applied"),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The in-memory schedule: next run per monitor, ordered by time, with each monitor's grid
+/// (so rescheduling needs no store read; the change feed keeps grids current).
+#[derive(Default)]
+struct Schedule {
+    queue: BTreeSet<(i64, String)>,
+    next: HashMap<String, (i64, Grid)>,
+}
+
+impl Schedule {
+    /// (Re)schedules `id` at its grid's first slot after `now`.
+    fn put(&mut self, id: &str, grid: Grid, now: i64) {
+        self.drop_id(id);
+        let at = grid.next_run_after(now);
+        self.queue.insert((at, id.to_string()));
+        self.next.insert(id.to_string(), (at, grid));
+    }
+
+    fn drop_id(&mut self, id: &str) {
+        if let Some((at, _)) = self.next.remove(id) {
+            self.queue.remove(&(at, id.to_string()));
+        }
+    }
+
+    fn earliest(&self) -> Option<i64> {
+        self.queue.first().map(|(at, _)| *at)
+    }
+
+    /// The monitors due at `now` (slot, id), each rescheduled at its next slot after `now`:
+    /// from the grid, not from when the run ends, so there is no drift, and a run still going
+    /// at its next slot simply skips it.
+    fn take_due(&mut self, now: i64) -> Vec<(i64, String)> {
+        let mut due = Vec::new();
+        while let Some((at, _)) = self.queue.first() {
+            if *at > now {
+                break;
+            }
+            if let Some((at, id)) = self.queue.pop_first() {
+                if let Some((_, grid)) = self.next.remove(&id) {
+                    self.put(&id, grid, now);
+                }
+                due.push((at, id));
+            }
+        }
+        due
+    }
+
+    fn clear(&mut self) {
+        self.queue.clear();
+        self.next.clear();
+    }
+}
+
+async fn reload_all(state: &AppState, schedule: &mut Schedule) {
+    match monitors::list_active_for_scheduling(state.db().reader()).await {
+        Ok(rows) => {
+            schedule.clear();
+            let now = state.clock().now_ms();
+            for m in rows.iter().filter(|m| is_scheduled(m)) {
+                schedule.put(&m.id, grid_of(m), now);
+            }
+        }
+        // Keep the schedule we have; the next lag or restart retries.
+        Err(e) => tracing::warn!(error = %e, "could not load monitors to schedule"),
+    }
+}
+
+async fn reload_one(state: &AppState, schedule: &mut Schedule, id: &str) {
+    match monitors::get_by_id(state.db().reader(), id).await {
+        Ok(Some(m)) if is_scheduled(&m) => {
+            schedule.put(&m.id, grid_of(&m), state.clock().now_ms());
+        }
+        Ok(_) => schedule.drop_id(id),
+        Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
+    }
+}
+
+/// Longest sleep between looks at the clock, so a clock that jumps (or a missed wake-up)
+/// costs at most this much delay.
+const MAX_SLEEP: Duration = Duration::from_secs(5);
+
+/// The scheduler task: runs until `cancel` fires. On cancel no new run starts and runs in
+/// flight get [`SHUTDOWN_GRACE`] to finish and store their results.
+pub async fn run(state: AppState, cancel: CancellationToken) {
+    // Subscribe before loading, so no change between the load and the loop is missed.
+    let mut changes = state.monitor_changes().subscribe();
+    let mut schedule = Schedule::default();
+    reload_all(&state, &mut schedule).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        let now = state.clock().now_ms();
+        for (slot, id) in schedule.take_due(now) {
+            let s = state.clone();
+            let task_id = id.clone();
+            tasks.spawn(async move {
+                let id = task_id;
+                let m = match monitors::get_by_id(s.db().reader(), &id).await {
+                    Ok(Some(m)) if is_scheduled(&m) => m,
+                    // Paused or deleted: the change feed drops it from the schedule.
+                    Ok(_) => return None,
+                    Err(e) => {
+                        tracing::warn!(monitor = %id, error = %e, "could not load monitor");
+                        return Some(id);
+                    }
+                };
+                if let Some(Err(e)) = run_cycle(&s, &m, slot).await {
+                    tracing::warn!(monitor = %id, error = %e, "cycle not applied");
+                }
+                Some(id)
+            });
+        }
+        let wait = schedule
+            .earliest()
+            .map(|at| Duration::from_millis(u64::try_from(at - now).unwrap_or(0)))
+            .unwrap_or(MAX_SLEEP)
+            .min(MAX_SLEEP);
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tokio::time::sleep(wait) => {}
+            // Reap finished runs so the set does not grow.
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            change = changes.recv() => match change {
+                Ok(c) => match c.kind {
+                    ChangeKind::Deleted | ChangeKind::Paused => schedule.drop_id(&c.monitor_id),
+                    ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
+                        reload_one(&state, &mut schedule, &c.monitor_id).await;
+                    }
+                },
+                Err(RecvError::Lagged(n)) => {
+                    tracing::info!(missed = n, "change feed lagged: reloading every monitor");
+                    reload_all(&state, &mut schedule).await;
+                }
+                Err(RecvError::Closed) => break,
+            },
+        }
+    }
+    // Let in-flight checks finish so their results are stored before the writer shuts down,
+    // but do not let a slow target hold shutdown hostage: what is still running after the
+    // grace period is abandoned (its cycle is simply not recorded).
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
+        tracing::warn!("checks still running at shutdown were abandoned");
+        tasks.abort_all();
+    }
+}
+
+/// How long shutdown waits for running checks.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_orders_and_replaces() {
+        let grid = |offset_ms| Grid {
+            anchor_ms: 0,
+            offset_ms,
+            interval_ms: 100,
+        };
+        let mut s = Schedule::default();
+        s.put("a", grid(30), 0);
+        s.put("b", grid(10), 0);
+        s.put("a", grid(5), 0);
+        assert_eq!(s.earliest(), Some(5));
+        assert_eq!(s.take_due(10), vec![(5, "a".into()), (10, "b".into())]);
+        // Both were rescheduled at their next slots, not dropped.
+        assert_eq!(s.earliest(), Some(105));
+        s.drop_id("a");
+        s.drop_id("b");
+        assert_eq!(s.earliest(), None);
+        assert!(s.take_due(1_000).is_empty());
+    }
+
+    #[test]
+    fn cycle_index_counts_slots() {
+        let g = Grid {
+            anchor_ms: 0,
+            offset_ms: 500,
+            interval_ms: 1000,
+        };
+        assert_eq!(cycle_index(&g, 500), 0);
+        assert_eq!(cycle_index(&g, 2500), 2);
+        assert_eq!(cycle_index(&g, 0), 0);
+    }
+
+    #[test]
+    fn one_run_per_monitor() {
+        let c = Checks::new(1);
+        assert!(c.claim("m"));
+        assert!(!c.claim("m"));
+        c.release("m");
+        assert!(c.claim("m"));
+    }
+}
