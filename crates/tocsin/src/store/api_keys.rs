@@ -114,9 +114,7 @@ pub async fn update<'e>(
         n + 1,
         n + 2
     ));
-    if expected.is_some() {
-        sql.push_str(&format!(" AND version = ${}", n + 3));
-    }
+    sql.push_str(&super::version_clause(expected, n + 3));
     let mut q = sqlx::query(&sql)
         .bind(&k.name)
         .bind(&k.permissions)
@@ -128,10 +126,10 @@ pub async fn update<'e>(
         q = q.bind(h);
     }
     q = q.bind(&k.workspace_id).bind(&k.id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// What the request path needs to authenticate a bearer token.

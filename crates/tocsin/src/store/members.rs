@@ -77,18 +77,16 @@ pub async fn update_role<'e>(
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = if expected.is_some() {
+    let sql = format!(
         "UPDATE memberships SET role = $1, updated_at = $2, version = version + 1 \
-         WHERE workspace_id = $3 AND user_id = $4 AND version = $5"
-    } else {
-        "UPDATE memberships SET role = $1, updated_at = $2, version = version + 1 \
-         WHERE workspace_id = $3 AND user_id = $4"
-    };
-    let mut q = sqlx::query(sql).bind(role).bind(now).bind(ws).bind(user);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+         WHERE workspace_id = $3 AND user_id = $4{}",
+        super::version_clause(expected, 5)
+    );
+    let q = sqlx::query(&sql).bind(role).bind(now).bind(ws).bind(user);
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 pub async fn delete<'e>(e: impl Exec<'e>, ws: &str, user: &str) -> Result<u64, sqlx::Error> {

@@ -217,3 +217,25 @@ pub fn split_list(s: &str) -> Vec<String> {
 /// Anything a query can run on: a pool, a connection, or an open transaction.
 pub trait Exec<'e>: Executor<'e, Database = sqlx::Any> {}
 impl<'e, T: Executor<'e, Database = sqlx::Any>> Exec<'e> for T {}
+
+/// A query over the `Any` driver, as the store builds them.
+pub type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+/// The optimistic version lock of a write: with the `If-Match` version, the `WHERE` clause
+/// gains `AND version = $n` (`n` is the next free placeholder); without one, nothing. Pair it
+/// with [`bind_version`], which binds that placeholder last. A 0-row result then means
+/// "missing or stale", which `http::extract::check_write` tells apart.
+pub fn version_clause(expected: Option<i64>, n: usize) -> String {
+    match expected {
+        Some(_) => format!(" AND version = ${n}"),
+        None => String::new(),
+    }
+}
+
+/// Binds the version of [`version_clause`], if any; call it after every other bind.
+pub fn bind_version(q: AnyQuery<'_>, expected: Option<i64>) -> AnyQuery<'_> {
+    match expected {
+        Some(v) => q.bind(v),
+        None => q,
+    }
+}

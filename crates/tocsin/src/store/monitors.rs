@@ -423,10 +423,8 @@ pub async fn update_settings<'e>(
         sql.push_str(", dns_baseline = NULL");
     }
     sql.push_str(" WHERE workspace_id = $19 AND id = $20");
-    if expected.is_some() {
-        sql.push_str(" AND version = $21");
-    }
-    let mut q = sqlx::query(&sql)
+    sql.push_str(&super::version_clause(expected, 21));
+    let q = sqlx::query(&sql)
         .bind(&m.name)
         .bind(&m.url)
         .bind(&m.host)
@@ -447,17 +445,10 @@ pub async fn update_settings<'e>(
         .bind(m.updated_at)
         .bind(&m.workspace_id)
         .bind(&m.id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
-}
-
-fn version_clause(expected: Option<i64>, n: usize) -> String {
-    match expected {
-        Some(_) => format!(" AND version = ${n}"),
-        None => String::new(),
-    }
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// Pauses a monitor (a user edit: bumps `version`). Its state is kept as it was.
@@ -471,13 +462,13 @@ pub async fn pause<'e>(
     let sql = format!(
         "UPDATE monitors SET active = 0, updated_at = $1, version = version + 1 \
          WHERE workspace_id = $2 AND id = $3{}",
-        version_clause(expected, 4)
+        super::version_clause(expected, 4)
     );
-    let mut q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// Resumes a monitor: active again, state back to [`MonitorState::initial`] (`PENDING`,
@@ -494,13 +485,13 @@ pub async fn resume<'e>(
          consecutive_successes = 0, pending_failure_since = NULL, status_changed_at = $1, \
          started_at = $1, updated_at = $1, version = version + 1 \
          WHERE workspace_id = $2 AND id = $3{}",
-        version_clause(expected, 4)
+        super::version_clause(expected, 4)
     );
-    let mut q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// Replaces a PUSH monitor's token hash (the old token stops working with this commit).
@@ -515,13 +506,13 @@ pub async fn set_push_token_hash<'e>(
     let sql = format!(
         "UPDATE monitors SET push_token_hash = $1, updated_at = $2, version = version + 1 \
          WHERE workspace_id = $3 AND id = $4 AND type = 'PUSH'{}",
-        version_clause(expected, 5)
+        super::version_clause(expected, 5)
     );
-    let mut q = sqlx::query(&sql).bind(hash).bind(now).bind(ws).bind(id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    let q = sqlx::query(&sql).bind(hash).bind(now).bind(ws).bind(id);
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// A person accepted a DNS_DIFF monitor's new answers: the baseline is cleared (the next
@@ -540,9 +531,9 @@ pub async fn accept_baseline<'e>(
         "UPDATE monitors SET dns_baseline = NULL, status = $1, consecutive_failures = $2, \
          consecutive_successes = $3, pending_failure_since = $4, status_changed_at = $5, \
          updated_at = $6, version = version + 1 WHERE workspace_id = $7 AND id = $8{}",
-        version_clause(expected, 9)
+        super::version_clause(expected, 9)
     );
-    let mut q = sqlx::query(&sql)
+    let q = sqlx::query(&sql)
         .bind(monitoring::status_str(state.status))
         .bind(i64::from(state.consecutive_failures))
         .bind(i64::from(state.consecutive_successes))
@@ -551,10 +542,10 @@ pub async fn accept_baseline<'e>(
         .bind(now)
         .bind(ws)
         .bind(id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// Deletes a monitor (memberships go with it), checking `version` when `expected` is given.
@@ -567,13 +558,13 @@ pub async fn delete<'e>(
 ) -> Result<u64, sqlx::Error> {
     let sql = format!(
         "DELETE FROM monitors WHERE workspace_id = $1 AND id = $2{}",
-        version_clause(expected, 3)
+        super::version_clause(expected, 3)
     );
-    let mut q = sqlx::query(&sql).bind(ws).bind(id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    let q = sqlx::query(&sql).bind(ws).bind(id);
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// Every active monitor the check engine runs (all types but PUSH), across workspaces, in id

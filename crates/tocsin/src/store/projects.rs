@@ -90,19 +90,17 @@ pub async fn update<'e>(
         "UPDATE projects SET name = $1, description = $2, updated_at = $3, version = version + 1 \
          WHERE workspace_id = $4 AND id = $5",
     );
-    if expected.is_some() {
-        sql.push_str(" AND version = $6");
-    }
-    let mut q = sqlx::query(&sql)
+    sql.push_str(&super::version_clause(expected, 6));
+    let q = sqlx::query(&sql)
         .bind(&p.name)
         .bind(&p.description)
         .bind(p.updated_at)
         .bind(&p.workspace_id)
         .bind(&p.id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// Bumps one project's `version` (checked when `expected` is given) because its membership is
@@ -117,14 +115,12 @@ pub async fn bump<'e>(
     let mut sql = String::from(
         "UPDATE projects SET version = version + 1, updated_at = $1 WHERE workspace_id = $2 AND id = $3",
     );
-    if expected.is_some() {
-        sql.push_str(" AND version = $4");
-    }
-    let mut q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    sql.push_str(&super::version_clause(expected, 4));
+    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 /// Marks projects as changed (their membership moved): bumps `version` and `updated_at`.

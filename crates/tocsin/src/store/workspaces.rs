@@ -59,23 +59,21 @@ pub async fn update_settings<'e>(
     w: &WorkspaceRow,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = if expected.is_some() {
+    let sql = format!(
         "UPDATE workspaces SET name = $1, slug = $2, timezone = $3, updated_at = $4, version = version + 1 \
-         WHERE id = $5 AND version = $6"
-    } else {
-        "UPDATE workspaces SET name = $1, slug = $2, timezone = $3, updated_at = $4, version = version + 1 \
-         WHERE id = $5"
-    };
-    let mut q = sqlx::query(sql)
+         WHERE id = $5{}",
+        super::version_clause(expected, 6)
+    );
+    let q = sqlx::query(&sql)
         .bind(&w.name)
         .bind(&w.slug)
         .bind(&w.timezone)
         .bind(w.updated_at)
         .bind(&w.id);
-    if let Some(v) = expected {
-        q = q.bind(v);
-    }
-    Ok(q.execute(e).await?.rows_affected())
+    Ok(super::bind_version(q, expected)
+        .execute(e)
+        .await?
+        .rows_affected())
 }
 
 #[derive(Debug, Clone, FromRow)]
