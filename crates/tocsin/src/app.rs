@@ -13,6 +13,7 @@ use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::monitoring::scheduler::Checks;
+use crate::push::tokens::PushTokens;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -32,6 +33,7 @@ struct Inner {
     monitor_changes: Changes,
     heartbeats: HeartbeatWriter,
     checks: Checks,
+    push_tokens: PushTokens,
 }
 
 impl AppState {
@@ -60,6 +62,7 @@ impl AppState {
             workspaces: TtlCache::new(5_000, 100_000),
             monitor_changes: Changes::default(),
             heartbeats: HeartbeatWriter::start(db_for_writer, WriterOptions::default()),
+            push_tokens: PushTokens::default(),
         })))
     }
 
@@ -74,6 +77,9 @@ impl AppState {
     }
     pub fn keys(&self) -> &KeyCache {
         &self.0.keys
+    }
+    pub fn push_tokens(&self) -> &PushTokens {
+        &self.0.push_tokens
     }
     pub fn limits(&self) -> &Limiters {
         &self.0.limits

@@ -117,6 +117,9 @@ pub struct RateLimits {
     pub sign_in_per_email: u32,
     #[serde(default = "d_sign_up_ip")]
     pub sign_up_per_ip: u32,
+    /// Pushes to unknown push tokens per client IP and minute.
+    #[serde(default = "d_push_unknown_ip")]
+    pub push_unknown_per_ip: u32,
 }
 
 fn d_sign_in_ip() -> u32 {
@@ -128,6 +131,9 @@ fn d_sign_in_email() -> u32 {
 fn d_sign_up_ip() -> u32 {
     20
 }
+fn d_push_unknown_ip() -> u32 {
+    120
+}
 
 impl Default for RateLimits {
     fn default() -> Self {
@@ -135,6 +141,7 @@ impl Default for RateLimits {
             sign_in_per_ip: d_sign_in_ip(),
             sign_in_per_email: d_sign_in_email(),
             sign_up_per_ip: d_sign_up_ip(),
+            push_unknown_per_ip: d_push_unknown_ip(),
         }
     }
 }

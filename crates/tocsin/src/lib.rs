@@ -16,6 +16,7 @@ pub mod ids;
 pub mod mail;
 pub mod monitoring;
 pub mod plans;
+pub mod push;
 pub mod server;
 pub mod store;
 pub mod telemetry;

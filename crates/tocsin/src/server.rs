@@ -53,8 +53,8 @@ pub async fn run(
 }
 
 /// Housekeeping that runs beside the API: evicting idle rate-limit entries, deleting expired
-/// sessions, pruning heartbeats past their retention, and (unless disabled) the check
-/// scheduler with the built-in probe.
+/// sessions and push idempotency keys, pruning heartbeats past their retention, and (unless
+/// disabled) the check scheduler with the built-in probe and the push deadline watcher.
 fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task::JoinHandle<()>> {
     let s = state.clone();
     let cancel_housekeeping = cancel.clone();
@@ -69,6 +69,9 @@ fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task
                     if let Err(e) = crate::store::sessions::delete_expired(s.db().writer(), now).await {
                         tracing::warn!(error = %e, "could not delete expired sessions");
                     }
+                    if let Err(e) = crate::push::prune_idempotency_keys(&s).await {
+                        tracing::warn!(error = %e, "could not prune push idempotency keys");
+                    }
                 }
             }
         }
@@ -81,6 +84,10 @@ fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task
     let mut workers = vec![housekeeping, retention];
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
+            state.clone(),
+            cancel.clone(),
+        )));
+        workers.push(tokio::spawn(crate::push::watcher::run(
             state.clone(),
             cancel.clone(),
         )));

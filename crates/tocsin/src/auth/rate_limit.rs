@@ -1,6 +1,7 @@
 //! Keyed rate limits (sign-in per IP and per email, push per token, public endpoints): GCRA
 //! from `governor`, with idle keys evicted so memory stays bounded however many keys appear.
 
+use std::hash::Hash;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,13 +9,21 @@ use std::time::Duration;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 
+/// A GCRA limiter per key `K` (an IP or email as text, a push monitor's sequence number).
 #[derive(Clone)]
-pub struct KeyedLimiter {
-    inner: Arc<DefaultKeyedRateLimiter<String>>,
+pub struct KeyedLimiter<K: Hash + Eq + Clone = String> {
+    inner: Arc<DefaultKeyedRateLimiter<K>>,
     clock: DefaultClock,
 }
 
-impl KeyedLimiter {
+impl KeyedLimiter<String> {
+    /// `Ok` if allowed now; otherwise the whole seconds to wait.
+    pub fn check(&self, key: &str) -> Result<(), u64> {
+        self.check_key(&key.to_string())
+    }
+}
+
+impl<K: Hash + Eq + Clone> KeyedLimiter<K> {
     /// `per_minute` requests a minute, all of which may come at once.
     pub fn per_minute(per_minute: u32) -> Self {
         let n = NonZeroU32::new(per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
@@ -25,8 +34,8 @@ impl KeyedLimiter {
     }
 
     /// `Ok` if allowed now; otherwise the whole seconds to wait.
-    pub fn check(&self, key: &str) -> Result<(), u64> {
-        match self.inner.check_key(&key.to_string()) {
+    pub fn check_key(&self, key: &K) -> Result<(), u64> {
+        match self.inner.check_key(key) {
             Ok(()) => Ok(()),
             Err(not_until) => {
                 let wait: Duration = not_until.wait_time_from(self.clock.now());
@@ -56,6 +65,11 @@ pub struct Limiters {
     pub sign_in_ip: KeyedLimiter,
     pub sign_in_email: KeyedLimiter,
     pub sign_up_ip: KeyedLimiter,
+    /// Pushes per monitor (keyed by its sequence number, so a regenerated token keeps the
+    /// monitor's budget).
+    pub push: KeyedLimiter<i64>,
+    /// Pushes to unknown tokens per client IP: guessing costs the guesser, not the database.
+    pub push_unknown_ip: KeyedLimiter,
 }
 
 impl Limiters {
@@ -64,6 +78,8 @@ impl Limiters {
             sign_in_ip: KeyedLimiter::per_minute(cfg.sign_in_per_ip),
             sign_in_email: KeyedLimiter::per_minute(cfg.sign_in_per_email),
             sign_up_ip: KeyedLimiter::per_minute(cfg.sign_up_per_ip),
+            push: KeyedLimiter::per_minute(crate::push::PUSH_RATE_PER_MINUTE),
+            push_unknown_ip: KeyedLimiter::per_minute(cfg.push_unknown_per_ip),
         }
     }
 
@@ -71,6 +87,8 @@ impl Limiters {
         self.sign_in_ip.evict_idle();
         self.sign_in_email.evict_idle();
         self.sign_up_ip.evict_idle();
+        self.push.evict_idle();
+        self.push_unknown_ip.evict_idle();
     }
 }
 

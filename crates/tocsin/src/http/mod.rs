@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod ops;
 pub mod pagination;
 pub mod projects;
+pub mod push;
 pub mod schema;
 pub mod workspace;
 

@@ -1244,6 +1244,7 @@ async fn delete(
     )
     .await?;
     tx.commit().await?;
+    state.push_tokens().forget(&m.id);
     state.monitor_changes().publish(&m.id, ChangeKind::Deleted);
     Ok(NoContent)
 }
@@ -1338,6 +1339,8 @@ async fn regenerate_push_token(
     }
     let token = secrets::generate("");
     let now = state.clock().now_ms();
+    // Forgotten before and after the write: see `push::tokens` for why both.
+    state.push_tokens().forget(&m.id);
     let mut tx = state.db().begin().await?;
     let rows = store::monitors::set_push_token_hash(
         &mut *tx,
@@ -1362,6 +1365,7 @@ async fn regenerate_push_token(
     )
     .await?;
     tx.commit().await?;
+    state.push_tokens().forget(&m.id);
     Ok(Json(PushTokenIssued { push_token: token }))
 }
 

@@ -29,11 +29,14 @@
 //!
 //! # Writing
 //! [`HeartbeatWriter`] is cheap to clone and lives in the application state. A single task
-//! collects submissions for at most [`WriterOptions::max_wait`] (10 ms) or
-//! [`WriterOptions::max_batch`] items, writes them in one transaction (multi-row inserts of the
-//! heartbeats and their details, plus the hourly rollup rows of [`super::rollup`]), commits,
-//! and only then answers each waiter: when [`HeartbeatWriter::submit`] resolves, the heartbeat
-//! is durable and readable. If a batch fails, its heartbeats are retried one by one so a single
+//! takes everything queued (up to [`WriterOptions::max_batch`] items; whatever arrived while
+//! the previous transaction was committing), writes it in one transaction (multi-row inserts of
+//! the heartbeats and their details, the hourly rollup rows of [`super::rollup`], and for push
+//! items their idempotency claims, monitor state and events via [`crate::push::record`]),
+//! commits, and only then answers each waiter: when [`HeartbeatWriter::submit`] resolves, the
+//! heartbeat is durable and readable. A submission therefore waits at most for the commit in
+//! progress plus its own, well under the 10 ms the push contract allows at the benchmarked
+//! rates (see BENCHMARKS.md). If a batch fails, its heartbeats are retried one by one so a single
 //! bad result cannot sink the others. [`HeartbeatWriter::shutdown`] writes whatever is queued
 //! and stops the task; the server calls it before closing the database.
 
@@ -49,6 +52,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::histogram::to_units;
 use super::rollup;
+use crate::push::record::{self as push_record, PushEffect, Skip};
 use crate::store::heartbeats::{self as hb_store, DetailRow, HeartbeatRow};
 use crate::store::Db;
 
@@ -78,6 +82,9 @@ pub struct NewHeartbeat {
     pub resolved_ip: Option<IpAddr>,
     pub assertion_results: Option<Vec<AssertionResult>>,
     pub correlation_id: Option<String>,
+    /// Set by push ingestion and the push watcher: what the heartbeat means for its monitor,
+    /// applied in the same transaction (see [`crate::push::record`]).
+    pub push: Option<PushEffect>,
 }
 
 impl NewHeartbeat {
@@ -106,6 +113,7 @@ impl NewHeartbeat {
             resolved_ip: None,
             assertion_results: None,
             correlation_id: None,
+            push: None,
         }
     }
 
@@ -136,12 +144,32 @@ pub enum WriteError {
     Invalid(String),
     #[error("database error: {0}")]
     Database(String),
+    /// A push retried with an Idempotency-Key already recorded for its monitor.
+    #[error("a push with this idempotency key is already recorded")]
+    Repeated,
+    /// A push or miss for a monitor that is gone (or no longer a push monitor).
+    #[error("the monitor no longer exists")]
+    MonitorGone,
+    /// A missed deadline that a push (or an earlier miss) already answered.
+    #[error("the deadline is no longer missed")]
+    NotDue,
+}
+
+impl From<Skip> for WriteError {
+    fn from(s: Skip) -> Self {
+        match s {
+            Skip::Repeated => WriteError::Repeated,
+            Skip::Gone => WriteError::MonitorGone,
+            Skip::NotDue => WriteError::NotDue,
+        }
+    }
 }
 
 /// Tuning of the group commit.
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
-    /// How long the first submission of a batch waits for company.
+    /// How long the first submission of a batch waits for company beyond what already queued
+    /// (default zero: commit at once; batches form from what queues during a commit).
     pub max_wait: Duration,
     /// The most heartbeats one transaction takes.
     pub max_batch: usize,
@@ -152,7 +180,7 @@ pub struct WriterOptions {
 impl Default for WriterOptions {
     fn default() -> Self {
         WriterOptions {
-            max_wait: Duration::from_millis(10),
+            max_wait: Duration::ZERO,
             max_batch: 1000,
             queue: 20_000,
         }
@@ -333,7 +361,15 @@ struct WriterTask {
 struct Prepared {
     row: HeartbeatRow,
     detail: Option<DetailRow>,
+    push: Option<PushEffect>,
     reply: Option<Reply>,
+}
+
+/// What one transaction did: the keys inserted, and the push items it refused.
+#[derive(Default)]
+struct Committed {
+    inserted: HashSet<(i64, i64, i64)>,
+    skipped: HashMap<usize, Skip>,
 }
 
 impl WriterTask {
@@ -347,7 +383,22 @@ impl WriterTask {
                 Msg::Flush(a) => acks.push(a),
                 Msg::Shutdown(a) => stop = Some(a),
             }
-            if acks.is_empty() && stop.is_none() {
+            // Group commit without a timer: everything that queued while the previous commit
+            // ran goes into this one, so batches grow with load while a lone heartbeat on an
+            // idle server commits at once.
+            while acks.is_empty() && stop.is_none() && jobs.len() < self.opts.max_batch {
+                match rx.try_recv() {
+                    Ok(Msg::Job(j)) => jobs.push(*j),
+                    Ok(Msg::Flush(a)) => acks.push(a),
+                    Ok(Msg::Shutdown(a)) => stop = Some(a),
+                    Err(_) => break,
+                }
+            }
+            if acks.is_empty()
+                && stop.is_none()
+                && !self.opts.max_wait.is_zero()
+                && jobs.len() < self.opts.max_batch
+            {
                 let deadline = tokio::time::Instant::now() + self.opts.max_wait;
                 while jobs.len() < self.opts.max_batch {
                     match tokio::time::timeout_at(deadline, rx.recv()).await {
@@ -395,13 +446,18 @@ impl WriterTask {
         }
         let mut batch = Vec::with_capacity(jobs.len());
         let mut keys = HashSet::with_capacity(jobs.len());
-        for job in jobs {
+        for mut job in jobs {
+            let push = job.hb.push.take();
             match self.prepare(job.hb).await {
                 Ok((mut row, mut detail)) => {
-                    // Same monitor, region and millisecond as another result: move it forward.
-                    while keys.contains(&(row.monitor_seq, row.ts, row.region_id))
-                        || self.last_ts.get(&(row.monitor_seq, row.region_id)) == Some(&row.ts)
-                    {
+                    // Same monitor, region and millisecond as another result (or a burst of
+                    // pushes that already moved past it): place it just after the newest.
+                    if let Some(&last) = self.last_ts.get(&(row.monitor_seq, row.region_id)) {
+                        if row.ts <= last && last - row.ts < TWIN_WINDOW_MS {
+                            row.ts = last + 1;
+                        }
+                    }
+                    while keys.contains(&(row.monitor_seq, row.ts, row.region_id)) {
                         row.ts += 1;
                     }
                     if let Some(d) = detail.as_mut() {
@@ -411,6 +467,7 @@ impl WriterTask {
                     batch.push(Prepared {
                         row,
                         detail,
+                        push,
                         reply: job.reply,
                     });
                 }
@@ -421,14 +478,14 @@ impl WriterTask {
             }
         }
         match self.commit(&batch).await {
-            Ok(inserted) => self.answer_all(batch, &inserted),
+            Ok(done) => self.answer_all(batch, &done),
             Err(e) if batch.len() == 1 => self.fail_all(batch, &e),
             Err(e) => {
                 tracing::warn!(error = %e, n = batch.len(), "heartbeat batch failed; writing one by one");
                 for p in batch {
                     let one = [p];
                     match self.commit(&one).await {
-                        Ok(inserted) => self.answer_all(one.into(), &inserted),
+                        Ok(done) => self.answer_all(one.into(), &done),
                         Err(e) => self.fail_all(one.into(), &e),
                     }
                 }
@@ -436,10 +493,12 @@ impl WriterTask {
         }
     }
 
-    fn answer_all(&mut self, batch: Vec<Prepared>, inserted: &HashSet<(i64, i64, i64)>) {
-        for p in batch {
+    fn answer_all(&mut self, batch: Vec<Prepared>, done: &Committed) {
+        for (i, p) in batch.into_iter().enumerate() {
             let key = (p.row.monitor_seq, p.row.ts, p.row.region_id);
-            if inserted.contains(&key) {
+            if let Some(skip) = done.skipped.get(&i) {
+                answer(p.reply, Err((*skip).into()));
+            } else if done.inserted.contains(&key) {
                 let last = self.last_ts.entry((key.0, key.2)).or_insert(key.1);
                 *last = (*last).max(key.1);
                 answer(
@@ -466,17 +525,77 @@ impl WriterTask {
         }
     }
 
-    /// One transaction: heartbeats, details of those inserted, their rollups.
-    async fn commit(&self, batch: &[Prepared]) -> Result<HashSet<(i64, i64, i64)>, sqlx::Error> {
-        let rows: Vec<HeartbeatRow> = batch.iter().map(|p| p.row.clone()).collect();
+    /// One transaction: what pushes in the batch mean (their idempotency claims first),
+    /// heartbeats, details of those inserted, their rollups, and the pushed monitors' state.
+    async fn commit(&self, batch: &[Prepared]) -> Result<Committed, sqlx::Error> {
         let mut tx = self.db.begin().await?;
+        // Push items, with their index in the batch.
+        let pushes: Vec<(usize, push_record::Item<'_>)> = batch
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let effect = p.push.as_ref()?;
+                Some((
+                    i,
+                    push_record::Item {
+                        monitor_seq: p.row.monitor_seq,
+                        ts_ms: p.row.ts,
+                        effect,
+                    },
+                ))
+            })
+            .collect();
+        let mut skipped = HashMap::new();
+        let plan = if pushes.is_empty() {
+            None
+        } else {
+            let items: Vec<_> = pushes.iter().map(|(_, item)| *item).collect();
+            let plan = push_record::plan(&mut tx, &items).await?;
+            for ((i, _), skip) in pushes.iter().zip(&plan.skip) {
+                if let Some(skip) = skip {
+                    skipped.insert(*i, *skip);
+                }
+            }
+            Some(plan)
+        };
+        let rows: Vec<HeartbeatRow> = batch
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !skipped.contains_key(i))
+            .map(|(_, p)| p.row.clone())
+            .collect();
         let inserted: HashSet<(i64, i64, i64)> = hb_store::insert_heartbeats(&mut tx, &rows)
             .await?
             .into_iter()
             .collect();
+        if let Some(plan) = &plan {
+            let recorded: Vec<push_record::Recorded<'_>> = pushes
+                .iter()
+                .enumerate()
+                .filter(|(_, (i, item))| {
+                    !skipped.contains_key(i)
+                        && inserted.contains(&(
+                            item.monitor_seq,
+                            item.ts_ms,
+                            batch[*i].row.region_id,
+                        ))
+                })
+                .map(|(index, (i, item))| push_record::Recorded {
+                    index,
+                    item: *item,
+                    message: batch[*i].detail.as_ref().and_then(|d| d.message.as_deref()),
+                })
+                .collect();
+            push_record::apply(&mut tx, plan, &recorded).await?;
+        }
         let details: Vec<DetailRow> = batch
             .iter()
-            .filter(|p| inserted.contains(&(p.row.monitor_seq, p.row.ts, p.row.region_id)))
+            .enumerate()
+            .filter(|(i, p)| {
+                !skipped.contains_key(i)
+                    && inserted.contains(&(p.row.monitor_seq, p.row.ts, p.row.region_id))
+            })
+            .map(|(_, p)| p)
             .filter_map(|p| p.detail.clone())
             .collect();
         hb_store::insert_details(&mut tx, &details).await?;
@@ -491,7 +610,7 @@ impl WriterTask {
         self.stats
             .written
             .fetch_add(inserted.len() as u64, Ordering::Relaxed);
-        Ok(inserted)
+        Ok(Committed { inserted, skipped })
     }
 
     async fn prepare(
@@ -597,6 +716,10 @@ fn cap(s: &str, max: usize) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Codes and encodings
+
+/// A result this close behind the newest stored one of its monitor and region is taken for a
+/// same-moment twin and placed just after it; older ones keep their time (a late result).
+const TWIN_WINDOW_MS: i64 = 1_000;
 
 /// Timestamps must fit the 48 bits of the id.
 const MAX_TS: i64 = 1 << 48;

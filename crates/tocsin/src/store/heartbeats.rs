@@ -52,7 +52,7 @@ pub struct HourlyDelta {
 }
 
 /// `($1, $2, ...), (...)` for `rows` rows of `cols` parameters.
-fn placeholders(rows: usize, cols: usize) -> String {
+pub(crate) fn placeholders(rows: usize, cols: usize) -> String {
     let mut s = String::with_capacity(rows * cols * 5);
     for r in 0..rows {
         if r > 0 {

@@ -16,6 +16,7 @@ pub mod invitations;
 pub mod members;
 pub mod monitors;
 pub mod projects;
+pub mod push;
 pub mod sessions;
 pub mod users;
 pub mod workspaces;

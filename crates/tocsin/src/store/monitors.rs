@@ -79,7 +79,8 @@ pub struct MonitorRow {
     pub updated_at: i64,
 }
 
-const COLUMNS: &str = "id, seq, workspace_id, name, type, status, url, host, port, interval_s, \
+pub(crate) const COLUMNS: &str =
+    "id, seq, workspace_id, name, type, status, url, host, port, interval_s, \
      retries, timeout_s, tags, description, config, regions, region_strategy, quorum, \
      confirmations_required, recovery_confirmations_required, min_failure_duration_ms, \
      consecutive_failures, consecutive_successes, pending_failure_since, active, grace_s, \

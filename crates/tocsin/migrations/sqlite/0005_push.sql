@@ -1,0 +1,13 @@
+-- Push ingestion: the Idempotency-Key of each recorded push, so a retry carrying the same key
+-- for the same monitor collapses into the heartbeat the first attempt stored. Rows are written
+-- in the same transaction as that heartbeat and pruned once older than the window (24 hours,
+-- see src/push/mod.rs); a key older than the window counts as new again.
+CREATE TABLE push_idempotency (
+    monitor_seq INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    -- Milliseconds since the epoch: when the first push with this key was recorded.
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (monitor_seq, key)
+) WITHOUT ROWID;
+
+CREATE INDEX push_idempotency_created ON push_idempotency (created_at);

@@ -1,0 +1,218 @@
+//! `POST /push/{token}`: a cron job, backup or pipeline checks in. The token in the path is the
+//! only credential. The answer (`202 {"ok": true}`) goes out only once the heartbeat is
+//! committed; the rules live in [`crate::push`].
+
+use aide::axum::routing::post_with;
+use aide::axum::ApiRouter;
+use aide::generate::GenContext;
+use aide::openapi::{
+    Operation, Parameter, ParameterData, ParameterSchemaOrContent, ReferenceOr, SchemaObject,
+};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::Json;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tocsin_core::Status;
+
+use super::extract::Accepted;
+use crate::app::AppState;
+use crate::auth::caller::client_ip;
+use crate::auth::secrets;
+use crate::error::{ApiError, ApiResult, ErrorBody, Resource};
+use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
+use crate::monitoring::LOCAL_REGION;
+use crate::push::record::PushEffect;
+use crate::push::{idempotency_key, PushStatus};
+
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/push/{token}",
+        post_with(push, |op| {
+            op.id("pushHeartbeat")
+                .tag("Push")
+                .summary("Check in from a cron job or pipeline: the token in the path is the only credential")
+                .description(
+                    "Records a heartbeat for the push monitor the token belongs to and answers \
+                     202 once it is durably stored. `status=down` (case-insensitive) marks the \
+                     monitor DOWN at once; `up` (the default) is a successful check-in. \
+                     `message` (alias `msg`; `message` wins) is stored on the heartbeat, cut to \
+                     4 KiB. Unknown query parameters and any request body are ignored. \
+                     `Idempotency-Key` (printable ASCII, at most 200 characters) collapses \
+                     retries into one heartbeat for 24 hours; a malformed key is ignored. \
+                     A push to a paused monitor is recorded but changes nothing. 60 requests \
+                     per minute per token.",
+                )
+                .response_with::<404, Json<ErrorBody>, _>(|r| {
+                    r.description("Unknown, old or regenerated token (`PUSH_TOKEN_NOT_FOUND`)")
+                })
+                .response_with::<413, Json<ErrorBody>, _>(|r| {
+                    r.description("Body over the size limit (`PAYLOAD_TOO_LARGE`)")
+                })
+                .response_with::<429, Json<ErrorBody>, _>(|r| {
+                    r.description("Over 60 requests a minute for this token (`RATE_LIMITED`, with `Retry-After`)")
+                })
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PushPath {
+    /// The push monitor's secret token.
+    pub token: String,
+}
+
+/// The query parameters a push reads; anything else in the query is ignored.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct PushQuery {
+    /// `up` (default) or `down`, case-insensitive.
+    pub status: Option<String>,
+    /// Shown on the heartbeat; cut to 4 KiB.
+    pub message: Option<String>,
+    /// Alias of `message`; `message` wins when both are sent.
+    pub msg: Option<String>,
+}
+
+/// The query, read leniently: the first value of each known parameter, unknown ones and
+/// repeats ignored (cron one-liners should not fail over a stray `&`).
+pub struct PushParams(PushQuery);
+
+impl FromRequestParts<AppState> for PushParams {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, ApiError> {
+        let mut q = PushQuery::default();
+        let query = parts.uri.query().unwrap_or("");
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            let slot = match k.as_ref() {
+                "status" => &mut q.status,
+                "message" => &mut q.message,
+                "msg" => &mut q.msg,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(v.into_owned());
+            }
+        }
+        Ok(PushParams(q))
+    }
+}
+
+impl aide::OperationInput for PushParams {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        <axum::extract::Query<PushQuery> as aide::OperationInput>::operation_input(ctx, operation);
+    }
+}
+
+/// The body of a successful push.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(transform = crate::http::schema::exact_object)]
+pub struct PushAccepted {
+    /// Always `true`.
+    pub ok: bool,
+}
+
+async fn push(
+    State(state): State<AppState>,
+    Path(p): Path<PushPath>,
+    PushParams(q): PushParams,
+    parts: PushHeaders,
+) -> ApiResult<Accepted<PushAccepted>> {
+    let hash = secrets::hash(&p.token);
+    let Some(target) = state.push_tokens().resolve(state.db(), &hash).await? else {
+        if let Some(ip) = parts.ip.as_deref() {
+            state
+                .limits()
+                .push_unknown_ip
+                .check(ip)
+                .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+        }
+        return Err(ApiError::NotFound(Resource::PushToken));
+    };
+    state
+        .limits()
+        .push
+        .check_key(&target.monitor_seq)
+        .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+    let status = match q.status.as_deref() {
+        None => PushStatus::Up,
+        Some(s) => PushStatus::parse(s).ok_or_else(|| {
+            ApiError::field("status", "must be `up` or `down` (case-insensitive)")
+        })?,
+    };
+    let mut hb = NewHeartbeat::new(
+        &target.monitor_id,
+        target.monitor_seq,
+        state.clock().now_ms(),
+        LOCAL_REGION,
+        match status {
+            PushStatus::Up => Status::Up,
+            PushStatus::Down => Status::Down,
+        },
+        0.0,
+    );
+    hb.message = q.message.or(q.msg).filter(|m| !m.is_empty());
+    hb.push = Some(PushEffect::Push {
+        status,
+        idempotency_key: parts.idempotency_key,
+    });
+    match state.heartbeats().submit(hb).await {
+        Ok(_) | Err(WriteError::Repeated) => Ok(Accepted(PushAccepted { ok: true })),
+        Err(WriteError::MonitorGone) => {
+            state.push_tokens().forget(&target.monitor_id);
+            Err(ApiError::NotFound(Resource::PushToken))
+        }
+        Err(e) => Err(ApiError::Internal(anyhow::anyhow!(
+            "push not recorded: {e}"
+        ))),
+    }
+}
+
+/// The headers a push reads.
+pub struct PushHeaders {
+    idempotency_key: Option<String>,
+    ip: Option<String>,
+}
+
+impl FromRequestParts<AppState> for PushHeaders {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Ok(PushHeaders {
+            idempotency_key: idempotency_key(
+                parts.headers.get("idempotency-key").map(|v| v.as_bytes()),
+            ),
+            ip: client_ip(parts, state.config().trust_forwarded_for),
+        })
+    }
+}
+
+impl aide::OperationInput for PushHeaders {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        let schema = ctx.schema.subschema_for::<String>();
+        operation
+            .parameters
+            .push(ReferenceOr::Item(Parameter::Header {
+                parameter_data: ParameterData {
+                    name: "Idempotency-Key".into(),
+                    description: Some(
+                        "Retries with the same key collapse into one heartbeat for 24 hours. \
+                     Printable ASCII, at most 200 characters; a malformed key is ignored."
+                            .into(),
+                    ),
+                    required: false,
+                    deprecated: None,
+                    format: ParameterSchemaOrContent::Schema(SchemaObject {
+                        json_schema: schema,
+                        example: None,
+                        external_docs: None,
+                    }),
+                    example: None,
+                    examples: Default::default(),
+                    explode: None,
+                    extensions: Default::default(),
+                },
+                style: Default::default(),
+            }));
+    }
+}

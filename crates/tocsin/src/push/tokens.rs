@@ -1,0 +1,87 @@
+//! Push token → monitor, served from memory.
+//!
+//! A push carries only its token. The token's SHA-256 (what the database stores) is the key of
+//! an in-memory map to the monitor's id and sequence number; a miss reads the database once
+//! and fills the entry. Only identity is cached: everything that changes (pause, settings,
+//! state) is read inside the writer's transaction, so an edit never waits for this cache.
+//!
+//! Regenerating a token or deleting the monitor forgets the monitor's entry *before and after*
+//! the database write: a request that raced the write and re-filled the entry with the old
+//! token is dropped by the second call, so the old token stops working as the write commits.
+//! Unknown tokens are not cached (a guesser would fill memory); they are rate-limited per IP.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::store::{monitors, Db};
+
+/// The monitor a push token belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushTarget {
+    pub monitor_id: String,
+    pub monitor_seq: i64,
+}
+
+#[derive(Default)]
+struct Maps {
+    by_hash: HashMap<String, PushTarget>,
+    hash_of: HashMap<String, String>,
+}
+
+/// The cache; one per process, in the application state.
+#[derive(Default)]
+pub struct PushTokens {
+    maps: Mutex<Maps>,
+}
+
+impl std::fmt::Debug for PushTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushTokens")
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl PushTokens {
+    fn maps(&self) -> std::sync::MutexGuard<'_, Maps> {
+        self.maps.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The monitor whose token hashes to `hash`, from memory or the database.
+    pub async fn resolve(&self, db: &Db, hash: &str) -> Result<Option<PushTarget>, sqlx::Error> {
+        if let Some(t) = self.maps().by_hash.get(hash) {
+            return Ok(Some(t.clone()));
+        }
+        let Some(row) = monitors::get_by_push_token_hash(db.reader(), hash).await? else {
+            return Ok(None);
+        };
+        let target = PushTarget {
+            monitor_id: row.id.clone(),
+            monitor_seq: row.seq,
+        };
+        let mut maps = self.maps();
+        if let Some(old) = maps.hash_of.insert(row.id, hash.to_string()) {
+            if old != hash {
+                maps.by_hash.remove(&old);
+            }
+        }
+        maps.by_hash.insert(hash.to_string(), target.clone());
+        Ok(Some(target))
+    }
+
+    /// Drops the entry of `monitor_id` (token regenerated, monitor deleted).
+    pub fn forget(&self, monitor_id: &str) {
+        let mut maps = self.maps();
+        if let Some(hash) = maps.hash_of.remove(monitor_id) {
+            maps.by_hash.remove(&hash);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.maps().by_hash.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

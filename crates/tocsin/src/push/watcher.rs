@@ -1,0 +1,207 @@
+//! The missed-deadline watcher: one task that knows when each active push monitor's grace
+//! period runs out, and hands a "missed" heartbeat to the writer when it does.
+//!
+//! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), built from the store at start
+//! and kept current by the monitor change feed (create, update, pause, resume, delete). Pushes
+//! do not tell the watcher: they only ever move a deadline later, so an entry can be early but
+//! never late. When an entry comes due the watcher re-reads its monitor; if a push moved the
+//! deadline, the entry is simply re-filed. A monitor that really is overdue gets a
+//! [`PushEffect::Missed`] heartbeat, which the writer re-checks against the committed state
+//! inside its transaction ([`super::record`]): a push that lands at the same moment wins, and
+//! a miss is never recorded twice.
+//!
+//! [`run_due`] is the same step for tests with a manual clock.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use tocsin_core::Status;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::record::{next_deadline_ms, PushEffect};
+use crate::app::AppState;
+use crate::monitoring::changes::ChangeKind;
+use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
+use crate::monitoring::{MonitorType, LOCAL_REGION};
+use crate::store::monitors::{self, MonitorRow};
+use crate::store::push as store;
+
+/// The longest the task sleeps without looking (a safety net; changes wake it anyway).
+const MAX_SLEEP: Duration = Duration::from_secs(60);
+/// Monitors re-read per query when entries come due.
+const CHUNK: usize = 200;
+
+/// Deadlines by time, and by monitor.
+#[derive(Debug, Default)]
+pub struct Deadlines {
+    by_time: BTreeSet<(i64, i64)>,
+    by_seq: HashMap<i64, i64>,
+    seq_of: HashMap<String, i64>,
+}
+
+impl Deadlines {
+    /// Files `m` under its current deadline, or drops it when it has none (paused, not push).
+    pub fn file(&mut self, m: &MonitorRow) {
+        self.drop_seq(m.seq);
+        let deadline = (m.kind() == Some(MonitorType::Push))
+            .then(|| next_deadline_ms(m))
+            .flatten();
+        if let Some(d) = deadline {
+            self.by_time.insert((d, m.seq));
+            self.by_seq.insert(m.seq, d);
+            self.seq_of.insert(m.id.clone(), m.seq);
+        }
+    }
+
+    fn drop_seq(&mut self, seq: i64) {
+        if let Some(d) = self.by_seq.remove(&seq) {
+            self.by_time.remove(&(d, seq));
+        }
+    }
+
+    pub fn drop_id(&mut self, id: &str) {
+        if let Some(seq) = self.seq_of.remove(id) {
+            self.drop_seq(seq);
+        }
+    }
+
+    /// The earliest deadline filed.
+    pub fn earliest(&self) -> Option<i64> {
+        self.by_time.first().map(|(d, _)| *d)
+    }
+
+    /// Removes and returns the monitors whose deadline is strictly before `now_ms`.
+    fn take_due(&mut self, now_ms: i64) -> Vec<i64> {
+        let mut due = Vec::new();
+        while let Some(&(d, seq)) = self.by_time.first() {
+            if d >= now_ms {
+                break;
+            }
+            self.by_time.pop_first();
+            self.by_seq.remove(&seq);
+            due.push(seq);
+        }
+        due
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_seq.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_seq.is_empty()
+    }
+}
+
+/// Builds the deadlines of every active push monitor.
+pub async fn load(state: &AppState) -> Result<Deadlines, sqlx::Error> {
+    let mut d = Deadlines::default();
+    for m in monitors::list_active_push(state.db().reader()).await? {
+        d.file(&m);
+    }
+    Ok(d)
+}
+
+/// Records a miss for every monitor overdue at `now_ms` and re-files the rest. Returns how
+/// many misses were recorded.
+pub async fn fire_due(
+    state: &AppState,
+    deadlines: &mut Deadlines,
+    now_ms: i64,
+) -> Result<usize, sqlx::Error> {
+    let due = deadlines.take_due(now_ms);
+    let mut recorded = 0;
+    for chunk in due.chunks(CHUNK) {
+        let rows = read(state, chunk).await?;
+        let mut misses = Vec::new();
+        for m in rows {
+            match next_deadline_ms(&m) {
+                Some(d) if d < now_ms => misses.push(m),
+                _ => deadlines.file(&m),
+            }
+        }
+        let results = futures::future::join_all(misses.iter().map(|m| {
+            let mut hb = NewHeartbeat::new(&m.id, m.seq, now_ms, LOCAL_REGION, Status::Down, 0.0);
+            hb.message = Some("no push received within the grace period".to_string());
+            hb.push = Some(PushEffect::Missed);
+            state.heartbeats().submit(hb)
+        }))
+        .await;
+        for (m, r) in misses.iter().zip(results) {
+            match r {
+                Ok(_) => recorded += 1,
+                Err(WriteError::NotDue | WriteError::MonitorGone) => {}
+                Err(e) => tracing::warn!(monitor = %m.id, error = %e, "missed push not recorded"),
+            }
+        }
+        // Re-file from the committed state: the miss moved each deadline on.
+        let seqs: Vec<i64> = misses.iter().map(|m| m.seq).collect();
+        for m in read(state, &seqs).await? {
+            deadlines.file(&m);
+        }
+    }
+    Ok(recorded)
+}
+
+async fn read(state: &AppState, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conn = state.db().reader().acquire().await?;
+    store::monitors_by_seq(&mut conn, seqs).await
+}
+
+/// One pass for tests with a manual clock: loads every deadline and fires those before
+/// `now_ms`. Returns the misses recorded.
+pub async fn run_due(state: &AppState, now_ms: i64) -> Result<usize, sqlx::Error> {
+    let mut deadlines = load(state).await?;
+    fire_due(state, &mut deadlines, now_ms).await
+}
+
+/// The watcher task, until `cancel`.
+pub async fn run(state: AppState, cancel: CancellationToken) {
+    // Subscribe before loading, so no change between the load and the loop is missed.
+    let mut changes = state.monitor_changes().subscribe();
+    let mut deadlines = load_or_empty(&state).await;
+    loop {
+        let now = state.clock().now_ms();
+        if let Err(e) = fire_due(&state, &mut deadlines, now).await {
+            tracing::warn!(error = %e, "push watcher pass failed; retrying");
+        }
+        let wait = deadlines
+            .earliest()
+            // Strictly past the deadline: wake a millisecond after it.
+            .map(|d| Duration::from_millis(u64::try_from(d + 1 - now).unwrap_or(0)))
+            .unwrap_or(MAX_SLEEP)
+            .min(MAX_SLEEP);
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tokio::time::sleep(wait) => {}
+            change = changes.recv() => match change {
+                Ok(c) => match c.kind {
+                    ChangeKind::Deleted | ChangeKind::Paused => deadlines.drop_id(&c.monitor_id),
+                    ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
+                        match monitors::get_by_id(state.db().reader(), &c.monitor_id).await {
+                            Ok(Some(m)) => deadlines.file(&m),
+                            Ok(None) => deadlines.drop_id(&c.monitor_id),
+                            Err(e) => tracing::warn!(monitor = %c.monitor_id, error = %e, "could not reload monitor"),
+                        }
+                    }
+                },
+                Err(RecvError::Lagged(_)) => deadlines = load_or_empty(&state).await,
+                Err(RecvError::Closed) => break,
+            },
+        }
+    }
+}
+
+async fn load_or_empty(state: &AppState) -> Deadlines {
+    match load(state).await {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::error!(error = %e, "could not load push deadlines");
+            Deadlines::default()
+        }
+    }
+}
