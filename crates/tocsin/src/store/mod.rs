@@ -119,9 +119,16 @@ impl Db {
         &self.write
     }
 
-    /// A write transaction.
+    /// A write transaction. On SQLite it takes the write lock at `BEGIN` (IMMEDIATE): a
+    /// deferred transaction that reads before it writes cannot wait for the lock when it
+    /// upgrades (SQLite answers `SQLITE_BUSY` at once rather than risk a deadlock), while a
+    /// waiting `BEGIN` honours the busy timeout. Every write goes through the one writer
+    /// connection anyway, so taking the lock early costs nothing.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
-        self.write.begin().await
+        match self.backend {
+            Backend::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.write.begin().await,
+        }
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {
