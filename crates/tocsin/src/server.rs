@@ -81,7 +81,15 @@ fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task
         Duration::from_secs(600),
         cancel.clone(),
     ));
-    let mut workers = vec![housekeeping, retention];
+    // Push tokens load in the background; until then a push looks its token up once.
+    let s = state.clone();
+    let preload = tokio::spawn(async move {
+        match s.push_tokens().preload(s.db()).await {
+            Ok(n) => tracing::debug!(tokens = n, "push tokens loaded"),
+            Err(e) => tracing::warn!(error = %e, "could not preload push tokens"),
+        }
+    });
+    let mut workers = vec![housekeeping, retention, preload];
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
             state.clone(),

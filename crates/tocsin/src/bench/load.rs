@@ -39,6 +39,11 @@ pub struct Template {
     addr: SocketAddr,
     method: Method,
     uri: Uri,
+    /// Paths taken in turn instead of `uri`, with the shared position.
+    rotate: Option<(
+        std::sync::Arc<Vec<Uri>>,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    )>,
     headers: HeaderMap,
     body: Bytes,
 }
@@ -64,19 +69,44 @@ impl Template {
         for (name, value) in &spec.headers {
             headers.append(name.clone(), value.clone());
         }
+        let rotate = match &spec.rotate {
+            Some(paths) => {
+                let uris = paths
+                    .iter()
+                    .map(|p| {
+                        let full = format!("{}{}", base_path.trim_end_matches('/'), p);
+                        full.parse::<Uri>()
+                            .map_err(|e| anyhow::anyhow!("invalid request path {full:?}: {e}"))
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                Some((std::sync::Arc::new(uris), std::sync::Arc::default()))
+            }
+            None => None,
+        };
         Ok(Template {
             addr,
             method: spec.method.clone(),
             uri,
+            rotate,
             headers,
             body: spec.body.clone(),
         })
     }
 
+    /// The rotating paths, if any (the push burst reuses them).
+    pub fn rotating_uris(&self) -> Option<std::sync::Arc<Vec<Uri>>> {
+        self.rotate.as_ref().map(|(u, _)| u.clone())
+    }
+
     fn request(&self) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(self.body.clone()));
         *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.uri.clone();
+        *req.uri_mut() = match &self.rotate {
+            Some((uris, next)) if !uris.is_empty() => {
+                uris[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % uris.len()].clone()
+            }
+            _ => self.uri.clone(),
+        };
         *req.headers_mut() = self.headers.clone();
         req
     }

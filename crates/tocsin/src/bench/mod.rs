@@ -17,6 +17,7 @@
 
 pub mod cpu;
 pub mod load;
+pub mod push;
 pub mod scenario;
 pub mod stats;
 pub mod target;
@@ -35,8 +36,9 @@ use target::LocalServer;
 #[derive(Debug, Clone, clap::Args)]
 #[command(
     after_help = "Scenarios:\n  baseline   GET /healthz: a trivial handler behind the full \
-middleware stack\n  workspace  GET /workspace with a bearer API key: the authenticated, cached \
-hot path\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
+middleware stack\n  push       POST /push/{token} over --push-tokens distinct tokens, then a \
+burst of --push-burst x its rate\n  workspace  GET /workspace with a bearer API key: the \
+authenticated, cached hot path\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace"
@@ -75,6 +77,13 @@ pub struct BenchArgs {
     /// Print the results as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Push monitors (distinct tokens) the push scenario seeds.
+    #[arg(long, default_value_t = 100_000)]
+    pub push_tokens: usize,
+    /// After the push scenario, send this many times its measured rate of pushes at once
+    /// (a top-of-minute burst); 0 skips the burst.
+    #[arg(long, default_value_t = 5)]
+    pub push_burst: usize,
 }
 
 /// Upper bound on `--connections`: far past what one machine's client can drive usefully, low
@@ -110,6 +119,8 @@ pub struct Plan {
     pub server_threads: usize,
     pub client_threads: usize,
     pub json: bool,
+    pub push_tokens: usize,
+    pub push_burst: usize,
 }
 
 /// Parses `10`, `10s`, `1.5s`, `500ms` or `2m`.
@@ -187,6 +198,8 @@ impl BenchArgs {
             server_threads: self.server_threads,
             client_threads: self.client_threads,
             json: self.json,
+            push_tokens: self.push_tokens.max(1),
+            push_burst: self.push_burst,
         })
     }
 }
@@ -251,6 +264,8 @@ pub struct Report {
     pub server_threads: Option<usize>,
     pub client_threads: usize,
     pub results: Vec<Summary>,
+    /// The top-of-minute burst after the push scenario, when it ran.
+    pub push_burst: Option<push::BurstReport>,
 }
 
 /// `tocsin bench`: validates, runs, prints.
@@ -290,7 +305,7 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
         .iter()
         .filter_map(|name| registry.iter().find(|s| s.name == *name))
         .collect();
-    let (results, backend, target, server_threads) = match &plan.target {
+    let (results, backend, target, server_threads, push_burst) = match &plan.target {
         Target::InProcess { database_url } => {
             let server_rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(plan.server_threads)
@@ -298,7 +313,8 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
                 .enable_all()
                 .build()?;
             let server = LocalServer::start(&server_rt, database_url.as_deref())?;
-            let fixture = Fixture::in_process(server.state.clone());
+            let mut fixture = Fixture::in_process(server.state.clone());
+            fixture.push_tokens = plan.push_tokens;
             let host = server.addr.to_string();
             // Setup touches the server's database, so it runs on the server's runtime.
             let results = run_scenarios(
@@ -315,11 +331,13 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
             drop(fixture);
             server.stop(&server_rt);
             server_rt.shutdown_timeout(Duration::from_secs(5));
+            let (results, burst) = results?;
             (
-                results?,
+                results,
                 backend,
                 "in-process".to_string(),
                 Some(plan.server_threads),
+                burst,
             )
         }
         Target::External {
@@ -328,8 +346,9 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
             base_path,
             token,
         } => {
-            let fixture = Fixture::external(token.clone());
-            let results = run_scenarios(
+            let mut fixture = Fixture::external(token.clone());
+            fixture.push_tokens = plan.push_tokens;
+            let (results, burst) = run_scenarios(
                 plan,
                 &chosen,
                 &fixture,
@@ -344,6 +363,7 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
                 "external".to_string(),
                 format!("http://{host}{base_path}"),
                 None,
+                burst,
             )
         }
     };
@@ -357,6 +377,7 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
         server_threads,
         client_threads: plan.client_threads,
         results,
+        push_burst,
     })
 }
 
@@ -372,12 +393,14 @@ fn run_scenarios<'f>(
     addr: SocketAddr,
     host: &str,
     base_path: &str,
-) -> anyhow::Result<Vec<Summary>> {
+) -> anyhow::Result<(Vec<Summary>, Option<push::BurstReport>)> {
     let mut results = Vec::with_capacity(chosen.len());
+    let mut burst = None;
     for s in chosen {
         let spec = block_on_setup((s.setup)(fixture))
             .map_err(|e| e.context(format!("setting up scenario {}", s.name)))?;
         let template = load::Template::new(addr, host, base_path, &spec)?;
+        let rotating = template.rotating_uris();
         if !plan.json {
             eprintln!(
                 "running {} ({:?} warm-up + {:?} measured, {} connections)...",
@@ -388,12 +411,31 @@ fn run_scenarios<'f>(
             let window = load::Window::starting_now(plan.warmup, plan.duration);
             load::drive(template, plan.connections, window).await
         });
-        results
-            .push(Summary::from_tally(s.name, &tally, plan.duration).with_cpu(cpu, plan.duration));
+        let summary =
+            Summary::from_tally(s.name, &tally, plan.duration).with_cpu(cpu, plan.duration);
+        if s.name == "push" && plan.push_burst > 0 {
+            if let Some(uris) = rotating {
+                let requests = (summary.requests_per_sec * plan.push_burst as f64).ceil() as usize;
+                if !plan.json {
+                    eprintln!("push burst: {requests} pushes at once over {BURST_CONNECTIONS} connections...");
+                }
+                burst = Some(client_rt.block_on(push::burst(
+                    addr,
+                    host,
+                    uris,
+                    requests.max(1),
+                    BURST_CONNECTIONS,
+                )));
+            }
+        }
+        results.push(summary);
     }
     stats::set_baseline_ratios(&mut results, BASELINE);
-    Ok(results)
+    Ok((results, burst))
 }
+
+/// Connections the push burst opens (cron fleets are many hosts, each with its own).
+const BURST_CONNECTIONS: usize = 512;
 
 /// The human-readable report.
 pub fn render_table(r: &Report) -> String {
@@ -446,6 +488,26 @@ pub fn render_table(r: &Report) -> String {
         "\ncores: CPU cores the process used in the window; us/req: CPU microseconds per request \
          (server threads, client)"
     );
+    if let Some(b) = &r.push_burst {
+        let _ = writeln!(
+            out,
+            "\npush burst: {} pushes at once over {} connections, drained in {:.2} s: {} accepted, \
+             {} rate-limited, {} errors; p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms{}",
+            b.requests,
+            b.connections,
+            b.drain_secs,
+            b.accepted,
+            b.rate_limited,
+            b.errors,
+            b.p50_ms,
+            b.p99_ms,
+            b.max_ms,
+            b.sample_error
+                .as_deref()
+                .map(|e| format!(" (e.g. {e})"))
+                .unwrap_or_default()
+        );
+    }
     for s in r.results.iter().filter(|s| s.errors > 0) {
         let _ = writeln!(
             out,
@@ -579,11 +641,22 @@ mod tests {
             "1s",
             "--warmup",
             "200ms",
+            "--push-tokens",
+            "500",
         ])
         .validate()
         .expect("valid");
         plan.json = true;
         let report = execute(&plan).expect("bench runs");
+        // Every push of the burst is answered: accepted or, past a token's minute, limited.
+        let burst = report.push_burst.clone().expect("the burst ran");
+        assert!(burst.requests > 0);
+        assert_eq!(burst.errors, 0, "{burst:?}");
+        assert_eq!(
+            burst.accepted + burst.rate_limited,
+            burst.requests,
+            "{burst:?}"
+        );
         assert_eq!(report.backend, "sqlite");
         let names: Vec<&str> = report.results.iter().map(|s| s.scenario.as_str()).collect();
         assert_eq!(names, scenario::names());

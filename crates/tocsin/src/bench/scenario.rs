@@ -24,6 +24,8 @@ pub struct RequestSpec {
     pub method: Method,
     /// Path and query, relative to the target's base URL (`/workspace`).
     pub path: String,
+    /// When set, requests take these paths in turn instead of `path` (one push token each).
+    pub rotate: Option<std::sync::Arc<Vec<String>>>,
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub body: Bytes,
 }
@@ -33,6 +35,18 @@ impl RequestSpec {
         RequestSpec {
             method: Method::GET,
             path: path.to_string(),
+            rotate: None,
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+
+    /// `method` on each of `paths` in turn.
+    pub fn rotating(method: Method, paths: Vec<String>) -> RequestSpec {
+        RequestSpec {
+            method,
+            path: paths.first().cloned().unwrap_or_else(|| "/".into()),
+            rotate: Some(std::sync::Arc::new(paths)),
             headers: Vec::new(),
             body: Bytes::new(),
         }
@@ -56,10 +70,12 @@ pub struct Fixture {
     state: Option<AppState>,
     /// The API token: given by `--token`, or minted on first use.
     token: OnceCell<String>,
+    /// How many push monitors the push scenario seeds.
+    pub push_tokens: usize,
 }
 
 /// The person the bench acts as on an in-process server.
-const BENCH_EMAIL: &str = "bench@tocsin.invalid";
+pub const BENCH_EMAIL: &str = "bench@tocsin.invalid";
 const BENCH_PASSWORD: &str = "bench-password-not-secret";
 
 impl Fixture {
@@ -67,6 +83,7 @@ impl Fixture {
         Fixture {
             state: Some(state),
             token: OnceCell::new(),
+            push_tokens: 100_000,
         }
     }
 
@@ -74,6 +91,7 @@ impl Fixture {
         Fixture {
             state: None,
             token: OnceCell::new_with(Some(token)),
+            push_tokens: 100_000,
         }
     }
 
@@ -123,6 +141,12 @@ pub fn all() -> Vec<Scenario> {
             name: BASELINE,
             about: "GET /healthz: a trivial handler behind the full middleware stack",
             setup: |_| Box::pin(async { Ok(RequestSpec::get("/healthz")) }),
+        },
+        Scenario {
+            name: "push",
+            about:
+                "POST /push/{token} over many distinct push tokens, each answered after its commit",
+            setup: |fx| Box::pin(async move { super::push::setup(fx, fx.push_tokens).await }),
         },
         Scenario {
             name: "workspace",

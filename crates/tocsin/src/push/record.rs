@@ -212,6 +212,7 @@ pub async fn apply(
         list.push(r);
     }
     let mut events_out = Vec::new();
+    let mut pushed = Vec::with_capacity(order.len());
     for seq in order {
         let (Some(m), Some(list)) = (plan.monitors.get(&seq), per_monitor.get(&seq)) else {
             continue;
@@ -263,10 +264,14 @@ pub async fn apply(
             }
             state = transition.state;
         }
-        let update =
-            (m.active != 0).then(|| StateUpdate::from_state(&state, changed_at, last_check));
-        store::record_pushes(tx, seq, update.as_ref(), last_check, last_push).await?;
+        pushed.push(store::Pushed {
+            seq,
+            state: (m.active != 0).then(|| StateUpdate::from_state(&state, changed_at, last_check)),
+            last_check_at: last_check,
+            last_push_at: last_push,
+        });
     }
+    store::record_pushes(tx, &pushed).await?;
     Ok(events_out)
 }
 

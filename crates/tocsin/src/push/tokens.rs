@@ -6,11 +6,16 @@
 //! state) is read inside the writer's transaction, so an edit never waits for this cache.
 //!
 //! Regenerating a token or deleting the monitor forgets the monitor's entry *before and after*
-//! the database write: a request that raced the write and re-filled the entry with the old
-//! token is dropped by the second call, so the old token stops working as the write commits.
-//! Unknown tokens are not cached (a guesser would fill memory); they are rate-limited per IP.
+//! the database write, and every forget bumps a generation counter: a lookup that read the
+//! database before a forget never stores what it read, so an old token cannot come back into
+//! the map after the write commits. Unknown tokens are not cached (a guesser would fill
+//! memory); they are rate-limited per IP.
+//!
+//! At start the server loads every push monitor's entry ([`PushTokens::preload`]), so pushes
+//! never wait on the database for a token that existed then.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::store::{monitors, Db};
@@ -32,6 +37,8 @@ struct Maps {
 #[derive(Default)]
 pub struct PushTokens {
     maps: Mutex<Maps>,
+    /// Bumped by every [`PushTokens::forget`].
+    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for PushTokens {
@@ -52,26 +59,59 @@ impl PushTokens {
         if let Some(t) = self.maps().by_hash.get(hash) {
             return Ok(Some(t.clone()));
         }
+        let generation = self.generation.load(Ordering::SeqCst);
         let Some(row) = monitors::get_by_push_token_hash(db.reader(), hash).await? else {
             return Ok(None);
         };
         let target = PushTarget {
-            monitor_id: row.id.clone(),
+            monitor_id: row.id,
             monitor_seq: row.seq,
         };
+        self.store(generation, hash, &target);
+        Ok(Some(target))
+    }
+
+    /// Remembers `hash → target` unless a forget happened since `generation` was read.
+    fn store(&self, generation: u64, hash: &str, target: &PushTarget) -> bool {
         let mut maps = self.maps();
-        if let Some(old) = maps.hash_of.insert(row.id, hash.to_string()) {
+        if self.generation.load(Ordering::SeqCst) != generation {
+            return false;
+        }
+        if let Some(old) = maps
+            .hash_of
+            .insert(target.monitor_id.clone(), hash.to_string())
+        {
             if old != hash {
                 maps.by_hash.remove(&old);
             }
         }
         maps.by_hash.insert(hash.to_string(), target.clone());
-        Ok(Some(target))
+        true
+    }
+
+    /// Loads every push monitor's entry. Stops early (harmlessly: lookups fill the rest) if a
+    /// token is regenerated or a monitor deleted meanwhile. Returns the entries loaded.
+    pub async fn preload(&self, db: &Db) -> Result<usize, sqlx::Error> {
+        let generation = self.generation.load(Ordering::SeqCst);
+        let rows = crate::store::push::token_hashes(db.reader()).await?;
+        let mut n = 0;
+        for (id, seq, hash) in rows {
+            let target = PushTarget {
+                monitor_id: id,
+                monitor_seq: seq,
+            };
+            if !self.store(generation, &hash, &target) {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Drops the entry of `monitor_id` (token regenerated, monitor deleted).
     pub fn forget(&self, monitor_id: &str) {
         let mut maps = self.maps();
+        self.generation.fetch_add(1, Ordering::SeqCst);
         if let Some(hash) = maps.hash_of.remove(monitor_id) {
             maps.by_hash.remove(&hash);
         }

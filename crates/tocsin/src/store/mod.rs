@@ -247,3 +247,45 @@ pub fn bind_version(q: AnyQuery<'_>, expected: Option<i64>) -> AnyQuery<'_> {
         None => q,
     }
 }
+
+/// Splits `rows` into slices whose lengths are powers of two (largest first, at most
+/// [`MAX_ROWS_PER_STATEMENT`]). Multi-row statements then come in a handful of shapes whose
+/// prepared forms the connection keeps, instead of one new statement to prepare per batch size;
+/// preparing a statement of a few hundred placeholders costs more than running it.
+pub fn cached_chunks<T>(rows: &[T]) -> impl Iterator<Item = &[T]> {
+    let mut rest = rows;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut size = MAX_ROWS_PER_STATEMENT;
+        while size > rest.len() {
+            size /= 2;
+        }
+        let (head, tail) = rest.split_at(size);
+        rest = tail;
+        Some(head)
+    })
+}
+
+/// The most rows one multi-row statement takes (a power of two).
+pub const MAX_ROWS_PER_STATEMENT: usize = 128;
+
+#[cfg(test)]
+mod chunk_tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_powers_of_two_and_cover_everything() {
+        let rows: Vec<usize> = (0..300).collect();
+        let sizes: Vec<usize> = cached_chunks(&rows).map(<[usize]>::len).collect();
+        assert_eq!(sizes, vec![128, 128, 32, 8, 4]);
+        let joined: Vec<usize> = cached_chunks(&rows).flatten().copied().collect();
+        assert_eq!(joined, rows);
+        assert_eq!(cached_chunks::<u8>(&[]).count(), 0);
+        assert_eq!(
+            cached_chunks(&[1]).map(<[i32]>::len).collect::<Vec<_>>(),
+            vec![1]
+        );
+    }
+}

@@ -10,9 +10,6 @@ use super::heartbeats::placeholders;
 use super::monitors::{MonitorRow, StateUpdate};
 use super::{Exec, Tx};
 
-/// Rows per multi-row statement.
-const CHUNK: usize = 200;
-
 /// Claims `(monitor_seq, key, at)` triples; a pair already claimed at or after `cutoff` is
 /// kept (it is a retry) and a stale one is claimed afresh. Returns the pairs claimed now, i.e.
 /// the pushes to record. Pairs must be distinct.
@@ -22,7 +19,7 @@ pub async fn claim_keys(
     cutoff: i64,
 ) -> Result<HashSet<(i64, String)>, sqlx::Error> {
     let mut claimed = HashSet::with_capacity(keys.len());
-    for chunk in keys.chunks(CHUNK) {
+    for chunk in super::cached_chunks(&keys) {
         let n = chunk.len() * 3;
         // `excluded.created_at` is the new claim; the WHERE keeps fresh claims untouched, and
         // RETURNING lists exactly the rows inserted or renewed (both dialects agree on that).
@@ -33,7 +30,7 @@ pub async fn claim_keys(
             placeholders(chunk.len(), 3),
             n + 1
         );
-        let mut q = sqlx::query(&sql).persistent(chunk.len() == CHUNK);
+        let mut q = sqlx::query(&sql);
         for (seq, key, at) in chunk {
             q = q.bind(*seq).bind(key.as_str()).bind(*at);
         }
@@ -63,7 +60,7 @@ pub async fn monitors_by_seq(
     seqs: &[i64],
 ) -> Result<Vec<MonitorRow>, sqlx::Error> {
     let mut out = Vec::with_capacity(seqs.len());
-    for chunk in seqs.chunks(CHUNK) {
+    for chunk in super::cached_chunks(&seqs) {
         let list = (1..=chunk.len())
             .map(|i| format!("${i}"))
             .collect::<Vec<_>>()
@@ -72,7 +69,7 @@ pub async fn monitors_by_seq(
             "SELECT {} FROM monitors WHERE seq IN ({list})",
             super::monitors::COLUMNS
         );
-        let mut q = sqlx::query_as::<_, MonitorRow>(&sql).persistent(false);
+        let mut q = sqlx::query_as::<_, MonitorRow>(&sql);
         for s in chunk {
             q = q.bind(*s);
         }
@@ -81,43 +78,69 @@ pub async fn monitors_by_seq(
     Ok(out)
 }
 
-/// Writes what a batch of pushes did to monitor `seq`: the new state when it is active
-/// (`None` for a paused monitor, whose status a push does not touch), and the check-in times.
+/// What a batch of pushes did to one monitor: the new state when it is active (`None` for a
+/// paused monitor, whose status a push does not touch), and the check-in times.
 /// `last_check_at` is, for push monitors, the later of the last push and the last expected
 /// check-in already answered by a miss: the watcher's next deadline counts from it.
-pub async fn record_pushes(
-    tx: &mut Tx,
-    seq: i64,
-    state: Option<&StateUpdate>,
-    last_check_at: Option<i64>,
-    last_push_at: Option<i64>,
-) -> Result<u64, sqlx::Error> {
-    let done = match state {
-        Some(u) => {
-            sqlx::query(
-                "UPDATE monitors SET status = $1, consecutive_failures = $2, \
-                 consecutive_successes = $3, pending_failure_since = $4, status_changed_at = $5, \
-                 last_check_at = $6, last_push_at = $7 WHERE seq = $8 AND active = 1",
-            )
-            .bind(crate::monitoring::status_str(u.status))
-            .bind(u.consecutive_failures)
-            .bind(u.consecutive_successes)
-            .bind(u.pending_failure_since)
-            .bind(u.status_changed_at)
-            .bind(last_check_at)
-            .bind(last_push_at)
-            .bind(seq)
-            .execute(&mut **tx)
-            .await?
+#[derive(Debug, Clone)]
+pub struct Pushed {
+    pub seq: i64,
+    pub state: Option<StateUpdate>,
+    pub last_check_at: Option<i64>,
+    pub last_push_at: Option<i64>,
+}
+
+/// Writes [`Pushed`] rows, many monitors per statement (a statement per monitor would cost
+/// more than everything else a push does).
+pub async fn record_pushes(tx: &mut Tx, rows: &[Pushed]) -> Result<(), sqlx::Error> {
+    let (active, paused): (Vec<&Pushed>, Vec<&Pushed>) =
+        rows.iter().partition(|r| r.state.is_some());
+    for chunk in super::cached_chunks(&active) {
+        let sql = format!(
+            "WITH v (seq, status, failures, successes, pending_since, changed_at, checked_at, \
+             pushed_at) AS (VALUES {}) \
+             UPDATE monitors SET status = v.status, consecutive_failures = v.failures, \
+             consecutive_successes = v.successes, pending_failure_since = v.pending_since, \
+             status_changed_at = v.changed_at, last_check_at = v.checked_at, \
+             last_push_at = v.pushed_at FROM v WHERE monitors.seq = v.seq AND monitors.active = 1",
+            placeholders(chunk.len(), 8)
+        );
+        let mut q = sqlx::query(&sql);
+        for r in chunk {
+            let Some(u) = &r.state else { continue };
+            q = q
+                .bind(r.seq)
+                .bind(crate::monitoring::status_str(u.status))
+                .bind(u.consecutive_failures)
+                .bind(u.consecutive_successes)
+                .bind(u.pending_failure_since)
+                .bind(u.status_changed_at)
+                .bind(r.last_check_at)
+                .bind(r.last_push_at);
         }
-        None => {
-            sqlx::query("UPDATE monitors SET last_check_at = $1, last_push_at = $2 WHERE seq = $3")
-                .bind(last_check_at)
-                .bind(last_push_at)
-                .bind(seq)
-                .execute(&mut **tx)
-                .await?
+        q.execute(&mut **tx).await?;
+    }
+    for chunk in super::cached_chunks(&paused) {
+        let sql = format!(
+            "WITH v (seq, checked_at, pushed_at) AS (VALUES {}) \
+             UPDATE monitors SET last_check_at = v.checked_at, last_push_at = v.pushed_at \
+             FROM v WHERE monitors.seq = v.seq",
+            placeholders(chunk.len(), 3)
+        );
+        let mut q = sqlx::query(&sql);
+        for r in chunk {
+            q = q.bind(r.seq).bind(r.last_check_at).bind(r.last_push_at);
         }
-    };
-    Ok(done.rows_affected())
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// Every push monitor's `(id, seq, token hash)`: what the token map preloads.
+pub async fn token_hashes<'e>(e: impl Exec<'e>) -> Result<Vec<(String, i64, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, seq, push_token_hash FROM monitors WHERE push_token_hash IS NOT NULL",
+    )
+    .fetch_all(e)
+    .await
 }
