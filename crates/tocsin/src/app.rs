@@ -13,6 +13,7 @@ use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::monitoring::scheduler::Checks;
+use crate::probes::Registry;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -32,6 +33,7 @@ struct Inner {
     monitor_changes: Changes,
     heartbeats: HeartbeatWriter,
     checks: Checks,
+    probes: Registry,
 }
 
 impl AppState {
@@ -49,6 +51,7 @@ impl AppState {
         let db_for_writer = db.clone();
         Ok(AppState(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
+            probes: Registry::default(),
             limits: Limiters::new(&config.rate_limits),
             config,
             db,
@@ -95,6 +98,10 @@ impl AppState {
     /// The built-in probe's concurrency bound and one-run-per-monitor guard.
     pub fn checks(&self) -> &Checks {
         &self.0.checks
+    }
+    /// The live remote-probe connections (see [`crate::probes`]).
+    pub fn probes(&self) -> &Registry {
+        &self.0.probes
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret

@@ -16,6 +16,7 @@ pub mod ids;
 pub mod mail;
 pub mod monitoring;
 pub mod plans;
+pub mod probes;
 pub mod server;
 pub mod store;
 pub mod telemetry;

@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod ops;
 pub mod pagination;
 pub mod projects;
+pub mod regions;
 pub mod schema;
 pub mod workspace;
 
@@ -46,6 +47,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(auth_routes::router())
+        .merge(crate::probes::endpoint::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { ApiError::NotFound(crate::error::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
