@@ -525,3 +525,92 @@ async fn wrong_revoked_and_misplaced_keys_are_refused() {
     assert_eq!(health.status(), 200);
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn a_probe_that_is_late_or_cannot_run_a_check_costs_its_report_not_a_false_down() {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let (target_base, _target) = target().await;
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let u = srv.sign_up("late@example.com").await;
+    let key = mint(&srv, "eu-west").await;
+    // A probe speaking the protocol by hand: it ignores its first job and answers the others
+    // with an error, and tells the test what it received.
+    let mut req = format!("{}/probe/v1/connect", srv.base.replacen("http", "ws", 1))
+        .into_client_request()
+        .unwrap();
+    req.headers_mut()
+        .insert("authorization", format!("Bearer {key}").parse().unwrap());
+    let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let (mut tx, mut rx) = ws.split();
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let probe = tokio::spawn(async move {
+        let mut jobs = 0;
+        while let Some(Ok(frame)) = rx.next().await {
+            let Message::Text(text) = frame else { continue };
+            let msg: Value = serde_json::from_str(text.as_str()).unwrap();
+            seen_tx.send(msg.clone()).unwrap();
+            if msg["type"] == json!("job") {
+                jobs += 1;
+                if jobs > 1 {
+                    let answer = json!({"type": "results", "results": [
+                        {"id": msg["job"]["id"], "outcome": null, "error": "cannot run this here"}
+                    ]});
+                    tx.send(Message::Text(answer.to_string().into()))
+                        .await
+                        .unwrap();
+                }
+            }
+        }
+    });
+    let welcome = seen.recv().await.unwrap();
+    assert_eq!(welcome["type"], json!("welcome"));
+    assert_eq!(welcome["region"], json!("eu-west"));
+
+    let mut body = http_monitor(
+        "late",
+        &format!("{target_base}/"),
+        &["local", "eu-west"],
+        "all",
+    );
+    body["timeout"] = json!(1);
+    let id = create_monitor(&u, body).await;
+
+    // No answer: the cycle waits out the deadline (timeout + slack), then only `local` counts.
+    let started = Instant::now();
+    let reports = tick(&srv, &clock).await;
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(reports[0].1.heartbeats, 1);
+    assert_eq!(regions_now(&u, &id, &clock).await, ["local"]);
+    let job = seen.recv().await.unwrap();
+    assert_eq!(job["type"], json!("job"));
+    assert_eq!(job["job"]["monitorId"], json!(id));
+    assert_eq!(job["job"]["type"], json!("HTTP"));
+    assert_eq!(job["job"]["timeoutMs"], json!(1000));
+
+    // An error instead of an outcome: no waiting, and again only `local` counts.
+    let started = Instant::now();
+    let reports = tick(&srv, &clock).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(reports[0].1.heartbeats, 1);
+    assert_eq!(regions_now(&u, &id, &clock).await, ["local"]);
+    let m = json_of(
+        u.call(Method::GET, &format!("/monitors/{id}"), None).await,
+        200,
+    )
+    .await;
+    assert_eq!(m["status"], json!("UP"));
+    assert_eq!(region(&u, "eu-west").await["live"], json!(true));
+    probe.abort();
+    srv.stop().await;
+}
