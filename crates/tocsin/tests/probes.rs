@@ -2,7 +2,8 @@
 //! revoke) and the regions monitors may name; a real `tocsin probe` process checking a loopback
 //! target, riding out a server restart on the same port, and its disappearance making no false
 //! DOWN; `round_robin` and `random` taking one region per cycle (with an in-process probe client
-//! over a real WebSocket); on-demand checks in every live region; refused keys and regions.
+//! over a real WebSocket); on-demand checks in every live region; refused keys and regions; a
+//! hand-driven probe that answers late or with an error; a probe leaving a silent server.
 //! Cycles are driven with a manual clock and `scheduler::run_due`.
 
 #![allow(clippy::unwrap_used)]
@@ -613,4 +614,38 @@ async fn a_probe_that_is_late_or_cannot_run_a_check_costs_its_report_not_a_false
     assert_eq!(region(&u, "eu-west").await["live"], json!(true));
     probe.abort();
     srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_probe_leaves_a_silent_server_and_reconnects() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    // A WebSocket server that welcomes the probe, announcing 100 ms pings, then says nothing
+    // while keeping the connection open (a host that vanished without closing it).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (cancel, probe) = in_process_probe(&base, "eu-west", "prb_any");
+    let (first, _) = listener.accept().await.unwrap();
+    let mut ws = tokio_tungstenite::accept_async(first).await.unwrap();
+    let welcome =
+        json!({"type": "welcome", "region": "eu-west", "name": "p", "pingIntervalMs": 100});
+    ws.send(Message::Text(welcome.to_string().into()))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let (second, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
+        .await
+        .expect("the probe never gave up on the silent connection")
+        .unwrap();
+    // Three missed pings (300 ms) at least, then a reconnect.
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    tokio_tungstenite::accept_async(second).await.unwrap();
+    drop(ws);
+    cancel.cancel();
+    assert!(probe.await.unwrap().is_ok());
 }

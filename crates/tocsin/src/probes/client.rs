@@ -3,7 +3,10 @@
 //! receives with the check engine (at most `max_in_flight` at once) and sends the results back in
 //! batches (every [`FLUSH_EVERY`] or [`BATCH_MAX`] results, whichever comes first).
 //!
-//! When the connection fails or drops it reconnects with capped exponential backoff plus
+//! The server pings every connection; a connection on which nothing (not even a ping) arrived
+//! for [`MISSED_PINGS`] of the server's ping intervals counts as dropped, so a server host that
+//! vanished without closing the connection is noticed too. When the connection fails or drops
+//! it reconnects with capped exponential backoff plus
 //! jitter, so it rides out server restarts; jobs in flight on a dropped connection are
 //! abandoned (the server's deadline covers them). A refused key (401/403) is not retried: it
 //! will not become valid by waiting.
@@ -21,6 +24,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use super::endpoint::MISSED_PINGS;
 use super::protocol::{
     Job, JobResult, ProbeMessage, ServerMessage, WireOutcome, CONNECT_PATH, REGION_HEADER,
 };
@@ -177,6 +181,10 @@ async fn connect_once(
     let mut batch: Vec<JobResult> = Vec::with_capacity(BATCH_MAX);
     let mut flush = tokio::time::interval(FLUSH_EVERY);
     flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut watchdog = tokio::time::interval(Duration::from_secs(1));
+    let mut heard = Instant::now();
+    // Unknown until the welcome says how often the server pings.
+    let mut silence_limit: Option<Duration> = None;
     loop {
         tokio::select! {
             _ = cancel.cancelled() => {
@@ -187,17 +195,26 @@ async fn connect_once(
             frame = rx.next() => match frame {
                 None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return Ok(Ended::Dropped),
                 Some(Ok(Message::Text(text))) => match serde_json::from_str::<ServerMessage>(text.as_str()) {
-                    Ok(ServerMessage::Welcome { region, name }) => {
+                    Ok(ServerMessage::Welcome { region, name, ping_interval_ms }) => {
+                        heard = Instant::now();
+                        silence_limit = Some(Duration::from_millis(ping_interval_ms) * MISSED_PINGS);
                         tracing::info!(%region, %name, "connected to the server");
                     }
                     Ok(ServerMessage::Job { job }) => {
+                        heard = Instant::now();
                         running.spawn(run_job(job, permits.clone(), results_tx.clone()));
                     }
                     Err(e) => tracing::warn!(error = %e, "unreadable server message ignored"),
                 },
                 // Pings are answered by the WebSocket library itself.
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => heard = Instant::now(),
             },
+            _ = watchdog.tick() => {
+                if silence_limit.is_some_and(|limit| heard.elapsed() > limit) {
+                    tracing::warn!("the server has been silent too long");
+                    return Ok(Ended::Dropped);
+                }
+            }
             Some(result) = results_rx.recv() => {
                 batch.push(result);
                 if batch.len() >= BATCH_MAX && send_batch(&mut tx, &mut batch).await.is_err() {

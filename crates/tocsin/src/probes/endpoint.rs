@@ -34,8 +34,9 @@ use crate::store::probes::{self, ProbeKeyRow};
 
 /// Largest frame a probe may send: a batch of results with response bodies on failures.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
-/// Pings a probe may leave unanswered before it counts as gone.
-const MISSED_PINGS: u32 = 3;
+/// Pings a probe may leave unanswered before it counts as gone (the probe applies the same
+/// rule to the server's pings).
+pub const MISSED_PINGS: u32 = 3;
 
 pub fn router() -> Router<AppState> {
     Router::new().route(CONNECT_PATH, get(connect))
@@ -90,12 +91,13 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
     }
     tracing::info!(region = %key.region, probe = %key.name, "probe connected");
     let (mut tx, mut rx) = socket.split();
+    let interval = state.config().probe_ping_interval;
     let welcome = ServerMessage::Welcome {
         region: key.region.clone(),
         name: key.name.clone(),
+        ping_interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
     };
     let mut pending: HashMap<u64, oneshot::Sender<Option<Outcome>>> = HashMap::new();
-    let interval = state.config().probe_ping_interval;
     let mut ping = tokio::time::interval(interval);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut heard = Instant::now();

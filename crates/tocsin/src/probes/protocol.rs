@@ -1,7 +1,7 @@
 //! The probe protocol: JSON text frames over the WebSocket of `GET /probe/v1/connect`.
 //!
-//! Server → probe: [`ServerMessage`] — a `welcome` naming the probe's region once connected,
-//! then `job`s. Probe → server: [`ProbeMessage`] — `results` batches. Liveness uses WebSocket
+//! Server → probe: [`ServerMessage`] — a `welcome` naming the probe's region and the server's
+//! ping interval once connected, then `job`s. Probe → server: [`ProbeMessage`] — `results` batches. Liveness uses WebSocket
 //! pings (the server pings, the probe's WebSocket library answers). A job carries the monitor's
 //! check as stored (type, url/host/port, `config`, timeout, retries, DNS_DIFF baseline), so the
 //! probe validates and runs it with the same engine as the built-in probe; results carry the
@@ -28,8 +28,14 @@ pub const REGION_HEADER: &str = "x-tocsin-probe-region";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
-    /// Sent once after the connection is accepted.
-    Welcome { region: String, name: String },
+    /// Sent once after the connection is accepted. The probe may count the server as gone
+    /// when it has heard nothing (not even a ping) for three ping intervals.
+    Welcome {
+        region: String,
+        name: String,
+        #[serde(rename = "pingIntervalMs")]
+        ping_interval_ms: u64,
+    },
     /// A job, nested (its `type` is the monitor's).
     Job { job: Job },
 }
