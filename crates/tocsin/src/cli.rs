@@ -82,17 +82,17 @@ pub enum TokenCommand {
 #[derive(Debug, clap::Args)]
 pub struct ProbeArgs {
     /// The server's root URL, e.g. `https://tocsin.example.com`.
-    #[arg(long, env = "TOCSIN_PROBE_SERVER")]
+    #[arg(long, env = "TOCSIN_SERVER")]
     pub server: String,
     /// The region this probe checks from; must be its key's region.
-    #[arg(long, env = "TOCSIN_PROBE_REGION")]
+    #[arg(long, env = "TOCSIN_REGION")]
     pub region: String,
     /// The probe key (`prb_...`) from `tocsin probe-key create`. Prefer the environment
     /// variable: command lines are visible to other users of the machine.
-    #[arg(long, env = "TOCSIN_PROBE_KEY", hide_env_values = true)]
+    #[arg(long, env = "TOCSIN_KEY", hide_env_values = true)]
     pub key: String,
     /// Checks run at once, at most.
-    #[arg(long, env = "TOCSIN_PROBE_MAX_IN_FLIGHT", default_value_t = 1000)]
+    #[arg(long, env = "TOCSIN_MAX_IN_FLIGHT", default_value_t = 1000)]
     pub max_in_flight: usize,
     /// Log filter, e.g. `info` or `tocsin=debug`.
     #[arg(long, env = "TOCSIN_LOG_LEVEL", default_value = "info")]

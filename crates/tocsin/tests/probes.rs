@@ -69,7 +69,7 @@ fn create_key(srv: &TestServer, region: &str) -> String {
 fn spawn_probe(base: &str, region: &str, key: &str) -> Child {
     Command::new(BIN)
         .args(["probe", "--server", base, "--region", region])
-        .env("TOCSIN_PROBE_KEY", key)
+        .env("TOCSIN_KEY", key)
         .env("TOCSIN_LOG_LEVEL", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
