@@ -504,6 +504,30 @@ mod tests {
     }
 
     #[test]
+    fn probe_settings_flag_over_file_and_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.toml");
+        std::fs::write(&file, "probe_name = \"paris\"\nprobe_ping_seconds = 3\n").unwrap();
+        let mut args = ServeArgs::default();
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.probe_name, DEFAULT_PROBE_NAME);
+        assert_eq!(c.probe_ping_interval, std::time::Duration::from_secs(10));
+        args.store.config = Some(file.clone());
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.probe_name, "paris");
+        assert_eq!(c.probe_ping_interval, std::time::Duration::from_secs(3));
+        args.probe_name = Some("lyon".into());
+        assert_eq!(Config::resolve(&args).unwrap().probe_name, "lyon");
+        args.probe_name = Some("  ".into());
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("probe-name"), "{err}");
+        args.probe_name = None;
+        std::fs::write(&file, "probe_ping_seconds = 0\n").unwrap();
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("probe_ping_seconds"), "{err}");
+    }
+
+    #[test]
     fn precedence_flag_over_file_and_validation() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("t.toml");

@@ -213,6 +213,25 @@ async fn probe_keys_through_the_binary_decide_the_known_regions() {
         json!({"name": "eu-west", "live": false, "probes": 0, "probeNames": [], "lastSeenAt": null})
     );
 
+    // Reading regions takes `monitors:read`.
+    let reader = common::Bearer::new(&srv.base, &u.token(&["monitors:read"]).await);
+    let seen = json_of(reader.call(Method::GET, "/regions", None).await, 200).await;
+    assert_eq!(seen[1], listed[1]);
+    assert_eq!(seen[0]["name"], json!("local"));
+    let other = common::Bearer::new(&srv.base, &u.token(&["identity:read"]).await);
+    expect_error(
+        other.call(Method::GET, "/regions", None).await,
+        403,
+        "INSUFFICIENT_CAPABILITY",
+    )
+    .await;
+    expect_error(
+        reqwest::get(srv.url("/regions")).await.unwrap(),
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+
     // `list` shows both keys (never the secret); `revoke` takes them away one by one.
     let (ok, out, _) = probe_key(&srv, &["list"]);
     assert!(ok);
