@@ -36,11 +36,11 @@
 //! - The `ETag` is the settings version: check results do not change it.
 //! - On-demand checks (`POST /monitors/{id}/check`, 202 with a `correlationId`) run at once in
 //!   the background in every region the monitor uses that has a live probe (regions without
-//!   one, or whose probe does not answer in time, are skipped). Their results are stored as heartbeats carrying the
-//!   `correlationId` (`GET /monitors/{id}/heartbeats?correlationId=`) but never step the state
-//!   machine, so a manual check cannot page anyone or move the status. Paused monitors may be
-//!   checked this way (checking a target by hand is useful exactly while monitoring is off);
-//!   PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
+//!   one, or whose probe does not answer in time, are skipped). Their results are stored as
+//!   heartbeats carrying the `correlationId` (`GET /monitors/{id}/heartbeats?correlationId=`)
+//!   but never step the state machine, so a manual check cannot page anyone or move the
+//!   status. Paused monitors may be checked this way (checking a target by hand is useful
+//!   exactly while monitoring is off); PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
 //!
 //! Every committed write is audited in its transaction and announced on the monitor change
 //! feed ([`crate::monitoring::changes`]) so the scheduler applies it at once.
