@@ -66,15 +66,38 @@ fn create_key(srv: &TestServer, region: &str) -> String {
     out.trim().to_string()
 }
 
-fn spawn_probe(base: &str, region: &str, key: &str) -> Child {
-    Command::new(BIN)
+/// A `tocsin probe` process, killed when dropped (so a failing test leaves none behind).
+struct ProbeProcess(Option<Child>);
+
+impl ProbeProcess {
+    fn kill(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn take(mut self) -> Child {
+        self.0.take().unwrap()
+    }
+}
+
+impl Drop for ProbeProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn_probe(base: &str, region: &str, key: &str) -> ProbeProcess {
+    let child = Command::new(BIN)
         .args(["probe", "--server", base, "--region", region])
         .env("TOCSIN_KEY", key)
         .env("TOCSIN_LOG_LEVEL", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    ProbeProcess(Some(child))
 }
 
 async fn regions(u: &User) -> Vec<Value> {
@@ -159,11 +182,6 @@ fn http_monitor(name: &str, url: &str, regions: &[&str], strategy: &str) -> Valu
         "regions": regions,
         "regionStrategy": strategy,
     })
-}
-
-fn kill(child: &mut Child) {
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[tokio::test]
@@ -318,7 +336,7 @@ async fn a_real_probe_checks_survives_a_server_restart_and_its_absence_is_no_fal
 
     // The probe dies: the server carries on, the region shows as not live, and a cycle in
     // which only `local` reports (UP) keeps the monitor UP.
-    kill(&mut probe);
+    probe.kill();
     let r = wait_live(&u, "eu-west", false).await;
     assert_eq!(r["probes"], json!(0));
     assert!(r["lastSeenAt"].is_string());
@@ -507,7 +525,7 @@ async fn wrong_revoked_and_misplaced_keys_are_refused() {
         ("eu-west", "prb_wrong".to_string()),
         ("us-east", key.clone()),
     ] {
-        let child = spawn_probe(&srv.base, region, &k);
+        let child = spawn_probe(&srv.base, region, &k).take();
         // Off the runtime: the server answering the probe runs on this test's thread.
         let out = tokio::task::spawn_blocking(move || child.wait_with_output())
             .await
