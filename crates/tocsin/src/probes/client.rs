@@ -102,6 +102,17 @@ impl Backoff {
 /// Runs the probe until `cancel` fires (`Ok`) or the server refuses its key (`Err`).
 pub async fn run(opts: ProbeOptions, cancel: CancellationToken) -> Result<(), ProbeError> {
     let url = connect_url(&opts.server)?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d == "localhost",
+        None => false,
+    };
+    if url.scheme() == "ws" && !loopback {
+        // The key and the checks' settings (credentials included) would cross the network
+        // readable by anyone on the path.
+        tracing::warn!(server = %opts.server, "not using https: the probe key and checks travel in clear");
+    }
     let permits = Arc::new(Semaphore::new(opts.max_in_flight.max(1)));
     let mut backoff = Backoff::new();
     loop {
