@@ -3,7 +3,8 @@
 //! target, riding out a server restart on the same port, and its disappearance making no false
 //! DOWN; `round_robin` and `random` taking one region per cycle (with an in-process probe client
 //! over a real WebSocket); on-demand checks in every live region; refused keys and regions; a
-//! hand-driven probe that answers late or with an error; a probe leaving a silent server.
+//! hand-driven probe that answers late or with an error; probes of one region taking its jobs
+//! in turn; `tocsin probe` exiting cleanly on SIGTERM; a probe leaving a silent server.
 //! Cycles are driven with a manual clock and `scheduler::run_due`.
 
 #![allow(clippy::unwrap_used)]
@@ -113,20 +114,25 @@ async fn region(u: &User, name: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// Polls `GET /regions` until `name`'s `live` is `want`.
-async fn wait_live(u: &User, name: &str, want: bool) -> Value {
+/// Polls `GET /regions` until region `name` satisfies `ok`; returns it.
+async fn wait_region(u: &User, name: &str, ok: impl Fn(&Value) -> bool) -> Value {
     let started = Instant::now();
     loop {
         let r = region(u, name).await;
-        if r["live"] == json!(want) {
+        if ok(&r) {
             return r;
         }
         assert!(
             started.elapsed() < Duration::from_secs(20),
-            "region {name} never became live={want}: {r}"
+            "region {name} never got there: {r}"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Polls `GET /regions` until `name`'s `live` is `want`.
+async fn wait_live(u: &User, name: &str, want: bool) -> Value {
+    wait_region(u, name, |r| r["live"] == json!(want)).await
 }
 
 async fn create_monitor(u: &User, body: Value) -> String {
@@ -685,4 +691,99 @@ async fn a_probe_leaves_a_silent_server_and_reconnects() {
     drop(ws);
     cancel.cancel();
     assert!(probe.await.unwrap().is_ok());
+}
+
+#[tokio::test]
+async fn probes_of_one_region_take_its_jobs_in_turn_and_a_terminated_probe_exits_cleanly() {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let (target_base, _target) = target().await;
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let u = srv.sign_up("turns@example.com").await;
+    // Two hand-driven probes of eu-west, each answering every job with an error and counting.
+    let mut counters = Vec::new();
+    let mut tasks = Vec::new();
+    for name in ["a", "b"] {
+        let key = tocsin::probes::keys::create(srv.state.db(), "eu-west", Some(name), T0)
+            .await
+            .unwrap()
+            .key;
+        let mut req = format!("{}/probe/v1/connect", srv.base.replacen("http", "ws", 1))
+            .into_client_request()
+            .unwrap();
+        req.headers_mut()
+            .insert("authorization", format!("Bearer {key}").parse().unwrap());
+        let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+        let (mut tx, mut rx) = ws.split();
+        let jobs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = jobs.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(Ok(frame)) = rx.next().await {
+                let Message::Text(text) = frame else { continue };
+                let msg: Value = serde_json::from_str(text.as_str()).unwrap();
+                if msg["type"] == json!("job") {
+                    count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let answer = json!({"type": "results", "results": [
+                        {"id": msg["job"]["id"], "outcome": null, "error": "counting only"}
+                    ]});
+                    tx.send(Message::Text(answer.to_string().into()))
+                        .await
+                        .unwrap();
+                }
+            }
+        }));
+        counters.push(jobs);
+    }
+    let r = wait_region(&u, "eu-west", |r| r["probes"] == json!(2)).await;
+    let mut names: Vec<&str> = r["probeNames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+
+    create_monitor(
+        &u,
+        http_monitor("turns", &format!("{target_base}/"), &["eu-west"], "all"),
+    )
+    .await;
+    for _ in 0..4 {
+        let reports = tick(&srv, &clock).await;
+        // An error is no result: nothing reported, nothing stepped.
+        assert!(reports[0].1.verdict.is_none());
+    }
+    let counts: Vec<usize> = counters
+        .iter()
+        .map(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+        .collect();
+    assert_eq!(counts, [2, 2]);
+    for t in tasks {
+        t.abort();
+    }
+
+    // SIGTERM: the probe process says goodbye and exits 0; the server notices at once.
+    let key = mint(&srv, "us-east").await;
+    let probe = spawn_probe(&srv.base, "us-east", &key);
+    wait_live(&u, "us-east", true).await;
+    let child = probe.take();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_live(&u, "us-east", false).await;
+    srv.stop().await;
 }
