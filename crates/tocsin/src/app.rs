@@ -14,6 +14,7 @@ use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::monitoring::scheduler::Checks;
 use crate::push::tokens::PushTokens;
+use crate::probes::Registry;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -34,6 +35,7 @@ struct Inner {
     heartbeats: HeartbeatWriter,
     checks: Checks,
     push_tokens: PushTokens,
+    probes: Registry,
 }
 
 impl AppState {
@@ -51,6 +53,7 @@ impl AppState {
         let db_for_writer = db.clone();
         Ok(AppState(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
+            probes: Registry::default(),
             limits: Limiters::new(&config.rate_limits),
             config,
             db,
@@ -101,6 +104,10 @@ impl AppState {
     /// The built-in probe's concurrency bound and one-run-per-monitor guard.
     pub fn checks(&self) -> &Checks {
         &self.0.checks
+    }
+    /// The live remote-probe connections (see [`crate::probes`]).
+    pub fn probes(&self) -> &Registry {
+        &self.0.probes
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret

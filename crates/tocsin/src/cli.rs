@@ -1,5 +1,6 @@
-//! The command line: `serve`, `migrate`, `user create`, `token create`, `bench`, and `openapi`
-//! (prints the document). Each subcommand is a thin call into the library.
+//! The command line: `serve`, `migrate`, `user create`, `token create`, `probe` (a remote
+//! probe), `probe-key create|list|revoke`, `bench`, and `openapi` (prints the document). Each
+//! subcommand is a thin call into the library.
 
 use std::process::ExitCode;
 
@@ -33,6 +34,11 @@ pub enum Command {
     /// Manage personal access tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Run a remote probe for one region: connects out to the server and runs its checks.
+    Probe(ProbeArgs),
+    /// Manage remote probes' keys.
+    #[command(subcommand)]
+    ProbeKey(ProbeKeyCommand),
     /// Load-test the API and print throughput and latency.
     Bench(crate::bench::BenchArgs),
     /// Print the OpenAPI document.
@@ -68,6 +74,52 @@ pub enum TokenCommand {
         /// Comma-separated: `rest`, `mcp`.
         #[arg(long, default_value = "rest")]
         surfaces: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ProbeArgs {
+    /// The server's root URL, e.g. `https://tocsin.example.com`.
+    #[arg(long, env = "TOCSIN_SERVER")]
+    pub server: String,
+    /// The region this probe checks from; must be its key's region.
+    #[arg(long, env = "TOCSIN_REGION")]
+    pub region: String,
+    /// The probe key (`prb_...`) from `tocsin probe-key create`. Prefer the environment
+    /// variable: command lines are visible to other users of the machine.
+    #[arg(long, env = "TOCSIN_KEY", hide_env_values = true)]
+    pub key: String,
+    /// Checks run at once, at most.
+    #[arg(long, env = "TOCSIN_MAX_IN_FLIGHT", default_value_t = 1000)]
+    pub max_in_flight: usize,
+    /// Log filter, e.g. `info` or `tocsin=debug`.
+    #[arg(long, env = "TOCSIN_LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProbeKeyCommand {
+    /// Mint a key for a region's probes; prints only the key.
+    Create {
+        /// Lowercase letters, digits and `-`, 1 to 63 characters (not `local`).
+        #[arg(long)]
+        region: String,
+        /// A label for the probe (default: the region).
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List every key (one JSON object per line; the keys themselves are never shown).
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Revoke a key: its probes are refused from then on and disconnected within a ping.
+    Revoke {
+        id: String,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -147,6 +199,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             println!("{token}");
             Ok(())
         }
+        Command::Probe(args) => probe(args).await,
+        Command::ProbeKey(cmd) => probe_key(cmd).await,
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Openapi => {
             print!("{}", crate::http::openapi::document_text());
@@ -163,6 +217,67 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("binding {}: {e}", config.listen))?;
     let state = crate::server::start(config, None).await?;
     crate::server::run(listener, state, crate::server::shutdown_signal()).await
+}
+
+async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
+    crate::telemetry::init_logging(crate::config::LogFormat::Human, &args.log_level);
+    let server = url::Url::parse(&args.server)
+        .map_err(|e| anyhow::anyhow!("server: {:?} is not a URL: {e}", args.server))?;
+    if !crate::probes::keys::valid_region(&args.region) {
+        anyhow::bail!("region: must be 1 to 63 lowercase letters, digits or '-'");
+    }
+    let opts = crate::probes::client::ProbeOptions {
+        server,
+        region: args.region,
+        key: args.key,
+        max_in_flight: args.max_in_flight.max(1),
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        crate::server::shutdown_signal().await;
+        stop.cancel();
+    });
+    crate::probes::client::run(opts, cancel).await?;
+    Ok(())
+}
+
+async fn probe_key(cmd: ProbeKeyCommand) -> anyhow::Result<()> {
+    let (ProbeKeyCommand::Create { store, .. }
+    | ProbeKeyCommand::List { store }
+    | ProbeKeyCommand::Revoke { store, .. }) = &cmd;
+    let config = Config::for_store(store)?;
+    let db = store::Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
+    db.migrate().await?;
+    let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+    let result = match cmd {
+        ProbeKeyCommand::Create { region, name, .. } => {
+            crate::probes::keys::create(&db, &region, name.as_deref(), now)
+                .await
+                .map(|minted| println!("{}", minted.key))
+        }
+        ProbeKeyCommand::List { .. } => store::probes::list(db.reader())
+            .await
+            .map_err(Into::into)
+            .map(|rows| {
+                for k in rows {
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "id": k.id,
+                            "region": k.region,
+                            "name": k.name,
+                            "createdAt": crate::clock::rfc3339(k.created_at),
+                            "revokedAt": k.revoked_at.map(crate::clock::rfc3339),
+                            "lastSeenAt": k.last_seen_at.map(crate::clock::rfc3339),
+                        })
+                    );
+                }
+            }),
+        ProbeKeyCommand::Revoke { id, .. } => crate::probes::keys::revoke(&db, &id, now).await,
+    };
+    db.close().await;
+    Ok(result?)
 }
 
 /// Mints a token for the user's first workspace, as that user.

@@ -50,6 +50,9 @@ pub struct ServeArgs {
     /// Trust the first `X-Forwarded-For` hop as the client address (behind a reverse proxy).
     #[arg(long, env = "TOCSIN_TRUST_FORWARDED_FOR")]
     pub trust_forwarded_for: Option<bool>,
+    /// The built-in probe's name (its region is always `local`).
+    #[arg(long, env = "TOCSIN_PROBE_NAME")]
+    pub probe_name: Option<String>,
 }
 
 /// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
@@ -78,6 +81,10 @@ pub struct FileConfig {
     pub max_in_flight_checks: Option<usize>,
     /// Whether this process runs the check scheduler (default true).
     pub scheduler: Option<bool>,
+    /// The built-in probe's name (default `built-in`).
+    pub probe_name: Option<String>,
+    /// Seconds between pings to each remote probe (default 10); three missed pings drop it.
+    pub probe_ping_seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -197,7 +204,16 @@ pub struct Config {
     /// benchmarks drive cycles themselves with `monitoring::scheduler::run_due`, so checks
     /// never fire against test targets behind their back); on everywhere else.
     pub scheduler_enabled: bool,
+    /// The built-in probe's name, shown in `GET /regions` (its region is always `local`).
+    pub probe_name: String,
+    /// How often the server pings each remote probe.
+    pub probe_ping_interval: std::time::Duration,
 }
+
+/// Default of `probe_name`.
+pub const DEFAULT_PROBE_NAME: &str = "built-in";
+/// Default of `probe_ping_seconds`.
+pub const DEFAULT_PROBE_PING_SECONDS: u64 = 10;
 
 /// Default of `max_in_flight_checks`.
 pub const DEFAULT_MAX_IN_FLIGHT_CHECKS: usize = 2000;
@@ -373,6 +389,27 @@ impl Config {
                 "must be between 1 and 1000000",
             ));
         }
+        let probe_name = args
+            .probe_name
+            .clone()
+            .or(file.probe_name)
+            .unwrap_or_else(|| DEFAULT_PROBE_NAME.into());
+        let name_chars = probe_name.trim().chars().count();
+        if name_chars == 0 || name_chars > 100 || probe_name.chars().any(char::is_control) {
+            return Err(invalid(
+                "probe-name",
+                "must be 1 to 100 printable characters",
+            ));
+        }
+        let probe_ping_seconds = file
+            .probe_ping_seconds
+            .unwrap_or(DEFAULT_PROBE_PING_SECONDS);
+        if !(1..=300).contains(&probe_ping_seconds) {
+            return Err(invalid(
+                "probe_ping_seconds",
+                "must be between 1 and 300 seconds",
+            ));
+        }
         Ok(Config {
             listen,
             data_dir,
@@ -392,6 +429,8 @@ impl Config {
             rollup_retention_days,
             max_in_flight_checks,
             scheduler_enabled: file.scheduler.unwrap_or(true),
+            probe_name: probe_name.trim().to_string(),
+            probe_ping_interval: std::time::Duration::from_secs(probe_ping_seconds),
         })
     }
 
@@ -446,6 +485,8 @@ fn unreachable_config() -> Config {
         rollup_retention_days: DEFAULT_ROLLUP_RETENTION_DAYS,
         max_in_flight_checks: DEFAULT_MAX_IN_FLIGHT_CHECKS,
         scheduler_enabled: true,
+        probe_name: DEFAULT_PROBE_NAME.into(),
+        probe_ping_interval: std::time::Duration::from_secs(DEFAULT_PROBE_PING_SECONDS),
     }
 }
 
@@ -467,6 +508,30 @@ mod tests {
             PlanQuota::default(),
             "self-hosting is unlimited"
         );
+    }
+
+    #[test]
+    fn probe_settings_flag_over_file_and_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.toml");
+        std::fs::write(&file, "probe_name = \"paris\"\nprobe_ping_seconds = 3\n").unwrap();
+        let mut args = ServeArgs::default();
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.probe_name, DEFAULT_PROBE_NAME);
+        assert_eq!(c.probe_ping_interval, std::time::Duration::from_secs(10));
+        args.store.config = Some(file.clone());
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.probe_name, "paris");
+        assert_eq!(c.probe_ping_interval, std::time::Duration::from_secs(3));
+        args.probe_name = Some("lyon".into());
+        assert_eq!(Config::resolve(&args).unwrap().probe_name, "lyon");
+        args.probe_name = Some("  ".into());
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("probe-name"), "{err}");
+        args.probe_name = None;
+        std::fs::write(&file, "probe_ping_seconds = 0\n").unwrap();
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("probe_ping_seconds"), "{err}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod mail;
 pub mod monitoring;
 pub mod plans;
 pub mod push;
+pub mod probes;
 pub mod server;
 pub mod store;
 pub mod telemetry;

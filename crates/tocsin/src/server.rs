@@ -41,6 +41,8 @@ pub async fn run(
     .with_graceful_shutdown(shutdown)
     .await?;
     tracing::info!("stopped accepting; finishing background work");
+    // Probe connections outlive the HTTP server once upgraded: close them explicitly.
+    state.probes().close_all();
     cancel.cancel();
     for w in workers {
         let _ = w.await;

@@ -1,7 +1,7 @@
 //! Logs and metrics. Logs go through `tracing` (human-readable or JSON); every request runs in a
 //! span carrying its request id. Metrics use the `metrics` facade with a Prometheus recorder and
 //! are rendered at `/metrics`: request counts and latency histograms per route and status, and
-//! database pool use.
+//! database pool use, and connected remote probes per region.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -63,6 +63,10 @@ impl Metrics {
         metrics::gauge!("db_pool_connections", "state" => "idle").set(idle as f64);
         metrics::gauge!("db_pool_connections", "state" => "in_use")
             .set(size.saturating_sub(idle as u32) as f64);
+        // Every region a remote probe connected to since start, 0 once they are all gone.
+        for (region, view) in state.probes().snapshot() {
+            metrics::gauge!("probes_connected", "region" => region).set(view.probes.len() as f64);
+        }
         self.handle.render()
     }
 }

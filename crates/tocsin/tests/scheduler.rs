@@ -319,7 +319,7 @@ async fn paused_never_run_edits_apply_at_once_and_probeless_regions_report_nothi
     assert_eq!(heartbeats(&u, &id, "").await[0]["statusCode"], json!(503));
 
     // A region with no live probe reports nothing: no heartbeat, no step, no false DOWN.
-    // (Only `local` can be chosen through the API today, so the row is edited directly.)
+    // (`eu-west` has no probe key, so the API would refuse it: the row is edited directly.)
     sqlx::query("UPDATE monitors SET regions = '[\"eu-west\"]' WHERE id = $1")
         .bind(&id)
         .execute(srv.state.db().writer())

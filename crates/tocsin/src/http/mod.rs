@@ -17,6 +17,7 @@ pub mod ops;
 pub mod pagination;
 pub mod projects;
 pub mod push;
+pub mod regions;
 pub mod schema;
 pub mod workspace;
 
@@ -47,6 +48,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(auth_routes::router())
+        .merge(crate::probes::endpoint::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { ApiError::NotFound(crate::error::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

@@ -35,12 +35,12 @@
 //!   monitor changes nothing.
 //! - The `ETag` is the settings version: check results do not change it.
 //! - On-demand checks (`POST /monitors/{id}/check`, 202 with a `correlationId`) run at once in
-//!   the background in every region the monitor uses that has a live probe (today only
-//!   `local`; other regions are skipped). Their results are stored as heartbeats carrying the
-//!   `correlationId` (`GET /monitors/{id}/heartbeats?correlationId=`) but never step the state
-//!   machine, so a manual check cannot page anyone or move the status. Paused monitors may be
-//!   checked this way (checking a target by hand is useful exactly while monitoring is off);
-//!   PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
+//!   the background in every region the monitor uses that has a live probe (regions without
+//!   one, or whose probe does not answer in time, are skipped). Their results are stored as
+//!   heartbeats carrying the `correlationId` (`GET /monitors/{id}/heartbeats?correlationId=`)
+//!   but never step the state machine, so a manual check cannot page anyone or move the
+//!   status. Paused monitors may be checked this way (checking a target by hand is useful
+//!   exactly while monitoring is off); PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
 //!
 //! Every committed write is audited in its transaction and announced on the monitor change
 //! feed ([`crate::monitoring::changes`]) so the scheduler applies it at once.
@@ -344,11 +344,11 @@ struct Limits {
 }
 
 impl Limits {
-    fn of(state: &AppState) -> Limits {
-        Limits {
+    async fn of(state: &AppState) -> Result<Limits, sqlx::Error> {
+        Ok(Limits {
             min_interval: i64::try_from(state.config().min_interval_seconds).unwrap_or(i64::MAX),
-            regions: known_regions(state),
-        }
+            regions: known_regions(state).await?,
+        })
     }
 }
 
@@ -746,7 +746,7 @@ async fn create(
 ) -> ApiResult<Created<Monitor>> {
     let draft = draft_of(&body);
     let mut errors = Vec::new();
-    let checked = match check(&draft, &Limits::of(&state)) {
+    let checked = match check(&draft, &Limits::of(&state).await?) {
         Ok(c) => Some(c),
         Err(e) => {
             errors = e;
@@ -1166,7 +1166,7 @@ async fn update(
         ));
     }
     let draft = merged(&m, kind, &body);
-    let checked = match check(&draft, &Limits::of(&state)) {
+    let checked = match check(&draft, &Limits::of(&state).await?) {
         Ok(c) => Some(c),
         Err(e) => {
             errors.extend(e);
@@ -1456,23 +1456,19 @@ async fn check_now(
     let id = correlation_id.clone();
     tokio::spawn(async move {
         let ran_at = state.clock().now_ms();
-        // Only the built-in probe is live; other regions are skipped, not failed.
-        if !m.regions().iter().any(|r| r == monitoring::LOCAL_REGION) {
-            return;
-        }
-        let Some(outcome) = state.checks().probe(&m).await else {
-            return;
-        };
-        let hb = monitoring::cycle::heartbeat_of(
-            &m,
-            monitoring::LOCAL_REGION,
-            ran_at,
-            &outcome,
-            Some(&id),
-        );
-        if let Err(e) = state.heartbeats().submit(hb).await {
-            tracing::warn!(monitor = %m.id, error = %e, "on-demand result not stored");
-        }
+        // Regions without a live probe (or without an answer in time) are skipped, not failed.
+        let runs = m.regions().into_iter().map(|region| {
+            let (state, m, id) = (&state, &m, &id);
+            async move {
+                let outcome = monitoring::scheduler::check_in(state, m, &region).await?;
+                let hb = monitoring::cycle::heartbeat_of(m, &region, ran_at, &outcome, Some(id));
+                if let Err(e) = state.heartbeats().submit(hb).await {
+                    tracing::warn!(monitor = %m.id, error = %e, "on-demand result not stored");
+                }
+                Some(())
+            }
+        });
+        futures::future::join_all(runs).await;
     });
     Ok(Accepted(CheckResult { correlation_id }))
 }

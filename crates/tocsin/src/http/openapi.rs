@@ -28,6 +28,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::heartbeats::router())
         .merge(super::events::router())
         .merge(super::push::router())
+        .merge(super::regions::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {

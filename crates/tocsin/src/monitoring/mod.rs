@@ -26,10 +26,13 @@ use crate::app::AppState;
 /// The region of the probe built into the server.
 pub const LOCAL_REGION: &str = "local";
 
-/// The regions a monitor may be checked from. For now only the built-in probe's region; remote
-/// probes will add theirs here.
-pub fn known_regions(_state: &AppState) -> Vec<String> {
-    vec![LOCAL_REGION.to_string()]
+/// The regions a monitor may be checked from: the built-in probe's, then every region with an
+/// unrevoked probe key (whether or not a probe of it is connected right now), by name.
+pub async fn known_regions(state: &AppState) -> Result<Vec<String>, sqlx::Error> {
+    let remote = crate::store::probes::active_regions(state.db().reader()).await?;
+    Ok(std::iter::once(LOCAL_REGION.to_string())
+        .chain(remote.into_iter().map(|(region, _)| region))
+        .collect())
 }
 
 /// What a monitor checks. Stored as the API spells it.

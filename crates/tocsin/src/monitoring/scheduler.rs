@@ -11,8 +11,10 @@
 //!
 //! A due monitor is reloaded from the store (the row carries its current state and latest
 //! settings) and run by [`run_cycle`]: the regions of the cycle are picked with
-//! [`tocsin_core::pick_regions`] (cycle index = the grid slot number), `local` runs the check
-//! engine, every other region has no live probe yet and reports nothing (the quorum ignores
+//! [`tocsin_core::pick_regions`] (cycle index = the grid slot number) and run at once by
+//! [`check_in`]: `local` runs the check engine here, every other region is dispatched to one
+//! of its live remote probes ([`crate::probes::Registry::dispatch`]). A region without a live
+//! probe, or whose probe does not answer by the deadline, reports nothing (the quorum ignores
 //! it; if nobody reported, the state machine is not stepped). The result goes to
 //! [`super::cycle::apply`].
 //!
@@ -128,17 +130,24 @@ pub async fn run_cycle(
     let rand = stable_hash(&format!("{}:{slot_ms}", m.id));
     let regions = pick_regions(m.region_strategy(), &m.regions(), k, rand);
     let ran_at = state.clock().now_ms();
-    let mut results = Vec::with_capacity(regions.len());
-    for region in regions {
-        let outcome = if region == LOCAL_REGION {
-            checks.probe(m).await
-        } else {
-            // No live probe for this region yet: it reports nothing this cycle.
-            None
-        };
-        results.push(RegionResult { region, outcome });
-    }
+    let runs = regions.into_iter().map(|region| async move {
+        let outcome = check_in(state, m, &region).await;
+        RegionResult { region, outcome }
+    });
+    let results = futures::future::join_all(runs).await;
     Some(cycle::apply(state, m, ran_at, &results).await)
+}
+
+/// Runs `m`'s check once in `region`: on the built-in probe for `local`, otherwise on a live
+/// remote probe of the region. `None` when the region has no live probe or no answer came in
+/// time — never a failure.
+pub async fn check_in(state: &AppState, m: &MonitorRow, region: &str) -> Option<Outcome> {
+    if region == LOCAL_REGION {
+        state.checks().probe(m).await
+    } else {
+        let deadline = crate::probes::registry::deadline_of(m);
+        state.probes().dispatch(region, m, deadline).await
+    }
 }
 
 /// Runs, and waits for, every active scheduled monitor with a grid slot in

@@ -15,6 +15,7 @@ pub mod heartbeats;
 pub mod invitations;
 pub mod members;
 pub mod monitors;
+pub mod probes;
 pub mod projects;
 pub mod push;
 pub mod sessions;

@@ -75,7 +75,7 @@ impl TestServer {
             }
             None => None,
         };
-        TestServer::start_on(dir, pg, database_url, opts).await
+        TestServer::start_on(dir, pg, database_url, opts, None).await
     }
 
     async fn start_on(
@@ -83,12 +83,15 @@ impl TestServer {
         pg: Option<(String, String)>,
         database_url: Option<String>,
         opts: Options,
+        addr: Option<std::net::SocketAddr>,
     ) -> TestServer {
         let mut config = Config::for_dir(dir.path(), database_url.clone());
         if let Some(tweak) = opts.tweak {
             tweak(&mut config);
         }
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind(addr.unwrap_or(([127, 0, 0, 1], 0).into()))
+            .await
+            .unwrap();
         let addr = listener.local_addr().unwrap();
         config.listen = addr;
         config.public_url = url::Url::parse(&format!("http://{addr}")).unwrap();
@@ -115,7 +118,18 @@ impl TestServer {
 
     /// Stops the server cleanly and starts a new one on the same data (same SQLite directory
     /// or PostgreSQL database), as a process restart would. The address changes.
-    pub async fn restart(mut self, opts: Options) -> TestServer {
+    pub async fn restart(self, opts: Options) -> TestServer {
+        self.restart_at(opts, None).await
+    }
+
+    /// Like [`TestServer::restart`], but listening on the same address again, as a restarted
+    /// service behind a fixed port would (clients reconnecting to it find it there).
+    pub async fn restart_same_port(self, opts: Options) -> TestServer {
+        let addr = self.state.config().listen;
+        self.restart_at(opts, Some(addr)).await
+    }
+
+    async fn restart_at(mut self, opts: Options, addr: Option<std::net::SocketAddr>) -> TestServer {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -126,7 +140,7 @@ impl TestServer {
         let database_url = self.database_url.take();
         // Moving the directory out needs a placeholder for the emptied server being dropped.
         let dir = std::mem::replace(&mut self._dir, tempfile::tempdir().unwrap());
-        TestServer::start_on(dir, pg, database_url, opts).await
+        TestServer::start_on(dir, pg, database_url, opts, addr).await
     }
 
     pub fn url(&self, path: &str) -> String {

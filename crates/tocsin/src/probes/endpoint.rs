@@ -1,0 +1,178 @@
+//! The server side of a probe connection: `GET /probe/v1/connect`.
+//!
+//! The request must carry `Authorization: Bearer prb_...` (an unrevoked probe key, checked in
+//! constant time against its stored hash; otherwise 401 `UNAUTHORIZED`) and may name its region
+//! in `X-Tocsin-Probe-Region`, which must then be the key's (otherwise 403
+//! `PROBE_REGION_MISMATCH`): the key, not the probe, decides the region. The route is not part
+//! of the REST contract and stays out of the OpenAPI document, like `/auth/...`.
+//!
+//! Once upgraded, the session registers with the [`Registry`](super::Registry), greets the
+//! probe, forwards the jobs dispatched to it and routes results back to their waiting
+//! dispatches. Every ping interval it pings the probe, records `last_seen_at` (which also
+//! notices a key revoked meanwhile: the connection is then closed) and drops the connection
+//! when the probe has been silent for three intervals. The session ends when the probe goes
+//! away or the server shuts down; the server itself never depends on a probe.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::http::{header, HeaderMap};
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use futures::{SinkExt, StreamExt};
+use tocsin_checks::Outcome;
+use tokio::sync::oneshot;
+
+use super::keys;
+use super::protocol::{ProbeMessage, ServerMessage, CONNECT_PATH, REGION_HEADER};
+use crate::app::AppState;
+use crate::error::ApiError;
+use crate::store::probes::{self, ProbeKeyRow};
+
+/// Largest frame a probe may send: a batch of results with response bodies on failures.
+const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Pings a probe may leave unanswered before it counts as gone (the probe applies the same
+/// rule to the server's pings).
+pub const MISSED_PINGS: u32 = 3;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route(CONNECT_PATH, get(connect))
+}
+
+async fn connect(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or(ApiError::Unauthorized)?;
+    let key = keys::authenticate(state.db(), presented.trim())
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    if let Some(claimed) = headers.get(REGION_HEADER).and_then(|v| v.to_str().ok()) {
+        if claimed != key.region {
+            return Err(ApiError::Forbidden(
+                "PROBE_REGION_MISMATCH",
+                format!(
+                    "this probe key belongs to region {:?}, not {claimed:?}",
+                    key.region
+                ),
+            ));
+        }
+    }
+    let upgrade = upgrade.map_err(|_| ApiError::form("expected a WebSocket upgrade request"))?;
+    Ok(upgrade
+        .max_message_size(MAX_MESSAGE_BYTES)
+        .on_upgrade(move |socket| session(state, key, socket)))
+}
+
+/// Why a session ended, for the log.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    ProbeLeft,
+    Silent,
+    Revoked,
+    ServerClosing,
+    SendFailed,
+}
+
+async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
+    let registry = state.probes();
+    let now = state.clock().now_ms();
+    let (_guard, mut jobs) = registry.register(&key.region, &key.name, now);
+    if let Err(e) = probes::touch(state.db().writer(), &key.id, now).await {
+        tracing::warn!(region = %key.region, error = %e, "could not record probe last_seen_at");
+    }
+    tracing::info!(region = %key.region, probe = %key.name, "probe connected");
+    let (mut tx, mut rx) = socket.split();
+    let interval = state.config().probe_ping_interval;
+    let welcome = ServerMessage::Welcome {
+        region: key.region.clone(),
+        name: key.name.clone(),
+        ping_interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+    };
+    let mut pending: HashMap<u64, oneshot::Sender<Option<Outcome>>> = HashMap::new();
+    let mut ping = tokio::time::interval(interval);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut heard = Instant::now();
+    let end = if send_json(&mut tx, &welcome).await.is_err() {
+        End::SendFailed
+    } else {
+        loop {
+            tokio::select! {
+                _ = registry.closing().cancelled() => break End::ServerClosing,
+                Some(d) = jobs.recv() => {
+                    let id = d.job.id;
+                    if send_json(&mut tx, &ServerMessage::Job { job: d.job }).await.is_err() {
+                        break End::SendFailed;
+                    }
+                    pending.insert(id, d.reply);
+                }
+                frame = rx.next() => match frame {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break End::ProbeLeft,
+                    Some(Ok(Message::Text(text))) => {
+                        heard = Instant::now();
+                        match serde_json::from_str::<ProbeMessage>(text.as_str()) {
+                            Ok(ProbeMessage::Results { results }) => {
+                                for r in results {
+                                    if let Some(slot) = pending.remove(&r.id) {
+                                        if let Some(error) = &r.error {
+                                            tracing::warn!(region = %key.region, %error, "probe could not run a job");
+                                        }
+                                        // The dispatch may have given up already; nothing to do then.
+                                        let _ = slot.send(r.outcome.map(Outcome::from));
+                                    }
+                                }
+                            }
+                            Err(e) => tracing::warn!(region = %key.region, error = %e, "unreadable probe message ignored"),
+                        }
+                    }
+                    Some(Ok(_)) => heard = Instant::now(),
+                },
+                _ = ping.tick() => {
+                    if heard.elapsed() > interval * MISSED_PINGS {
+                        break End::Silent;
+                    }
+                    if tx.send(Message::Ping(Default::default())).await.is_err() {
+                        break End::SendFailed;
+                    }
+                    // Dispatches that gave up (deadline passed) no longer need their slots.
+                    pending.retain(|_, slot| !slot.is_closed());
+                    let now = state.clock().now_ms();
+                    registry.seen(&key.region, now);
+                    match probes::touch(state.db().writer(), &key.id, now).await {
+                        Ok(0) => break End::Revoked,
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(region = %key.region, error = %e, "could not record probe last_seen_at"),
+                    }
+                }
+            }
+        }
+    };
+    let reason = match end {
+        End::Revoked => "probe key revoked",
+        End::ServerClosing => "server shutting down",
+        _ => "bye",
+    };
+    let _ = tx
+        .send(Message::Close(Some(CloseFrame {
+            code: axum::extract::ws::close_code::AWAY,
+            reason: reason.into(),
+        })))
+        .await;
+    tracing::info!(region = %key.region, probe = %key.name, ended = ?end, "probe disconnected");
+}
+
+async fn send_json<S>(tx: &mut S, msg: &ServerMessage) -> Result<(), ()>
+where
+    S: futures::Sink<Message> + Unpin,
+{
+    let text = serde_json::to_string(msg).map_err(|_| ())?;
+    tx.send(Message::Text(text.into())).await.map_err(|_| ())
+}
