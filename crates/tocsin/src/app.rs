@@ -12,6 +12,7 @@ use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
+use crate::monitoring::sched_stats::SchedulerStats;
 use crate::monitoring::scheduler::Checks;
 use crate::store::Db;
 use crate::telemetry::Metrics;
@@ -32,6 +33,7 @@ struct Inner {
     monitor_changes: Changes,
     heartbeats: HeartbeatWriter,
     checks: Checks,
+    scheduler_stats: SchedulerStats,
 }
 
 impl AppState {
@@ -49,6 +51,7 @@ impl AppState {
         let db_for_writer = db.clone();
         Ok(AppState(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
+            scheduler_stats: SchedulerStats::new(),
             limits: Limiters::new(&config.rate_limits),
             config,
             db,
@@ -95,6 +98,10 @@ impl AppState {
     /// The built-in probe's concurrency bound and one-run-per-monitor guard.
     pub fn checks(&self) -> &Checks {
         &self.0.checks
+    }
+    /// The scheduler's start lateness and schedule size.
+    pub fn scheduler_stats(&self) -> &SchedulerStats {
+        &self.0.scheduler_stats
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret
