@@ -5,8 +5,8 @@
 //! ([`super::seed`]), starts the scheduler, and measures what the performance targets
 //! name ([`super::measure`]), then judges each figure against its target.
 //!
-//! - `checks`: monitors every second; checks/s with every heartbeat stored, and on-disk bytes
-//!   per UP heartbeat.
+//! - `checks`: 4,000 monitors every 2 s (the shortest interval the API accepts with a 1 s
+//!   timeout); checks/s with every heartbeat stored, and on-disk bytes per UP heartbeat.
 //! - `scheduler-100k`: 100,000 monitors every minute; start lateness and the busiest second.
 //! - `idle-rss`: 100,000 monitors once a day (so none runs while measured); resident memory
 //!   per scheduled monitor.
@@ -48,8 +48,9 @@ const MAX_MISSED_SHARE: f64 = 0.01;
 /// How long the scenario waits after its window for checks still running to store their
 /// heartbeats before counting (a loopback check takes milliseconds; the writer then flushes).
 const DRAIN: Duration = Duration::from_secs(1);
-/// Check timeout of the bench monitors; the loopback target answers in well under a
-/// millisecond, so only an overloaded process comes near it.
+/// Longest check timeout of the bench monitors (the API wants it below the interval); the
+/// loopback target answers in well under a millisecond, so only an overloaded process comes
+/// near it.
 const CHECK_TIMEOUT_S: i64 = 10;
 /// Longest wait for the scheduler to load every monitor.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(600);
@@ -63,26 +64,28 @@ pub struct MonitorScenario {
     pub interval_s: i64,
 }
 
-/// Every monitor scenario, in the order they run when several are named.
+/// Every monitor scenario, in the order they run when several are named. `idle-rss` comes
+/// first: it reads the process's resident memory, which earlier scenarios in the same process
+/// would have grown (freed heap is reused, not returned), hiding what loading costs.
 pub fn all() -> Vec<MonitorScenario> {
     vec![
         MonitorScenario {
+            name: IDLE_RSS,
+            about: "100,000 HTTP monitors every 24 h loaded into the scheduler: RSS per idle monitor",
+            monitors: 100_000,
+            interval_s: 86_400,
+        },
+        MonitorScenario {
             name: CHECKS,
-            about: "2,000 HTTP monitors every 1 s: checks/s with every heartbeat stored, bytes per heartbeat",
-            monitors: 2_000,
-            interval_s: 1,
+            about: "4,000 HTTP monitors every 2 s: checks/s with every heartbeat stored, bytes per heartbeat",
+            monitors: 4_000,
+            interval_s: 2,
         },
         MonitorScenario {
             name: SCHEDULER_100K,
             about: "100,000 HTTP monitors every 60 s: start lateness p50/p99/max, busiest second vs mean",
             monitors: 100_000,
             interval_s: 60,
-        },
-        MonitorScenario {
-            name: IDLE_RSS,
-            about: "100,000 HTTP monitors every 24 h loaded into the scheduler: RSS per idle monitor",
-            monitors: 100_000,
-            interval_s: 86_400,
         },
         MonitorScenario {
             name: READS_UNDER_LOAD,
@@ -243,7 +246,7 @@ impl Session<'_> {
             count: monitors,
             interval_s: scenario.interval_s,
             url: self.url.clone(),
-            timeout_s: CHECK_TIMEOUT_S,
+            timeout_s: CHECK_TIMEOUT_S.min(scenario.interval_s - 1).max(1),
         };
         let ids = self
             .rt
