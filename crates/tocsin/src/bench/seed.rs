@@ -28,15 +28,19 @@ pub struct MonitorSeed {
     pub timeout_s: i64,
 }
 
-/// One active HTTP monitor row as the API would store it (status PENDING, region `local`).
+/// One active HTTP monitor row (region `local`) as it stands after running for an hour: UP,
+/// one success counted. Seeding them UP makes a measured window steady state: a fresh PENDING
+/// monitor's first cycle is a status change with an event in its transaction, which at 100,000
+/// monitors every minute would fill the whole first minute with first cycles.
 fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRow {
+    let hour_ago = now - 3_600_000;
     MonitorRow {
         id: new_id(),
         seq,
         workspace_id: seed.workspace_id.clone(),
         name: format!("bench {i}"),
         kind_text: "HTTP".into(),
-        status_text: monitoring::status_str(Status::Pending).into(),
+        status_text: monitoring::status_str(Status::Up).into(),
         url: Some(seed.url.clone()),
         host: None,
         port: None,
@@ -53,18 +57,18 @@ fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRow {
         recovery_confirmations_required: 1,
         min_failure_duration_ms: 0,
         consecutive_failures: 0,
-        consecutive_successes: 0,
+        consecutive_successes: 1,
         pending_failure_since: None,
         active: 1,
         grace_s: None,
         last_push_at: None,
         dns_baseline: None,
-        status_changed_at: now,
-        last_check_at: None,
-        started_at: now,
+        status_changed_at: hour_ago,
+        last_check_at: Some(now - seed.interval_s * 1000),
+        started_at: hour_ago,
         version: 1,
-        created_at: now,
-        updated_at: now,
+        created_at: hour_ago,
+        updated_at: hour_ago,
     }
 }
 
