@@ -12,9 +12,10 @@ use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
+use crate::monitoring::sched_stats::SchedulerStats;
 use crate::monitoring::scheduler::Checks;
-use crate::push::tokens::PushTokens;
 use crate::probes::Registry;
+use crate::push::tokens::PushTokens;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -36,6 +37,7 @@ struct Inner {
     checks: Checks,
     push_tokens: PushTokens,
     probes: Registry,
+    scheduler_stats: SchedulerStats,
 }
 
 impl AppState {
@@ -54,6 +56,7 @@ impl AppState {
         Ok(AppState(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
             probes: Registry::default(),
+            scheduler_stats: SchedulerStats::new(),
             limits: Limiters::new(&config.rate_limits),
             config,
             db,
@@ -108,6 +111,10 @@ impl AppState {
     /// The live remote-probe connections (see [`crate::probes`]).
     pub fn probes(&self) -> &Registry {
         &self.0.probes
+    }
+    /// The scheduler's start lateness and schedule size.
+    pub fn scheduler_stats(&self) -> &SchedulerStats {
+        &self.0.scheduler_stats
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret

@@ -1,7 +1,8 @@
 //! Logs and metrics. Logs go through `tracing` (human-readable or JSON); every request runs in a
 //! span carrying its request id. Metrics use the `metrics` facade with a Prometheus recorder and
-//! are rendered at `/metrics`: request counts and latency histograms per route and status, and
-//! database pool use, and connected remote probes per region.
+//! are rendered at `/metrics`: request counts and latency histograms per route and status,
+//! database pool use, connected remote probes per region, and the scheduler's start lateness
+//! and schedule size.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -47,6 +48,14 @@ impl Metrics {
                             2.5, 5.0, 10.0,
                         ],
                     )
+                    .and_then(|b| {
+                        b.set_buckets_for_metric(
+                            Matcher::Full("scheduler_start_lateness_seconds".into()),
+                            &[
+                                0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0,
+                            ],
+                        )
+                    })
                     .unwrap_or_else(|_| PrometheusBuilder::new());
                 let recorder = builder.build_recorder();
                 let handle = recorder.handle();

@@ -1056,3 +1056,26 @@ async fn every_write_is_audited_without_secrets() {
     );
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn reserved_seqs_are_a_block_the_next_monitor_follows() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("seq@example.com").await;
+    let first = create(
+        &u,
+        json!({"name": "a", "type": "HTTP", "url": "http://127.0.0.1:9/"}),
+    )
+    .await;
+    let a = monitors::get_by_id(srv.state.db().reader(), first["id"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut tx = srv.state.db().begin().await.unwrap();
+    let block = monitors::reserve_seqs(&mut *tx, 5).await.unwrap();
+    let after = monitors::next_seq(&mut *tx).await.unwrap();
+    tx.commit().await.unwrap();
+    // The block starts right after the last seq handed out and the next one skips past it.
+    assert_eq!(block, a.seq + 1);
+    assert_eq!(after, block + 5);
+    srv.stop().await;
+}

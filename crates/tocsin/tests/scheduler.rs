@@ -448,6 +448,22 @@ async fn the_real_scheduler_takes_a_monitor_down_and_up_again() {
     let id = m["id"].as_str().unwrap().to_string();
     let up = wait_for_status(&u, &id, "UP", 15).await;
     assert_eq!(up["status"], json!("UP"), "{up}");
+    // The scheduler reports what it holds and how late its runs started.
+    let stats = srv.state.scheduler_stats();
+    assert_eq!(stats.scheduled(), 1);
+    let late = stats.lateness();
+    assert!(late.runs >= 1, "{late:?}");
+    assert!(late.max_ms < 1_000, "{late:?}");
+    let metrics = reqwest::get(srv.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("scheduler_start_lateness_seconds_bucket"),
+        "{metrics}"
+    );
 
     target.set(500);
     let down = wait_for_status(&u, &id, "DOWN", 15).await;

@@ -7,6 +7,10 @@
 //! `scenario` defines what is requested, `load` drives the connections, `stats` turns
 //! measurements into figures, `target` owns the in-process server's lifecycle.
 //!
+//! The monitor scenarios (`checks`, `scheduler-100k`, `idle-rss`, `reads-under-load`, in
+//! [`monitors`]) run the real scheduler against the built-in [`loopback`] target instead of
+//! repeating one request; they run only when named, each on a fresh in-process server.
+//!
 //! Threads: the server and the client run on two separate tokio runtimes. The server gets a
 //! multi-thread runtime with `--server-threads` workers (default 2, one per core of the
 //! reference machine), as in production. The client defaults to one current-thread runtime on
@@ -17,8 +21,12 @@
 
 pub mod cpu;
 pub mod load;
+pub mod loopback;
+pub mod measure;
+pub mod monitors;
 pub mod push;
 pub mod scenario;
+pub mod seed;
 pub mod stats;
 pub mod target;
 
@@ -28,6 +36,7 @@ use std::time::Duration;
 use serde::Serialize;
 use url::Url;
 
+use monitors::{MonitorPlan, MonitorSummary};
 use scenario::{Fixture, Scenario, BASELINE};
 use stats::Summary;
 use target::LocalServer;
@@ -37,19 +46,32 @@ use target::LocalServer;
 #[command(
     after_help = "Scenarios:\n  baseline   GET /healthz: a trivial handler behind the full \
 middleware stack\n  push       POST /push/{token} over --push-tokens distinct tokens, then a \
-burst of --push-burst x its rate\n  workspace  GET /workspace with a bearer API key: the \
-authenticated, cached hot path\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
+burst of --push-burst x its rate\n  workspace  GET /workspace with a bearer API key: the authenticated, cached \
+hot path\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
+Monitor scenarios (run only when named; the real scheduler against a loopback target):\n  \
+checks            4,000 HTTP monitors every 2 s: checks/s, every heartbeat stored, bytes per \
+heartbeat\n  scheduler-100k    100,000 monitors every 60 s: start lateness, busiest second\n  \
+idle-rss          100,000 monitors every 24 h: RSS per idle monitor\n  reads-under-load  \
+10,000 monitors every 10 s: list, page and heartbeat reads while checks run\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
-svc_... --scenario workspace"
+svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \
+scheduler-100k --monitors 100000 --duration 60"
 )]
 pub struct BenchArgs {
-    /// Scenario(s) to run, comma-separated or repeated (default: all).
+    /// Scenario(s) to run, comma-separated or repeated (default: the request scenarios).
     #[arg(long = "scenario", value_delimiter = ',')]
     pub scenarios: Vec<String>,
-    /// Concurrent keep-alive connections, each with one request in flight.
-    #[arg(long, default_value_t = 64)]
-    pub connections: usize,
+    /// Scenario names given without `--scenario`.
+    #[arg(value_name = "SCENARIO")]
+    pub positional: Vec<String>,
+    /// Concurrent keep-alive connections, each with one request in flight (default 64; 4 for
+    /// the reads of `reads-under-load`, a dashboard's load rather than a flood).
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Monitors of the monitor scenarios (default: each scenario's own).
+    #[arg(long)]
+    pub monitors: Option<usize>,
     /// Measured time per scenario: `10`, `10s`, `500ms` or `1m`.
     #[arg(long, default_value = "10s")]
     pub duration: String,
@@ -107,12 +129,24 @@ pub enum Target {
     },
 }
 
+/// Default of `--connections` for the request scenarios.
+const DEFAULT_CONNECTIONS: usize = 64;
+/// Default of `--connections` for the reads of `reads-under-load`.
+const DEFAULT_READ_CONNECTIONS: usize = 4;
+/// Upper bound on `--monitors`.
+const MAX_MONITORS: usize = 1_000_000;
+
 /// A validated run.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// Scenario names in run order, baseline first.
+    /// Request scenario names in run order, baseline first (empty when only monitor scenarios
+    /// were named).
     pub scenarios: Vec<&'static str>,
+    /// Monitor scenario names in run order.
+    pub monitor_scenarios: Vec<&'static str>,
+    pub monitors: Option<usize>,
     pub connections: usize,
+    pub read_connections: usize,
     pub duration: Duration,
     pub warmup: Duration,
     pub target: Target,
@@ -149,8 +183,14 @@ impl BenchArgs {
     /// Checks every flag and resolves them into a [`Plan`]. Resolves `--url`'s host name, the
     /// only step that touches the outside world.
     pub fn validate(&self) -> anyhow::Result<Plan> {
-        if self.connections == 0 || self.connections > MAX_CONNECTIONS {
+        if self
+            .connections
+            .is_some_and(|c| c == 0 || c > MAX_CONNECTIONS)
+        {
             anyhow::bail!("--connections must be between 1 and {MAX_CONNECTIONS}");
+        }
+        if self.monitors.is_some_and(|m| m == 0 || m > MAX_MONITORS) {
+            anyhow::bail!("--monitors must be between 1 and {MAX_MONITORS}");
         }
         let duration =
             parse_duration(&self.duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
@@ -166,7 +206,13 @@ impl BenchArgs {
                 anyhow::bail!("{flag} must be between 1 and {MAX_THREADS}");
             }
         }
-        let scenarios = select_scenarios(&self.scenarios)?;
+        let requested: Vec<String> = self
+            .scenarios
+            .iter()
+            .chain(&self.positional)
+            .cloned()
+            .collect();
+        let (scenarios, monitor_scenarios) = select_scenarios(&requested)?;
         let target = match (&self.url, &self.database_url) {
             (Some(_), Some(_)) => {
                 anyhow::bail!("--url and --database-url exclude each other: the bench only manages the database of a server it starts")
@@ -179,6 +225,9 @@ impl BenchArgs {
                     .ok_or_else(|| {
                         anyhow::anyhow!("--url needs --token (an API token of the server's user)")
                     })?;
+                if !monitor_scenarios.is_empty() {
+                    anyhow::bail!("the monitor scenarios need the in-process server (drop --url)");
+                }
                 external_target(url, token.trim().to_string())?
             }
             (None, Some(db)) => {
@@ -191,7 +240,10 @@ impl BenchArgs {
         };
         Ok(Plan {
             scenarios,
-            connections: self.connections,
+            monitor_scenarios,
+            monitors: self.monitors,
+            connections: self.connections.unwrap_or(DEFAULT_CONNECTIONS),
+            read_connections: self.connections.unwrap_or(DEFAULT_READ_CONNECTIONS),
             duration,
             warmup,
             target,
@@ -204,21 +256,43 @@ impl BenchArgs {
     }
 }
 
-/// The requested scenarios in registry order, with the baseline always first.
-fn select_scenarios(requested: &[String]) -> anyhow::Result<Vec<&'static str>> {
+/// The requested scenarios in registry order: the request scenarios (with the baseline always
+/// first; all of them when nothing is named) and the monitor scenarios (only those named). When
+/// only monitor scenarios are named, no request scenario runs.
+fn select_scenarios(
+    requested: &[String],
+) -> anyhow::Result<(Vec<&'static str>, Vec<&'static str>)> {
     let known = scenario::names();
+    let known_monitor = monitors::names();
     let requested: Vec<&str> = requested
         .iter()
         .map(|s| s.trim())
         .filter(|s| !s.is_empty())
         .collect();
-    if let Some(bad) = requested.iter().find(|r| !known.contains(r)) {
-        anyhow::bail!("unknown scenario {bad:?}; known: {}", known.join(", "));
+    if let Some(bad) = requested
+        .iter()
+        .find(|r| !known.contains(r) && !known_monitor.contains(r))
+    {
+        anyhow::bail!(
+            "unknown scenario {bad:?}; known: {}, {}",
+            known.join(", "),
+            known_monitor.join(", ")
+        );
     }
-    Ok(known
+    let only_monitor = !requested.is_empty() && requested.iter().all(|r| known_monitor.contains(r));
+    let monitor: Vec<&'static str> = known_monitor
         .into_iter()
-        .filter(|k| *k == BASELINE || requested.is_empty() || requested.contains(k))
-        .collect())
+        .filter(|k| requested.contains(k))
+        .collect();
+    let request = if only_monitor {
+        Vec::new()
+    } else {
+        known
+            .into_iter()
+            .filter(|k| *k == BASELINE || requested.is_empty() || requested.contains(k))
+            .collect()
+    };
+    Ok((request, monitor))
 }
 
 fn external_target(text: &str, token: String) -> anyhow::Result<Target> {
@@ -266,6 +340,9 @@ pub struct Report {
     pub results: Vec<Summary>,
     /// The top-of-minute burst after the push scenario, when it ran.
     pub push_burst: Option<push::BurstReport>,
+    /// The monitor scenarios' figures and verdicts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub monitor_results: Vec<MonitorSummary>,
 }
 
 /// `tocsin bench`: validates, runs, prints.
@@ -274,13 +351,21 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     // Logging at warn: per-request spans and events must not be part of what is measured.
     crate::telemetry::init_logging(crate::config::LogFormat::Human, "warn");
     let json = plan.json;
+    if !json && !plan.monitor_scenarios.is_empty() {
+        eprintln!(
+            "note: a release build gives representative figures (cargo build --release -p tocsin)"
+        );
+    }
     // The bench builds and blocks on its own runtimes, which is not allowed on this runtime's
     // worker threads; a blocking thread is allowed to.
     let report = tokio::task::spawn_blocking(move || execute(&plan)).await??;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", render_table(&report));
+        if !report.results.is_empty() {
+            print!("{}", render_table(&report));
+        }
+        print!("{}", monitors::render(&report.monitor_results));
     }
     Ok(())
 }
@@ -288,6 +373,72 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
 /// Runs a validated plan to completion. Blocking: builds the server and client runtimes,
 /// and tears them down before returning.
 pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
+    let (results, backend, target, server_threads, push_burst) = if plan.scenarios.is_empty() {
+        let backend = match &plan.target {
+            Target::InProcess {
+                database_url: Some(_),
+            } => "postgres",
+            _ => "sqlite",
+        };
+        (
+            Vec::new(),
+            backend.to_string(),
+            "in-process".to_string(),
+            Some(plan.server_threads),
+            None,
+        )
+    } else {
+        execute_requests(plan)?
+    };
+    let mut monitor_results = Vec::new();
+    if let Target::InProcess { database_url } = &plan.target {
+        let monitor_plan = MonitorPlan {
+            monitors: plan.monitors,
+            duration: plan.duration,
+            warmup: plan.warmup,
+            read_connections: plan.read_connections,
+            database_url: database_url.clone(),
+            server_threads: plan.server_threads,
+        };
+        let registry = monitors::all();
+        for name in &plan.monitor_scenarios {
+            let Some(s) = registry.iter().find(|s| s.name == *name) else {
+                continue;
+            };
+            if !plan.json {
+                eprintln!("running {} ({})...", s.name, s.about);
+            }
+            monitor_results.push(
+                monitors::run(s, &monitor_plan)
+                    .map_err(|e| e.context(format!("running scenario {}", s.name)))?,
+            );
+        }
+    }
+    Ok(Report {
+        date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        backend,
+        target,
+        connections: plan.connections,
+        duration_secs: plan.duration.as_secs_f64(),
+        warmup_secs: plan.warmup.as_secs_f64(),
+        server_threads,
+        client_threads: plan.client_threads,
+        results,
+        push_burst,
+        monitor_results,
+    })
+}
+
+type RequestResults = (
+    Vec<Summary>,
+    String,
+    String,
+    Option<usize>,
+    Option<push::BurstReport>,
+);
+
+/// The request scenarios: results, backend, target, server threads and the push burst.
+fn execute_requests(plan: &Plan) -> anyhow::Result<RequestResults> {
     let client_rt = if plan.client_threads == 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -367,18 +518,7 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
             )
         }
     };
-    Ok(Report {
-        date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        backend,
-        target,
-        connections: plan.connections,
-        duration_secs: plan.duration.as_secs_f64(),
-        warmup_secs: plan.warmup.as_secs_f64(),
-        server_threads,
-        client_threads: plan.client_threads,
-        results,
-        push_burst,
-    })
+    Ok((results, backend, target, server_threads, push_burst))
 }
 
 type SetupFuture<'a> = futures::future::BoxFuture<'a, anyhow::Result<scenario::RequestSpec>>;
@@ -577,6 +717,32 @@ mod tests {
     }
 
     #[test]
+    fn monitor_scenarios_run_only_when_named() {
+        let p = args(&["checks"]).validate().expect("valid");
+        assert!(p.scenarios.is_empty());
+        assert_eq!(p.monitor_scenarios, vec![monitors::CHECKS]);
+        assert_eq!(p.read_connections, 4);
+        let p = args(&[
+            "--scenario",
+            "idle-rss,workspace",
+            "checks",
+            "--monitors",
+            "10",
+        ])
+        .validate()
+        .expect("valid");
+        assert_eq!(p.scenarios, vec![BASELINE, "workspace"]);
+        assert_eq!(
+            p.monitor_scenarios,
+            vec![monitors::IDLE_RSS, monitors::CHECKS]
+        );
+        assert_eq!(p.monitors, Some(10));
+        let p = args(&["--connections", "8"]).validate().expect("valid");
+        assert!(p.monitor_scenarios.is_empty());
+        assert_eq!((p.connections, p.read_connections), (8, 8));
+    }
+
+    #[test]
     fn invalid_flags_are_refused_with_the_flag_named() {
         for (cmd, needle) in [
             (vec!["--connections", "0"], "--connections"),
@@ -604,6 +770,12 @@ mod tests {
                 "http://",
             ),
             (vec!["--database-url", "sqlite://x.db"], "postgres://"),
+            (vec!["--monitors", "0"], "--monitors"),
+            (vec!["checks", "nope"], "unknown scenario"),
+            (
+                vec!["checks", "--url", "http://127.0.0.1:1", "--token", "svc_x"],
+                "in-process",
+            ),
         ] {
             let err = args(&cmd)
                 .validate()
@@ -667,5 +839,62 @@ mod tests {
         }
         let text = render_table(&report);
         assert!(text.contains("workspace"), "{text}");
+    }
+
+    /// Every monitor scenario with 50 monitors for about a second on SQLite: the scheduler
+    /// runs real checks against the loopback target, heartbeats are stored, memory is read,
+    /// and the reads answer. A smoke test that the scenarios keep working, not a timing
+    /// assertion (the verdicts at this size are not looked at).
+    #[test]
+    fn smoke_monitor_scenarios() {
+        let mut plan = args(&[
+            "checks",
+            "scheduler-100k",
+            "idle-rss",
+            "reads-under-load",
+            "--monitors",
+            "50",
+            "--duration",
+            "1s",
+            "--warmup",
+            "100ms",
+        ])
+        .validate()
+        .expect("valid");
+        plan.json = true;
+        let report = execute(&plan).expect("bench runs");
+        assert!(report.results.is_empty());
+        let by_name = |n: &str| {
+            report
+                .monitor_results
+                .iter()
+                .find(|s| s.scenario == n)
+                .unwrap_or_else(|| panic!("{n} missing"))
+        };
+        let checks = by_name(monitors::CHECKS);
+        let c = checks.checks.as_ref().expect("check figures");
+        assert_eq!(checks.monitors, 50);
+        assert!(c.stored >= 10 && c.runs >= 10, "{c:?}");
+        assert_eq!(c.write_failures, 0, "{c:?}");
+        assert!(checks.bytes_per_heartbeat.is_some_and(|b| b > 0.0));
+        assert!(!checks.verdicts.is_empty());
+        assert!(by_name(monitors::SCHEDULER_100K).checks.is_some());
+        let rss = by_name(monitors::IDLE_RSS)
+            .rss
+            .as_ref()
+            .expect("rss figures");
+        assert!(
+            rss.after_bytes > 0 && rss.per_monitor_bytes.is_finite(),
+            "{rss:?}"
+        );
+        let reads = by_name(monitors::READS_UNDER_LOAD);
+        assert_eq!(reads.reads.len(), 3);
+        for r in &reads.reads {
+            assert!(r.requests > 0, "{r:?}");
+            assert_eq!(r.errors, 0, "{r:?}");
+        }
+        assert!(reads.checks.as_ref().is_some_and(|c| c.stored > 0));
+        let text = monitors::render(&report.monitor_results);
+        assert!(text.contains("GET /monitors/page"), "{text}");
     }
 }

@@ -124,6 +124,24 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// The bench user's workspace (creating the user and key first if needed), for scenarios
+    /// that seed data the token can read.
+    pub async fn workspace_id(&self) -> anyhow::Result<String> {
+        self.api_token().await?;
+        let state = self.state("workspace")?;
+        let user = crate::store::users::find_by_email(state.db().reader(), BENCH_EMAIL)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("the bench user vanished"))?;
+        crate::store::workspaces::list_for_user(state.db().reader(), &user.id)
+            .await?
+            .into_iter()
+            .next()
+            .map(|w| w.id)
+            .ok_or_else(|| anyhow::anyhow!("the bench user has no workspace"))
+    }
+}
+
 type SetupFn = for<'a> fn(&'a Fixture) -> BoxFuture<'a, anyhow::Result<RequestSpec>>;
 
 /// One benchmark scenario.

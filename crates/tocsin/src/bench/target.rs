@@ -40,6 +40,16 @@ impl LocalServer {
     /// serving, all on `rt` (the server's runtime) so database connections and sockets are
     /// driven by the server's threads.
     pub fn start(rt: &Runtime, database_url: Option<&str>) -> anyhow::Result<LocalServer> {
+        LocalServer::start_with(rt, database_url, |_| {})
+    }
+
+    /// [`LocalServer::start`] with the configuration adjusted by `edit` first (the monitor
+    /// scenarios lower the minimum interval).
+    pub fn start_with(
+        rt: &Runtime,
+        database_url: Option<&str>,
+        edit: impl FnOnce(&mut Config),
+    ) -> anyhow::Result<LocalServer> {
         let suffix = format!("{:016x}", rand::random::<u64>());
         let dir = std::env::temp_dir().join(format!("tocsin-bench-{suffix}"));
         let (scratch, url, backend) = match database_url {
@@ -58,7 +68,9 @@ impl LocalServer {
             }
         };
         // From here on `scratch` must be cleaned up whatever happens.
-        let state = match rt.block_on(crate::server::start(Config::for_dir(&dir, url), None)) {
+        let mut config = Config::for_dir(&dir, url);
+        edit(&mut config);
+        let state = match rt.block_on(crate::server::start(config, None)) {
             Ok(s) => s,
             Err(e) => {
                 scratch.clean_up(rt);

@@ -4,7 +4,8 @@
 //! through the API, and what happens to check results once a check has run: heartbeat storage
 //! and the group-commit writer ([`heartbeats`]), hourly rollups ([`rollup`]) and their latency
 //! histograms ([`histogram`]), uptime and availability reports ([`report`]), and retention
-//! ([`retention`]). Running checks: the scheduler and built-in probe ([`scheduler`]) and
+//! ([`retention`]). Running checks: the scheduler and built-in probe ([`scheduler`], with its start-lateness
+//! figures in [`sched_stats`]) and
 //! applying a cycle's results to the monitor's state, events and heartbeats ([`cycle`]).
 
 pub mod changes;
@@ -14,6 +15,7 @@ pub mod histogram;
 pub mod report;
 pub mod retention;
 pub mod rollup;
+pub mod sched_stats;
 pub mod scheduler;
 
 use schemars::JsonSchema;

@@ -20,7 +20,8 @@
 //!
 //! [`Checks`] bounds concurrency (a semaphore of `max_in_flight_checks` permits) and
 //! guarantees one run per monitor at a time: a monitor still running when its next slot comes
-//! skips that slot. Tests with a manual clock call [`run_due`] instead of waiting.
+//! skips that slot. Tests with a manual clock call [`run_due`] instead of waiting. Each run's
+//! start lateness (start minus slot) goes to [`super::sched_stats`].
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -268,6 +269,7 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
     reload_all(&state, &mut schedule).await;
     let mut tasks = tokio::task::JoinSet::new();
     loop {
+        state.scheduler_stats().set_scheduled(schedule.next.len());
         let now = state.clock().now_ms();
         for (slot, id) in schedule.take_due(now) {
             let s = state.clone();
@@ -283,6 +285,7 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
                         return Some(id);
                     }
                 };
+                s.scheduler_stats().record_start(slot, s.clock().now_ms());
                 if let Some(Err(e)) = run_cycle(&s, &m, slot).await {
                     tracing::warn!(monitor = %id, error = %e, "cycle not applied");
                 }

@@ -227,6 +227,18 @@ pub async fn next_seq<'e>(e: impl Exec<'e>) -> Result<i64, sqlx::Error> {
     .await
 }
 
+/// Allocates `n` consecutive `seq` values at once and returns the first (bulk creation: one
+/// statement instead of one per monitor). `n` must be at least 1.
+pub async fn reserve_seqs<'e>(e: impl Exec<'e>, n: i64) -> Result<i64, sqlx::Error> {
+    let last: i64 = sqlx::query_scalar(
+        "UPDATE sequences SET value = value + $1 WHERE name = 'monitor_seq' RETURNING value",
+    )
+    .bind(n)
+    .fetch_one(e)
+    .await?;
+    Ok(last - n + 1)
+}
+
 pub async fn insert<'e>(
     e: impl Exec<'e>,
     m: &MonitorRow,
