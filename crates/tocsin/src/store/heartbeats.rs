@@ -7,8 +7,6 @@ use sqlx::{FromRow, Row};
 
 use super::{Db, Exec, Tx};
 
-/// Rows per multi-row statement: well under both backends' bind-parameter limits.
-
 /// One heartbeat row as stored.
 #[derive(Debug, Clone)]
 pub struct HeartbeatRow {
@@ -104,7 +102,7 @@ pub async fn insert_heartbeats(
     rows: &[HeartbeatRow],
 ) -> Result<Vec<(i64, i64, i64)>, sqlx::Error> {
     let mut inserted = Vec::with_capacity(rows.len());
-    for chunk in super::cached_chunks(&rows) {
+    for chunk in super::cached_chunks(rows) {
         let sql = format!(
             "INSERT INTO heartbeats (monitor_seq, ts, region_id, status, latency, status_code, \
              timings, retry_count, correlation_id) VALUES {} ON CONFLICT DO NOTHING \
@@ -159,7 +157,7 @@ pub async fn insert_details(tx: &mut Tx, rows: &[DetailRow]) -> Result<(), sqlx:
 
 /// Adds per-hour deltas to the rollup rows (keys must be unique within `rows`).
 pub async fn upsert_hourly(tx: &mut Tx, rows: &[HourlyDelta]) -> Result<(), sqlx::Error> {
-    for chunk in super::cached_chunks(&rows) {
+    for chunk in super::cached_chunks(rows) {
         // CASE instead of MIN()/LEAST(): the one spelling both dialects share.
         let sql = format!(
             "INSERT INTO heartbeat_hourly AS h (monitor_seq, bucket_start, total, up, down, \
@@ -194,7 +192,7 @@ pub async fn upsert_hourly(tx: &mut Tx, rows: &[HourlyDelta]) -> Result<(), sqlx
 
 /// Adds histogram counts `(monitor_seq, bucket_start, bin, n)` (keys unique within `rows`).
 pub async fn upsert_bins(tx: &mut Tx, rows: &[(i64, i64, i64, i64)]) -> Result<(), sqlx::Error> {
-    for chunk in super::cached_chunks(&rows) {
+    for chunk in super::cached_chunks(rows) {
         let sql = format!(
             "INSERT INTO heartbeat_hourly_bins AS b (monitor_seq, bucket_start, bin, n) VALUES {} \
              ON CONFLICT (monitor_seq, bucket_start, bin) DO UPDATE SET n = b.n + excluded.n",

@@ -19,7 +19,7 @@ pub async fn claim_keys(
     cutoff: i64,
 ) -> Result<HashSet<(i64, String)>, sqlx::Error> {
     let mut claimed = HashSet::with_capacity(keys.len());
-    for chunk in super::cached_chunks(&keys) {
+    for chunk in super::cached_chunks(keys) {
         let n = chunk.len() * 3;
         // `excluded.created_at` is the new claim; the WHERE keeps fresh claims untouched, and
         // RETURNING lists exactly the rows inserted or renewed (both dialects agree on that).
@@ -60,7 +60,7 @@ pub async fn monitors_by_seq(
     seqs: &[i64],
 ) -> Result<Vec<MonitorRow>, sqlx::Error> {
     let mut out = Vec::with_capacity(seqs.len());
-    for chunk in super::cached_chunks(&seqs) {
+    for chunk in super::cached_chunks(seqs) {
         let list = (1..=chunk.len())
             .map(|i| format!("${i}"))
             .collect::<Vec<_>>()
