@@ -4,69 +4,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn tocsin(dir: &std::path::Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.current_dir(dir)
-        .env_remove("TOCSIN_DATABASE_URL")
-        .env_remove("TOCSIN_LISTEN")
-        .env_remove("TOCSIN_DATA_DIR");
-    c
-}
-
-/// Polls until the server answers /healthz; returns how long it took.
-async fn wait_ready(port: u16) -> Duration {
-    let started = Instant::now();
-    let client = reqwest::Client::new();
-    while started.elapsed() < Duration::from_secs(20) {
-        if let Ok(r) = client
-            .get(format!("http://127.0.0.1:{port}/healthz"))
-            .send()
-            .await
-        {
-            if r.status() == 200 {
-                return started.elapsed();
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("server on {port} never became ready");
-}
-
-fn signal(child: &Child, sig: &str) {
-    let status = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-fn wait_exit(mut child: Child) -> std::process::ExitStatus {
-    let started = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "server did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use common::binary::{free_port, signal, tocsin, wait_exit, wait_ready};
 
 #[tokio::test]
 async fn serve_starts_on_embedded_sqlite_and_stops_cleanly_on_sigterm() {

@@ -4,31 +4,15 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::HashSet;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::binary::{free_port, tocsin, wait_ready};
 use serde_json::{json, Value};
-
-const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn tocsin(dir: &std::path::Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.current_dir(dir)
-        .env_remove("TOCSIN_DATABASE_URL")
-        .env_remove("TOCSIN_LISTEN")
-        .env_remove("TOCSIN_DATA_DIR");
-    c
-}
 
 fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
     let out = tocsin(dir).args(args).output().unwrap();
@@ -53,19 +37,6 @@ fn serve(dir: &std::path::Path, port: u16) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-async fn wait_ready(port: u16) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(20) {
-        if let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await {
-            if r.status() == 200 {
-                return;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("server on {port} never became ready");
 }
 
 #[tokio::test]

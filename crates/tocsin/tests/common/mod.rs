@@ -5,6 +5,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
 
+pub mod binary;
+
 use std::sync::Arc;
 
 use reqwest::{Client, Method, Response, StatusCode};

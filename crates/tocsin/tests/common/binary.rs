@@ -1,0 +1,68 @@
+//! Running the real `tocsin` binary from tests: a free port, a command with the test's own
+//! working directory and none of the caller's `TOCSIN_*` database settings, readiness polling,
+//! signals and waiting for exit.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn tocsin(dir: &std::path::Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .env_remove("TOCSIN_DATABASE_URL")
+        .env_remove("TOCSIN_LISTEN")
+        .env_remove("TOCSIN_DATA_DIR");
+    c
+}
+
+/// Polls until the server answers /healthz; returns how long it took.
+pub async fn wait_ready(port: u16) -> Duration {
+    let started = Instant::now();
+    let client = reqwest::Client::new();
+    while started.elapsed() < Duration::from_secs(20) {
+        if let Ok(r) = client
+            .get(format!("http://127.0.0.1:{port}/healthz"))
+            .send()
+            .await
+        {
+            if r.status() == 200 {
+                return started.elapsed();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("server on {port} never became ready");
+}
+
+pub fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+pub fn wait_exit(mut child: Child) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "server did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
