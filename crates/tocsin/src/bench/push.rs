@@ -24,7 +24,6 @@ use tokio::time::Instant;
 use super::scenario::{Fixture, RequestSpec};
 use super::stats::new_histogram;
 use crate::auth::secrets;
-use crate::ids::new_id;
 use crate::store::monitors::{self, MonitorRow};
 use crate::store::{users, workspaces};
 
@@ -64,46 +63,27 @@ pub async fn seed(fx: &Fixture, n: usize) -> anyhow::Result<Vec<String>> {
     Ok(paths)
 }
 
+/// A push monitor that has been reporting for an hour: the monitor scenarios' running row,
+/// made an hourly job whose last push has just arrived. Seeding them UP measures the steady
+/// state, where a push changes counters but not the status (the first push of each would add an
+/// UP event).
 fn push_row(workspace_id: &str, now: i64, i: usize) -> MonitorRow {
-    MonitorRow {
-        id: new_id(),
-        seq: 0,
+    let seed = super::seed::MonitorSeed {
         workspace_id: workspace_id.to_string(),
-        name: format!("bench job {i}"),
-        kind_text: "PUSH".into(),
-        // Jobs that have been reporting for a while: the steady state, where a push changes
-        // counters but not the status (the first push of each would add an UP event).
-        status_text: "UP".into(),
-        url: None,
-        host: None,
-        port: None,
+        count: 1,
         // Hourly jobs: the watcher has nothing to do during the run.
         interval_s: 3600,
-        retries: 0,
+        url: String::new(),
         timeout_s: 30,
-        tags: "[]".into(),
-        description: None,
-        config: "{}".into(),
-        regions: "[\"local\"]".into(),
-        region_strategy: "all".into(),
-        quorum: None,
-        confirmations_required: 1,
-        recovery_confirmations_required: 1,
-        min_failure_duration_ms: 0,
-        consecutive_failures: 0,
-        consecutive_successes: 1,
-        pending_failure_since: None,
-        active: 1,
-        grace_s: Some(60),
-        last_push_at: Some(now),
-        dns_baseline: None,
-        status_changed_at: now,
-        last_check_at: Some(now),
-        started_at: now,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    }
+    };
+    let mut row = super::seed::row(&seed, 0, i, now);
+    row.name = format!("bench job {i}");
+    row.kind_text = "PUSH".into();
+    row.url = None;
+    row.grace_s = Some(60);
+    row.last_push_at = Some(now);
+    row.last_check_at = Some(now);
+    row
 }
 
 /// The steady scenario's request: a push to the next token in turn.

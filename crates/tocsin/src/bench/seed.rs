@@ -32,7 +32,7 @@ pub struct MonitorSeed {
 /// one success counted. Seeding them UP makes a measured window steady state: a fresh PENDING
 /// monitor's first cycle is a status change with an event in its transaction, which at 100,000
 /// monitors every minute would fill the whole first minute with first cycles.
-fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRow {
+pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRow {
     let hour_ago = now - 3_600_000;
     MonitorRow {
         id: new_id(),
