@@ -53,13 +53,22 @@ pub fn build() -> (axum::Router<AppState>, Value) {
     let router = api_routes().finish_api(&mut api);
     let mut doc = serde_json::to_value(&api).unwrap_or_else(|_| json!({}));
     finish(&mut doc);
+    // The router's build is the document's build: `/openapi.json` serves this one rather than
+    // generating it a second time.
+    let _ = DOC.set(doc.clone());
     (router, doc)
 }
 
-/// The document (built on first use).
+static DOC: OnceLock<Value> = OnceLock::new();
+
+/// The document (built on first use, or kept from the router's build).
 pub fn document() -> &'static Value {
-    static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| build().1)
+    if let Some(doc) = DOC.get() {
+        return doc;
+    }
+    // `build` fills `DOC` itself (the first build wins if two race).
+    let (_, doc) = build();
+    DOC.get_or_init(|| doc)
 }
 
 /// The document as committed: pretty-printed with a trailing newline.
