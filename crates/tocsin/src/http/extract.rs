@@ -152,6 +152,36 @@ impl<T: JsonSchema> aide::OperationInput for ApiJson<T> {
     }
 }
 
+/// Documents an optional string request header of an operation.
+pub fn optional_header(
+    ctx: &mut GenContext,
+    operation: &mut Operation,
+    name: &str,
+    description: &str,
+) {
+    let schema = ctx.schema.subschema_for::<String>();
+    operation
+        .parameters
+        .push(ReferenceOr::Item(Parameter::Header {
+            parameter_data: ParameterData {
+                name: name.into(),
+                description: Some(description.into()),
+                required: false,
+                deprecated: None,
+                format: ParameterSchemaOrContent::Schema(SchemaObject {
+                    json_schema: schema,
+                    example: None,
+                    external_docs: None,
+                }),
+                example: None,
+                examples: Default::default(),
+                explode: None,
+                extensions: Default::default(),
+            },
+            style: Default::default(),
+        }));
+}
+
 /// A query string, validated.
 pub struct ApiQuery<T>(pub T);
 
@@ -231,21 +261,12 @@ impl FromRequestParts<AppState> for IfMatch {
 
 impl aide::OperationInput for IfMatch {
     fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
-        let schema = ctx.schema.subschema_for::<String>();
-        operation.parameters.push(ReferenceOr::Item(Parameter::Header {
-            parameter_data: ParameterData {
-                name: "If-Match".into(),
-                description: Some("The `ETag` of the version this write is based on; a stale one gets 409 `VERSION_CONFLICT`.".into()),
-                required: false,
-                deprecated: None,
-                format: ParameterSchemaOrContent::Schema(SchemaObject { json_schema: schema, example: None, external_docs: None }),
-                example: None,
-                examples: Default::default(),
-                explode: None,
-                extensions: Default::default(),
-            },
-            style: Default::default(),
-        }));
+        optional_header(
+            ctx,
+            operation,
+            "If-Match",
+            "The `ETag` of the version this write is based on; a stale one gets 409 `VERSION_CONFLICT`.",
+        );
     }
 
     fn inferred_early_responses(

@@ -5,9 +5,7 @@
 use aide::axum::routing::post_with;
 use aide::axum::ApiRouter;
 use aide::generate::GenContext;
-use aide::openapi::{
-    Operation, Parameter, ParameterData, ParameterSchemaOrContent, ReferenceOr, SchemaObject,
-};
+use aide::openapi::Operation;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::Json;
@@ -189,30 +187,12 @@ impl FromRequestParts<AppState> for PushHeaders {
 
 impl aide::OperationInput for PushHeaders {
     fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
-        let schema = ctx.schema.subschema_for::<String>();
-        operation
-            .parameters
-            .push(ReferenceOr::Item(Parameter::Header {
-                parameter_data: ParameterData {
-                    name: "Idempotency-Key".into(),
-                    description: Some(
-                        "Retries with the same key collapse into one heartbeat for 24 hours. \
-                     Printable ASCII, at most 200 characters; a malformed key is ignored."
-                            .into(),
-                    ),
-                    required: false,
-                    deprecated: None,
-                    format: ParameterSchemaOrContent::Schema(SchemaObject {
-                        json_schema: schema,
-                        example: None,
-                        external_docs: None,
-                    }),
-                    example: None,
-                    examples: Default::default(),
-                    explode: None,
-                    extensions: Default::default(),
-                },
-                style: Default::default(),
-            }));
+        super::extract::optional_header(
+            ctx,
+            operation,
+            "Idempotency-Key",
+            "Retries with the same key collapse into one heartbeat for 24 hours. Printable \
+             ASCII, at most 200 characters; a malformed key is ignored.",
+        );
     }
 }
