@@ -878,3 +878,95 @@ async fn openapi_documents_the_heartbeat_endpoints() {
     assert!(report["text/csv"].is_object() && report["application/json"].is_object());
     srv.stop().await;
 }
+
+/// A cycle's counters ride with its heartbeats: stored together in the writer's transaction
+/// for an active monitor, neither for a paused one, and many monitors' counters share one
+/// transaction.
+#[tokio::test]
+async fn cycle_counters_are_written_with_their_heartbeats_and_only_while_active() {
+    use std::sync::Arc;
+    use tocsin::store::monitors::StateUpdate;
+
+    let (srv, _clock) = TestServer::with_clock(H).await;
+    let alice = srv.sign_up("alice@example.com").await;
+    let writer = srv.state.heartbeats();
+    let mut monitors = Vec::new();
+    for _ in 0..5 {
+        monitors.push(create_monitor(&srv, &alice.workspace_id).await);
+    }
+    let (paused_id, paused_seq) = create_monitor(&srv, &alice.workspace_id).await;
+    sqlx::query("UPDATE monitors SET active = 0 WHERE id = $1")
+        .bind(&paused_id)
+        .execute(srv.state.db().writer())
+        .await
+        .unwrap();
+
+    let update = |successes: i64| {
+        Arc::new(StateUpdate {
+            status: Status::Up,
+            consecutive_failures: 0,
+            consecutive_successes: successes,
+            pending_failure_since: None,
+            status_changed_at: H - 5_000,
+            last_check_at: Some(H - 1_000),
+        })
+    };
+    let before = writer.counts().transactions;
+    // Two regions of one cycle carry the same update; every monitor gets its own.
+    let mut submissions = Vec::new();
+    for (i, (id, seq)) in monitors.iter().enumerate() {
+        for region in ["eu", "us"] {
+            let mut hb = beat(id, *seq, H - 1_000, region, Status::Up, 12.0);
+            hb.state = Some(update(i as i64 + 1));
+            submissions.push(writer.submit(hb));
+        }
+    }
+    let mut gone = beat(&paused_id, paused_seq, H - 1_000, "eu", Status::Down, 12.0);
+    gone.state = Some(update(99));
+    submissions.push(writer.submit(gone));
+    let results = futures::future::join_all(submissions).await;
+    let (last, ok) = results.split_last().unwrap();
+    assert!(ok.iter().all(Result::is_ok), "{ok:?}");
+    assert_eq!(last, &Err(WriteError::MonitorGone));
+    // Submitted together, written together (the writer takes what queued during a commit).
+    assert!(writer.counts().transactions - before <= 3);
+
+    for (i, (id, _)) in monitors.iter().enumerate() {
+        let m = json_of(
+            alice.call(Method::GET, &format!("/monitors/{id}"), None).await,
+            200,
+        )
+        .await;
+        assert_eq!(m["status"], json!("UP"));
+        assert_eq!(m["consecutiveSuccesses"], json!(i + 1));
+        let beats = json_of(
+            alice
+                .call(Method::GET, &format!("/monitors/{id}/heartbeats"), None)
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(beats.as_array().unwrap().len(), 2);
+    }
+    let m = json_of(
+        alice
+            .call(Method::GET, &format!("/monitors/{paused_id}"), None)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(m["status"], json!("PENDING"));
+    assert_eq!(m["consecutiveSuccesses"], json!(0));
+    let beats = json_of(
+        alice
+            .call(
+                Method::GET,
+                &format!("/monitors/{paused_id}/heartbeats"),
+                None,
+            )
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(beats, json!([]));
+}

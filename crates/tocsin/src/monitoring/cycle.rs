@@ -5,12 +5,17 @@
 //!    result — no live probe — never counts as a failure; when no region reported, the state
 //!    machine is **not** stepped, so vanished probes cannot make a monitor `DOWN`);
 //! 2. steps the state machine ([`tocsin_core::step`]) at the cycle's time;
-//! 3. in **one transaction** writes the new state, the status-change event (if any) and, for
-//!    DNS_DIFF, the first answer set as the baseline when there is none yet — so a status and
-//!    its event are never apart, and a result that lands after a pause or delete changes
-//!    nothing (the state write only applies to active monitors; the transaction is dropped);
-//! 4. hands one heartbeat per reporting region to the group-commit writer, each with that
-//!    region's own verdict as its status (never `PENDING`).
+//! 3. when the status changes (or a DNS_DIFF monitor still needs its baseline), in **one
+//!    transaction** writes the new state, the status-change event and, for DNS_DIFF, the first
+//!    answer set as the baseline — so a status and its event are never apart — then hands one
+//!    heartbeat per reporting region to the group-commit writer;
+//! 4. otherwise (the common cycle: counters move, the status does not) hands the heartbeats to
+//!    the writer with the new counters attached, and the writer stores both in its batch
+//!    transaction: one commit for many cycles instead of one each.
+//!
+//! Either way a result that lands after a pause or delete changes nothing (state writes apply
+//! only to active monitors), and each heartbeat carries its region's own verdict as its status
+//! (never `PENDING`).
 //!
 //! Certificate expiry: the check engine already makes an HTTPS result `Degraded` when the
 //! leaf certificate is inside `tls.certExpiryWarnDays`. When a cycle changes the status while
@@ -26,7 +31,9 @@ use tocsin_checks::{CheckSpec, Outcome};
 use tocsin_core::state::{EventKind, Status, Verdict};
 use tocsin_core::{aggregate, step, CycleInput, Transition};
 
-use super::heartbeats::{NewHeartbeat, MAX_MESSAGE_BYTES};
+use std::sync::Arc;
+
+use super::heartbeats::{NewHeartbeat, WriteError, MAX_MESSAGE_BYTES};
 use super::{status_str, MonitorType};
 use crate::app::AppState;
 use crate::clock::from_ms;
@@ -165,8 +172,13 @@ pub async fn apply(
         m.status_changed_at
     };
 
-    let mut tx = state.db().begin().await?;
     let update = StateUpdate::from_state(&transition.state, changed_at, Some(ran_at_ms));
+    let needs_baseline = m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none();
+    if transition.event.is_none() && !needs_baseline {
+        return Ok(apply_with_heartbeats(state, m, ran_at_ms, results, update, transition, report).await);
+    }
+
+    let mut tx = state.db().begin().await?;
     if monitors::update_state(&mut *tx, &m.id, &update).await? == 0 {
         // Paused or deleted while the check ran: the result belongs to nobody.
         tx.rollback().await?;
@@ -255,6 +267,50 @@ pub async fn apply(
         }
     }
     Ok(report)
+}
+
+/// The common cycle, which changes no status: the new counters ride with the heartbeats, so
+/// the group-commit writer stores both in its batch transaction (one commit for many cycles,
+/// where a transaction of their own would cost a commit each) and drops both if the monitor
+/// was paused or deleted meanwhile.
+async fn apply_with_heartbeats(
+    state: &AppState,
+    m: &MonitorRow,
+    ran_at_ms: i64,
+    results: &[RegionResult],
+    update: StateUpdate,
+    transition: Transition,
+    mut report: CycleReport,
+) -> CycleReport {
+    let update = Arc::new(update);
+    let submissions: Vec<_> = results
+        .iter()
+        .filter_map(|r| {
+            let o = r.outcome.as_ref()?;
+            let mut hb = heartbeat_of(m, &r.region, ran_at_ms, o, None);
+            hb.state = Some(update.clone());
+            Some(state.heartbeats().submit(hb))
+        })
+        .collect();
+    report.heartbeats = submissions.len();
+    let (mut stored, mut gone) = (false, false);
+    for (i, outcome) in futures::future::join_all(submissions)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        match outcome {
+            // A duplicate key still committed the state write (it runs before the insert).
+            Ok(_) | Err(WriteError::Duplicate) => stored = true,
+            Err(WriteError::MonitorGone) => gone = true,
+            Err(e) => tracing::warn!(monitor = %m.id, index = i, error = %e, "heartbeat not stored"),
+        }
+    }
+    if stored && !gone {
+        report.transition = Some(transition);
+        report.applied = true;
+    }
+    report
 }
 
 /// The stored spelling of an event kind.

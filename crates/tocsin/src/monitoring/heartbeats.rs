@@ -30,9 +30,11 @@
 //! # Writing
 //! [`HeartbeatWriter`] is cheap to clone and lives in the application state. A single task
 //! takes everything queued (up to [`WriterOptions::max_batch`] items; whatever arrived while
-//! the previous transaction was committing), writes it in one transaction (multi-row inserts of
-//! the heartbeats and their details, the hourly rollup rows of [`super::rollup`], and for push
-//! items their idempotency claims, monitor state and events via [`crate::push::record`]),
+//! the previous transaction was committing), writes it in one transaction (the counters of the
+//! scheduled cycles that carry them, multi-row inserts of the heartbeats and their details, the
+//! hourly rollup rows of [`super::rollup`], and for push items their idempotency claims,
+//! monitor state and events via [`crate::push::record`]; each table one statement per batch,
+//! see [`crate::store::batch`]),
 //! commits, and only then answers each waiter: when [`HeartbeatWriter::submit`] resolves, the
 //! heartbeat is durable and readable. A submission therefore waits at most for the commit in
 //! progress plus its own, well under the 10 ms the push contract allows at the benchmarked
@@ -54,6 +56,7 @@ use super::histogram::to_units;
 use super::rollup;
 use crate::push::record::{self as push_record, PushEffect, Skip};
 use crate::store::heartbeats::{self as hb_store, DetailRow, HeartbeatRow};
+use crate::store::monitors::{self, StateUpdate};
 use crate::store::Db;
 
 /// Response bodies are stored up to this many bytes (cut at a character boundary).
@@ -85,6 +88,12 @@ pub struct NewHeartbeat {
     /// Set by push ingestion and the push watcher: what the heartbeat means for its monitor,
     /// applied in the same transaction (see [`crate::push::record`]).
     pub push: Option<PushEffect>,
+    /// Set by a scheduled cycle that changes no status: the monitor's new counters, written in
+    /// the same transaction as the heartbeat and only while the monitor is active; when it is
+    /// not (paused or deleted while the check ran), the heartbeat is dropped too and the
+    /// submission answers [`WriteError::MonitorGone`]. Every heartbeat of the cycle carries the
+    /// same update.
+    pub state: Option<Arc<StateUpdate>>,
 }
 
 impl NewHeartbeat {
@@ -114,6 +123,7 @@ impl NewHeartbeat {
             assertion_results: None,
             correlation_id: None,
             push: None,
+            state: None,
         }
     }
 
@@ -362,6 +372,7 @@ struct Prepared {
     row: HeartbeatRow,
     detail: Option<DetailRow>,
     push: Option<PushEffect>,
+    state: Option<Arc<StateUpdate>>,
     reply: Option<Reply>,
 }
 
@@ -448,6 +459,7 @@ impl WriterTask {
         let mut keys = HashSet::with_capacity(jobs.len());
         for mut job in jobs {
             let push = job.hb.push.take();
+            let state = job.hb.state.take();
             match self.prepare(job.hb).await {
                 Ok((mut row, mut detail)) => {
                     // Same monitor, region and millisecond as another result (or a burst of
@@ -468,6 +480,7 @@ impl WriterTask {
                         row,
                         detail,
                         push,
+                        state,
                         reply: job.reply,
                     });
                 }
@@ -525,10 +538,31 @@ impl WriterTask {
         }
     }
 
-    /// One transaction: what pushes in the batch mean (their idempotency claims first),
-    /// heartbeats, details of those inserted, their rollups, and the pushed monitors' state.
+    /// One transaction: the cycles' state writes and what pushes in the batch mean (their
+    /// idempotency claims first), heartbeats, details of those inserted, their rollups, and the
+    /// pushed monitors' state.
     async fn commit(&self, batch: &[Prepared]) -> Result<Committed, sqlx::Error> {
-        let mut tx = self.db.begin().await?;
+        let mut tx = self.db.begin_batch().await?;
+        let mut skipped = HashMap::new();
+        // Cycle state first: a monitor paused or deleted since its check began keeps neither
+        // the state nor the heartbeats.
+        let mut states: Vec<(i64, &StateUpdate)> = Vec::new();
+        let mut seen = HashSet::new();
+        for p in batch {
+            if let Some(u) = &p.state {
+                if seen.insert(p.row.monitor_seq) {
+                    states.push((p.row.monitor_seq, u));
+                }
+            }
+        }
+        if !states.is_empty() {
+            let applied = monitors::update_states(&mut tx, &states).await?;
+            for (i, p) in batch.iter().enumerate() {
+                if p.state.is_some() && !applied.contains(&p.row.monitor_seq) {
+                    skipped.insert(i, Skip::Gone);
+                }
+            }
+        }
         // Push items, with their index in the batch.
         let pushes: Vec<(usize, push_record::Item<'_>)> = batch
             .iter()
@@ -545,7 +579,6 @@ impl WriterTask {
                 ))
             })
             .collect();
-        let mut skipped = HashMap::new();
         let plan = if pushes.is_empty() {
             None
         } else {

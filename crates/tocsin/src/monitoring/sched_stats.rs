@@ -7,7 +7,7 @@
 //! Recording is one uncontended mutex and one histogram increment per run, cheap next to a
 //! check; the histogram has a fixed size whatever the number of runs.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
@@ -30,6 +30,7 @@ pub struct LatenessSnapshot {
 pub struct SchedulerStats {
     lateness: Mutex<Histogram<u64>>,
     scheduled: AtomicUsize,
+    shed: AtomicU64,
 }
 
 impl Default for SchedulerStats {
@@ -48,6 +49,7 @@ impl SchedulerStats {
         SchedulerStats {
             lateness: Mutex::new(histogram),
             scheduled: AtomicUsize::new(0),
+            shed: AtomicU64::new(0),
         }
     }
 
@@ -57,6 +59,17 @@ impl SchedulerStats {
         let late_ms = u64::try_from(started_ms.saturating_sub(slot_ms)).unwrap_or(0);
         self.with_histogram(|h| h.saturating_record(late_ms.min(MAX_TRACKABLE_MS)));
         metrics::histogram!("scheduler_start_lateness_seconds").record(late_ms as f64 / 1000.0);
+    }
+
+    /// A run that waited for room until its monitor's next slot was due was dropped.
+    pub fn record_shed(&self) {
+        self.shed.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("scheduler_runs_shed_total").increment(1);
+    }
+
+    /// Runs dropped so far (see [`SchedulerStats::record_shed`]).
+    pub fn shed(&self) -> u64 {
+        self.shed.load(Ordering::Relaxed)
     }
 
     /// The schedule now holds `n` monitors.

@@ -18,9 +18,11 @@
 //! it; if nobody reported, the state machine is not stepped). The result goes to
 //! [`super::cycle::apply`].
 //!
-//! [`Checks`] bounds concurrency (a semaphore of `max_in_flight_checks` permits) and
-//! guarantees one run per monitor at a time: a monitor still running when its next slot comes
-//! skips that slot. Tests with a manual clock call [`run_due`] instead of waiting. Each run's
+//! [`Checks`] bounds concurrency (a semaphore of `max_in_flight_checks` permits for checks on
+//! the built-in probe, and as many for whole scheduled runs, so runs waiting on the database
+//! are bounded too) and guarantees one run per monitor at a time: a monitor still running when
+//! its next slot comes skips that slot, and a run that waited for room until its next slot was
+//! due is dropped and counted (`scheduler_runs_shed_total`). Tests with a manual clock call [`run_due`] instead of waiting. Each run's
 //! start lateness (start minus slot) goes to [`super::sched_stats`].
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -43,7 +45,11 @@ use crate::store::monitors::{self, MonitorRow};
 /// Concurrency limits shared by the scheduler, [`run_due`] and on-demand checks.
 #[derive(Debug)]
 pub struct Checks {
+    /// Checks running on the built-in probe.
     permits: Arc<Semaphore>,
+    /// Scheduled runs from start to stored result (load, check, state, heartbeats): bounds the
+    /// runs that wait on the database as well as those that wait on a target.
+    runs: Arc<Semaphore>,
     running: Mutex<HashSet<String>>,
 }
 
@@ -51,6 +57,7 @@ impl Checks {
     pub fn new(max_in_flight: usize) -> Checks {
         Checks {
             permits: Arc::new(Semaphore::new(max_in_flight.max(1))),
+            runs: Arc::new(Semaphore::new(max_in_flight.max(1))),
             running: Mutex::new(HashSet::new()),
         }
     }
@@ -274,8 +281,21 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
         for (slot, id) in schedule.take_due(now) {
             let s = state.clone();
             let task_id = id.clone();
+            let interval_ms = schedule
+                .next
+                .get(&id)
+                .map_or(i64::MAX, |(_, g)| i64::try_from(g.interval_ms).unwrap_or(i64::MAX));
             tasks.spawn(async move {
                 let id = task_id;
+                let Ok(_run) = s.checks().runs.clone().acquire_owned().await else {
+                    return None;
+                };
+                // Overloaded: a run that waited for room until its next slot is due is dropped
+                // (that slot is already scheduled), so a backlog cannot grow without bound.
+                if s.clock().now_ms().saturating_sub(slot) >= interval_ms {
+                    s.scheduler_stats().record_shed();
+                    return Some(id);
+                }
                 let m = match monitors::get_by_id(s.db().reader(), &id).await {
                     Ok(Some(m)) if is_scheduled(&m) => m,
                     // Paused or deleted: the change feed drops it from the schedule.

@@ -5,6 +5,7 @@
 
 use sqlx::{FromRow, Row};
 
+use super::batch::{self, Col};
 use super::{Db, Exec, Tx};
 
 /// One heartbeat row as stored.
@@ -97,34 +98,52 @@ pub async fn region_by_name<'e>(e: impl Exec<'e>, name: &str) -> Result<Option<i
 }
 
 /// Inserts heartbeats, skipping keys that already exist; returns the keys actually inserted.
+/// One statement for the whole batch (see [`super::batch`]).
 pub async fn insert_heartbeats(
     tx: &mut Tx,
     rows: &[HeartbeatRow],
 ) -> Result<Vec<(i64, i64, i64)>, sqlx::Error> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    const COLS: [Col; 9] = [
+        batch::int("monitor_seq"),
+        batch::int("ts"),
+        batch::int("region_id"),
+        batch::int("status"),
+        batch::int("latency"),
+        batch::int("status_code"),
+        batch::hex("timings"),
+        batch::int("retry_count"),
+        batch::text("correlation_id"),
+    ];
+    let sql = format!(
+        "INSERT INTO heartbeats (monitor_seq, ts, region_id, status, latency, status_code, \
+         timings, retry_count, correlation_id) {} ON CONFLICT DO NOTHING \
+         RETURNING monitor_seq, ts, region_id",
+        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+    );
+    let json = batch::encode(
+        &rows
+            .iter()
+            .map(|r| {
+                (
+                    r.monitor_seq,
+                    r.ts,
+                    r.region_id,
+                    r.status,
+                    r.latency,
+                    r.status_code,
+                    r.timings.as_deref().map(batch::to_hex),
+                    r.retry_count,
+                    r.correlation_id.as_deref(),
+                )
+            })
+            .collect::<Vec<_>>(),
+    )?;
     let mut inserted = Vec::with_capacity(rows.len());
-    for chunk in super::cached_chunks(rows) {
-        let sql = format!(
-            "INSERT INTO heartbeats (monitor_seq, ts, region_id, status, latency, status_code, \
-             timings, retry_count, correlation_id) VALUES {} ON CONFLICT DO NOTHING \
-             RETURNING monitor_seq, ts, region_id",
-            placeholders(chunk.len(), 9)
-        );
-        let mut q = sqlx::query(&sql);
-        for r in chunk {
-            q = q
-                .bind(r.monitor_seq)
-                .bind(r.ts)
-                .bind(r.region_id)
-                .bind(r.status)
-                .bind(r.latency)
-                .bind(r.status_code)
-                .bind(r.timings.clone())
-                .bind(r.retry_count)
-                .bind(r.correlation_id.clone());
-        }
-        for row in q.fetch_all(&mut **tx).await? {
-            inserted.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
-        }
+    for row in sqlx::query(&sql).bind(json).fetch_all(&mut **tx).await? {
+        inserted.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
     }
     Ok(inserted)
 }
@@ -155,55 +174,80 @@ pub async fn insert_details(tx: &mut Tx, rows: &[DetailRow]) -> Result<(), sqlx:
     Ok(())
 }
 
-/// Adds per-hour deltas to the rollup rows (keys must be unique within `rows`).
+/// Adds per-hour deltas to the rollup rows (keys must be unique within `rows`), in one
+/// statement.
 pub async fn upsert_hourly(tx: &mut Tx, rows: &[HourlyDelta]) -> Result<(), sqlx::Error> {
-    for chunk in super::cached_chunks(rows) {
-        // CASE instead of MIN()/LEAST(): the one spelling both dialects share.
-        let sql = format!(
-            "INSERT INTO heartbeat_hourly AS h (monitor_seq, bucket_start, total, up, down, \
-             degraded, latency_sum, latency_min, latency_max) VALUES {} \
-             ON CONFLICT (monitor_seq, bucket_start) DO UPDATE SET \
-             total = h.total + excluded.total, up = h.up + excluded.up, \
-             down = h.down + excluded.down, degraded = h.degraded + excluded.degraded, \
-             latency_sum = h.latency_sum + excluded.latency_sum, \
-             latency_min = CASE WHEN h.latency_min IS NULL OR excluded.latency_min < h.latency_min \
-                 THEN excluded.latency_min ELSE h.latency_min END, \
-             latency_max = CASE WHEN h.latency_max IS NULL OR excluded.latency_max > h.latency_max \
-                 THEN excluded.latency_max ELSE h.latency_max END",
-            placeholders(chunk.len(), 9)
-        );
-        let mut q = sqlx::query(&sql);
-        for r in chunk {
-            q = q
-                .bind(r.monitor_seq)
-                .bind(r.bucket_start)
-                .bind(r.total)
-                .bind(r.up)
-                .bind(r.down)
-                .bind(r.degraded)
-                .bind(r.latency_sum)
-                .bind(r.latency_min)
-                .bind(r.latency_max);
-        }
-        q.execute(&mut **tx).await?;
+    if rows.is_empty() {
+        return Ok(());
     }
+    const COLS: [Col; 9] = [
+        batch::int("monitor_seq"),
+        batch::int("bucket_start"),
+        batch::int("total"),
+        batch::int("up"),
+        batch::int("down"),
+        batch::int("degraded"),
+        batch::int("latency_sum"),
+        batch::int("latency_min"),
+        batch::int("latency_max"),
+    ];
+    // CASE instead of MIN()/LEAST(): the one spelling both dialects share.
+    let sql = format!(
+        "INSERT INTO heartbeat_hourly AS h (monitor_seq, bucket_start, total, up, down, \
+         degraded, latency_sum, latency_min, latency_max) {} \
+         ON CONFLICT (monitor_seq, bucket_start) DO UPDATE SET \
+         total = h.total + excluded.total, up = h.up + excluded.up, \
+         down = h.down + excluded.down, degraded = h.degraded + excluded.degraded, \
+         latency_sum = h.latency_sum + excluded.latency_sum, \
+         latency_min = CASE WHEN h.latency_min IS NULL OR excluded.latency_min < h.latency_min \
+             THEN excluded.latency_min ELSE h.latency_min END, \
+         latency_max = CASE WHEN h.latency_max IS NULL OR excluded.latency_max > h.latency_max \
+             THEN excluded.latency_max ELSE h.latency_max END",
+        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+    );
+    let json = batch::encode(
+        &rows
+            .iter()
+            .map(|r| {
+                (
+                    r.monitor_seq,
+                    r.bucket_start,
+                    r.total,
+                    r.up,
+                    r.down,
+                    r.degraded,
+                    r.latency_sum,
+                    r.latency_min,
+                    r.latency_max,
+                )
+            })
+            .collect::<Vec<_>>(),
+    )?;
+    sqlx::query(&sql).bind(json).execute(&mut **tx).await?;
     Ok(())
 }
 
-/// Adds histogram counts `(monitor_seq, bucket_start, bin, n)` (keys unique within `rows`).
+/// Adds histogram counts `(monitor_seq, bucket_start, bin, n)` (keys unique within `rows`), in
+/// one statement.
 pub async fn upsert_bins(tx: &mut Tx, rows: &[(i64, i64, i64, i64)]) -> Result<(), sqlx::Error> {
-    for chunk in super::cached_chunks(rows) {
-        let sql = format!(
-            "INSERT INTO heartbeat_hourly_bins AS b (monitor_seq, bucket_start, bin, n) VALUES {} \
-             ON CONFLICT (monitor_seq, bucket_start, bin) DO UPDATE SET n = b.n + excluded.n",
-            placeholders(chunk.len(), 4)
-        );
-        let mut q = sqlx::query(&sql);
-        for (seq, bucket, bin, n) in chunk {
-            q = q.bind(*seq).bind(*bucket).bind(*bin).bind(*n);
-        }
-        q.execute(&mut **tx).await?;
+    if rows.is_empty() {
+        return Ok(());
     }
+    const COLS: [Col; 4] = [
+        batch::int("monitor_seq"),
+        batch::int("bucket_start"),
+        batch::int("bin"),
+        batch::int("n"),
+    ];
+    let sql = format!(
+        "INSERT INTO heartbeat_hourly_bins AS b (monitor_seq, bucket_start, bin, n) {} \
+         ON CONFLICT (monitor_seq, bucket_start, bin) DO UPDATE SET n = b.n + excluded.n",
+        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+    );
+    sqlx::query(&sql)
+        .bind(batch::encode(rows)?)
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 
 pub mod api_keys;
 pub mod audit;
+pub mod batch;
 pub mod events;
 pub mod heartbeats;
 pub mod invitations;
@@ -41,6 +42,10 @@ pub struct Db {
     backend: Backend,
     read: AnyPool,
     write: AnyPool,
+    /// The heartbeat writer's own connections: on SQLite the one writer connection, on
+    /// PostgreSQL a small pool of its own, so a flood of reads and per-request writes queued on
+    /// the shared pool never times the group commit out.
+    batch: AnyPool,
 }
 
 /// A transaction on the write side.
@@ -88,6 +93,7 @@ impl Db {
                 Ok(Db {
                     backend,
                     read,
+                    batch: write.clone(),
                     write,
                 })
             }
@@ -95,12 +101,19 @@ impl Db {
                 let pool = AnyPoolOptions::new()
                     .max_connections(16)
                     .acquire_timeout(Duration::from_secs(10))
+                    .connect_with(options.clone())
+                    .await?;
+                // Two: one batch commits while the next one is being built.
+                let batch = AnyPoolOptions::new()
+                    .max_connections(2)
+                    .acquire_timeout(Duration::from_secs(30))
                     .connect_with(options)
                     .await?;
                 Ok(Db {
                     backend,
                     read: pool.clone(),
                     write: pool,
+                    batch,
                 })
             }
         }
@@ -129,6 +142,14 @@ impl Db {
         match self.backend {
             Backend::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.write.begin().await,
+        }
+    }
+
+    /// A write transaction of the heartbeat writer (see the `batch` field).
+    pub async fn begin_batch(&self) -> Result<Tx, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.batch.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.batch.begin().await,
         }
     }
 
@@ -163,22 +184,20 @@ impl Db {
 
     /// Connections in use and idle, for `/metrics`.
     pub fn pool_stats(&self) -> (u32, usize) {
-        let size = self.read.size()
-            + if self.backend == Backend::Sqlite {
-                self.write.size()
-            } else {
-                0
-            };
-        let idle = self.read.num_idle()
-            + if self.backend == Backend::Sqlite {
-                self.write.num_idle()
-            } else {
-                0
-            };
-        (size, idle)
+        // On SQLite the batch pool is the write pool; on PostgreSQL the write pool is the read
+        // pool. Either way, count each pool once.
+        let other = match self.backend {
+            Backend::Sqlite => &self.write,
+            Backend::Postgres => &self.batch,
+        };
+        (
+            self.read.size() + other.size(),
+            self.read.num_idle() + other.num_idle(),
+        )
     }
 
     pub async fn close(&self) {
+        self.batch.close().await;
         self.write.close().await;
         self.read.close().await;
     }
@@ -205,6 +224,15 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
                 Ok(())
             })
         })
+}
+
+/// The backend an open connection (or transaction) talks to.
+pub fn backend_of(conn: &sqlx::AnyConnection) -> Backend {
+    if conn.backend_name().eq_ignore_ascii_case("sqlite") {
+        Backend::Sqlite
+    } else {
+        Backend::Postgres
+    }
 }
 
 /// Encodes a list of plain tokens (capabilities, surfaces) for a text column.

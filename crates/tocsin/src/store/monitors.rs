@@ -87,6 +87,18 @@ pub(crate) const COLUMNS: &str =
      last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, version, \
      created_at, updated_at";
 
+/// [`COLUMNS`] for the push path inside the heartbeat writer's transaction: the columns the
+/// state machine and push deadlines read, with the display-only ones (name, url, tags, ...)
+/// left empty, so the writer does not copy them out of every pushed monitor's row.
+pub(crate) const PUSH_COLUMNS: &str =
+    "id, seq, '' AS workspace_id, '' AS name, type, status, NULL AS url, NULL AS host, \
+     NULL AS port, interval_s, retries, timeout_s, '[]' AS tags, NULL AS description, config, \
+     '[]' AS regions, region_strategy, quorum, confirmations_required, \
+     recovery_confirmations_required, min_failure_duration_ms, consecutive_failures, \
+     consecutive_successes, pending_failure_since, active, grace_s, last_push_at, \
+     NULL AS dns_baseline, status_changed_at, last_check_at, started_at, version, created_at, \
+     updated_at";
+
 fn string_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
 }
@@ -660,6 +672,54 @@ pub async fn update_state<'e>(
     .execute(e)
     .await?
     .rows_affected())
+}
+
+/// [`update_state`] for many monitors by `seq`, in one statement (the heartbeat writer's
+/// batch). Returns the seqs written: the active ones.
+pub async fn update_states(
+    tx: &mut super::Tx,
+    rows: &[(i64, &StateUpdate)],
+) -> Result<std::collections::HashSet<i64>, sqlx::Error> {
+    use super::batch::{self, Col};
+    const COLS: [Col; 7] = [
+        batch::int("mseq"),
+        batch::text("status"),
+        batch::int("failures"),
+        batch::int("successes"),
+        batch::int("pending_since"),
+        batch::int("changed_at"),
+        batch::int("checked_at"),
+    ];
+    // `mseq`, not `seq`: RETURNING must name the updated table's column unambiguously.
+    let sql = format!(
+        "WITH v AS ({}) \
+         UPDATE monitors SET status = v.status, consecutive_failures = v.failures, \
+         consecutive_successes = v.successes, pending_failure_since = v.pending_since, \
+         status_changed_at = v.changed_at, last_check_at = v.checked_at \
+         FROM v WHERE monitors.seq = v.mseq AND monitors.active = 1 RETURNING seq",
+        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+    );
+    let json = batch::encode(
+        &rows
+            .iter()
+            .map(|(seq, u)| {
+                (
+                    *seq,
+                    monitoring::status_str(u.status),
+                    u.consecutive_failures,
+                    u.consecutive_successes,
+                    u.pending_failure_since,
+                    u.status_changed_at,
+                    u.last_check_at,
+                )
+            })
+            .collect::<Vec<_>>(),
+    )?;
+    sqlx::query_scalar(&sql)
+        .bind(json)
+        .fetch_all(&mut **tx)
+        .await
+        .map(|seqs: Vec<i64>| seqs.into_iter().collect())
 }
 
 /// DNS_DIFF: stores the accepted answer set (`None` clears it). No `version` bump.

@@ -6,37 +6,42 @@ use std::collections::HashSet;
 
 use sqlx::{AnyConnection, Row};
 
-use super::heartbeats::placeholders;
+use super::batch::{self, Col};
 use super::monitors::{MonitorRow, StateUpdate};
 use super::{Exec, Tx};
 
 /// Claims `(monitor_seq, key, at)` triples; a pair already claimed at or after `cutoff` is
 /// kept (it is a retry) and a stale one is claimed afresh. Returns the pairs claimed now, i.e.
-/// the pushes to record. Pairs must be distinct.
+/// the pushes to record. Pairs must be distinct. One statement (see [`super::batch`]).
 pub async fn claim_keys(
     tx: &mut Tx,
     keys: &[(i64, String, i64)],
     cutoff: i64,
 ) -> Result<HashSet<(i64, String)>, sqlx::Error> {
     let mut claimed = HashSet::with_capacity(keys.len());
-    for chunk in super::cached_chunks(keys) {
-        let n = chunk.len() * 3;
-        // `excluded.created_at` is the new claim; the WHERE keeps fresh claims untouched, and
-        // RETURNING lists exactly the rows inserted or renewed (both dialects agree on that).
-        let sql = format!(
-            "INSERT INTO push_idempotency (monitor_seq, key, created_at) VALUES {} \
-             ON CONFLICT (monitor_seq, key) DO UPDATE SET created_at = excluded.created_at \
-             WHERE push_idempotency.created_at < ${} RETURNING monitor_seq, key",
-            placeholders(chunk.len(), 3),
-            n + 1
-        );
-        let mut q = sqlx::query(&sql);
-        for (seq, key, at) in chunk {
-            q = q.bind(*seq).bind(key.as_str()).bind(*at);
-        }
-        for row in q.bind(cutoff).fetch_all(&mut **tx).await? {
-            claimed.insert((row.try_get(0)?, row.try_get(1)?));
-        }
+    if keys.is_empty() {
+        return Ok(claimed);
+    }
+    const COLS: [Col; 3] = [
+        batch::int("monitor_seq"),
+        batch::text("key"),
+        batch::int("created_at"),
+    ];
+    // `excluded.created_at` is the new claim; the WHERE keeps fresh claims untouched, and
+    // RETURNING lists exactly the rows inserted or renewed (both dialects agree on that).
+    let sql = format!(
+        "INSERT INTO push_idempotency (monitor_seq, key, created_at) {} \
+         ON CONFLICT (monitor_seq, key) DO UPDATE SET created_at = excluded.created_at \
+         WHERE push_idempotency.created_at < $2 RETURNING monitor_seq, key",
+        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+    );
+    for row in sqlx::query(&sql)
+        .bind(batch::encode(keys)?)
+        .bind(cutoff)
+        .fetch_all(&mut **tx)
+        .await?
+    {
+        claimed.insert((row.try_get(0)?, row.try_get(1)?));
     }
     Ok(claimed)
 }
@@ -54,28 +59,25 @@ pub async fn prune_keys<'e>(e: impl Exec<'e>, cutoff: i64, limit: i64) -> Result
     .rows_affected())
 }
 
-/// The monitors with these `seq` values (any type, paused ones included).
+/// The monitors with these `seq` values (any type, paused ones included), in one statement,
+/// with only the columns push recording reads ([`super::monitors::PUSH_COLUMNS`]).
 pub async fn monitors_by_seq(
     conn: &mut AnyConnection,
     seqs: &[i64],
 ) -> Result<Vec<MonitorRow>, sqlx::Error> {
-    let mut out = Vec::with_capacity(seqs.len());
-    for chunk in super::cached_chunks(seqs) {
-        let list = (1..=chunk.len())
-            .map(|i| format!("${i}"))
-            .collect::<Vec<_>>()
-            .join(",");
-        let sql = format!(
-            "SELECT {} FROM monitors WHERE seq IN ({list})",
-            super::monitors::COLUMNS
-        );
-        let mut q = sqlx::query_as::<_, MonitorRow>(&sql);
-        for s in chunk {
-            q = q.bind(*s);
-        }
-        out.extend(q.fetch_all(&mut *conn).await?);
+    if seqs.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let sql = format!(
+        "SELECT {} FROM monitors WHERE seq IN ({})",
+        super::monitors::PUSH_COLUMNS,
+        batch::select_rows(super::backend_of(conn), &[batch::int("seq")], 1)
+    );
+    let seqs: Vec<[i64; 1]> = seqs.iter().map(|s| [*s]).collect();
+    sqlx::query_as::<_, MonitorRow>(&sql)
+        .bind(batch::encode(&seqs)?)
+        .fetch_all(&mut *conn)
+        .await
 }
 
 /// What a batch of pushes did to one monitor: the new state when it is active (`None` for a
@@ -90,48 +92,71 @@ pub struct Pushed {
     pub last_push_at: Option<i64>,
 }
 
-/// Writes [`Pushed`] rows, many monitors per statement (a statement per monitor would cost
-/// more than everything else a push does).
+/// Writes [`Pushed`] rows: one statement for the active monitors and one for the paused
+/// (a statement per monitor would cost more than everything else a push does).
 pub async fn record_pushes(tx: &mut Tx, rows: &[Pushed]) -> Result<(), sqlx::Error> {
-    let (active, paused): (Vec<&Pushed>, Vec<&Pushed>) =
-        rows.iter().partition(|r| r.state.is_some());
-    for chunk in super::cached_chunks(&active) {
+    let backend = super::backend_of(&**tx);
+    let active: Vec<_> = rows
+        .iter()
+        .filter_map(|r| {
+            let u = r.state.as_ref()?;
+            Some((
+                r.seq,
+                crate::monitoring::status_str(u.status),
+                u.consecutive_failures,
+                u.consecutive_successes,
+                u.pending_failure_since,
+                u.status_changed_at,
+                r.last_check_at,
+                r.last_push_at,
+            ))
+        })
+        .collect();
+    if !active.is_empty() {
+        const COLS: [Col; 8] = [
+            batch::int("seq"),
+            batch::text("status"),
+            batch::int("failures"),
+            batch::int("successes"),
+            batch::int("pending_since"),
+            batch::int("changed_at"),
+            batch::int("checked_at"),
+            batch::int("pushed_at"),
+        ];
         let sql = format!(
-            "WITH v (seq, status, failures, successes, pending_since, changed_at, checked_at, \
-             pushed_at) AS (VALUES {}) \
+            "WITH v AS ({}) \
              UPDATE monitors SET status = v.status, consecutive_failures = v.failures, \
              consecutive_successes = v.successes, pending_failure_since = v.pending_since, \
              status_changed_at = v.changed_at, last_check_at = v.checked_at, \
              last_push_at = v.pushed_at FROM v WHERE monitors.seq = v.seq AND monitors.active = 1",
-            placeholders(chunk.len(), 8)
+            batch::select_rows(backend, &COLS, 1)
         );
-        let mut q = sqlx::query(&sql);
-        for r in chunk {
-            let Some(u) = &r.state else { continue };
-            q = q
-                .bind(r.seq)
-                .bind(crate::monitoring::status_str(u.status))
-                .bind(u.consecutive_failures)
-                .bind(u.consecutive_successes)
-                .bind(u.pending_failure_since)
-                .bind(u.status_changed_at)
-                .bind(r.last_check_at)
-                .bind(r.last_push_at);
-        }
-        q.execute(&mut **tx).await?;
+        sqlx::query(&sql)
+            .bind(batch::encode(&active)?)
+            .execute(&mut **tx)
+            .await?;
     }
-    for chunk in super::cached_chunks(&paused) {
+    let paused: Vec<_> = rows
+        .iter()
+        .filter(|r| r.state.is_none())
+        .map(|r| (r.seq, r.last_check_at, r.last_push_at))
+        .collect();
+    if !paused.is_empty() {
+        const COLS: [Col; 3] = [
+            batch::int("seq"),
+            batch::int("checked_at"),
+            batch::int("pushed_at"),
+        ];
         let sql = format!(
-            "WITH v (seq, checked_at, pushed_at) AS (VALUES {}) \
+            "WITH v AS ({}) \
              UPDATE monitors SET last_check_at = v.checked_at, last_push_at = v.pushed_at \
              FROM v WHERE monitors.seq = v.seq",
-            placeholders(chunk.len(), 3)
+            batch::select_rows(backend, &COLS, 1)
         );
-        let mut q = sqlx::query(&sql);
-        for r in chunk {
-            q = q.bind(r.seq).bind(r.last_check_at).bind(r.last_push_at);
-        }
-        q.execute(&mut **tx).await?;
+        sqlx::query(&sql)
+            .bind(batch::encode(&paused)?)
+            .execute(&mut **tx)
+            .await?;
     }
     Ok(())
 }
