@@ -933,7 +933,9 @@ async fn cycle_counters_are_written_with_their_heartbeats_and_only_while_active(
 
     for (i, (id, _)) in monitors.iter().enumerate() {
         let m = json_of(
-            alice.call(Method::GET, &format!("/monitors/{id}"), None).await,
+            alice
+                .call(Method::GET, &format!("/monitors/{id}"), None)
+                .await,
             200,
         )
         .await;

@@ -175,7 +175,9 @@ pub async fn apply(
     let update = StateUpdate::from_state(&transition.state, changed_at, Some(ran_at_ms));
     let needs_baseline = m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none();
     if transition.event.is_none() && !needs_baseline {
-        return Ok(apply_with_heartbeats(state, m, ran_at_ms, results, update, transition, report).await);
+        return Ok(
+            apply_with_heartbeats(state, m, ran_at_ms, results, update, transition, report).await,
+        );
     }
 
     let mut tx = state.db().begin().await?;
@@ -303,7 +305,9 @@ async fn apply_with_heartbeats(
             // A duplicate key still committed the state write (it runs before the insert).
             Ok(_) | Err(WriteError::Duplicate) => stored = true,
             Err(WriteError::MonitorGone) => gone = true,
-            Err(e) => tracing::warn!(monitor = %m.id, index = i, error = %e, "heartbeat not stored"),
+            Err(e) => {
+                tracing::warn!(monitor = %m.id, index = i, error = %e, "heartbeat not stored")
+            }
         }
     }
     if stored && !gone {

@@ -281,10 +281,9 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
         for (slot, id) in schedule.take_due(now) {
             let s = state.clone();
             let task_id = id.clone();
-            let interval_ms = schedule
-                .next
-                .get(&id)
-                .map_or(i64::MAX, |(_, g)| i64::try_from(g.interval_ms).unwrap_or(i64::MAX));
+            let interval_ms = schedule.next.get(&id).map_or(i64::MAX, |(_, g)| {
+                i64::try_from(g.interval_ms).unwrap_or(i64::MAX)
+            });
             tasks.spawn(async move {
                 let id = task_id;
                 let Ok(_run) = s.checks().runs.clone().acquire_owned().await else {

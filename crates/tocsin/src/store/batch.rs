@@ -78,7 +78,9 @@ pub fn select_rows(backend: Backend, cols: &[Col], param: usize) -> String {
     match backend {
         Backend::Sqlite => sql.push_str(&format!(" FROM json_each(${param}) WHERE true")),
         Backend::Postgres => {
-            sql.push_str(&format!(" FROM json_array_elements(${param}::json) AS j(v)"));
+            sql.push_str(&format!(
+                " FROM json_array_elements(${param}::json) AS j(v)"
+            ));
         }
     }
     sql

@@ -121,7 +121,7 @@ pub async fn insert_heartbeats(
         "INSERT INTO heartbeats (monitor_seq, ts, region_id, status, latency, status_code, \
          timings, retry_count, correlation_id) {} ON CONFLICT DO NOTHING \
          RETURNING monitor_seq, ts, region_id",
-        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+        batch::select_rows(super::backend_of(tx), &COLS, 1)
     );
     let json = batch::encode(
         &rows
@@ -203,7 +203,7 @@ pub async fn upsert_hourly(tx: &mut Tx, rows: &[HourlyDelta]) -> Result<(), sqlx
              THEN excluded.latency_min ELSE h.latency_min END, \
          latency_max = CASE WHEN h.latency_max IS NULL OR excluded.latency_max > h.latency_max \
              THEN excluded.latency_max ELSE h.latency_max END",
-        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+        batch::select_rows(super::backend_of(tx), &COLS, 1)
     );
     let json = batch::encode(
         &rows
@@ -242,7 +242,7 @@ pub async fn upsert_bins(tx: &mut Tx, rows: &[(i64, i64, i64, i64)]) -> Result<(
     let sql = format!(
         "INSERT INTO heartbeat_hourly_bins AS b (monitor_seq, bucket_start, bin, n) {} \
          ON CONFLICT (monitor_seq, bucket_start, bin) DO UPDATE SET n = b.n + excluded.n",
-        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+        batch::select_rows(super::backend_of(tx), &COLS, 1)
     );
     sqlx::query(&sql)
         .bind(batch::encode(rows)?)

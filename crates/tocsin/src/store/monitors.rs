@@ -697,7 +697,7 @@ pub async fn update_states(
          consecutive_successes = v.successes, pending_failure_since = v.pending_since, \
          status_changed_at = v.changed_at, last_check_at = v.checked_at \
          FROM v WHERE monitors.seq = v.mseq AND monitors.active = 1 RETURNING seq",
-        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+        batch::select_rows(super::backend_of(tx), &COLS, 1)
     );
     let json = batch::encode(
         &rows

@@ -33,7 +33,7 @@ pub async fn claim_keys(
         "INSERT INTO push_idempotency (monitor_seq, key, created_at) {} \
          ON CONFLICT (monitor_seq, key) DO UPDATE SET created_at = excluded.created_at \
          WHERE push_idempotency.created_at < $2 RETURNING monitor_seq, key",
-        batch::select_rows(super::backend_of(&**tx), &COLS, 1)
+        batch::select_rows(super::backend_of(tx), &COLS, 1)
     );
     for row in sqlx::query(&sql)
         .bind(batch::encode(keys)?)
@@ -95,7 +95,7 @@ pub struct Pushed {
 /// Writes [`Pushed`] rows: one statement for the active monitors and one for the paused
 /// (a statement per monitor would cost more than everything else a push does).
 pub async fn record_pushes(tx: &mut Tx, rows: &[Pushed]) -> Result<(), sqlx::Error> {
-    let backend = super::backend_of(&**tx);
+    let backend = super::backend_of(tx);
     let active: Vec<_> = rows
         .iter()
         .filter_map(|r| {
