@@ -136,6 +136,9 @@ pub struct CheckFigures {
     pub busiest_ratio: f64,
     /// Heartbeat writes that failed in the window (any means a heartbeat was lost).
     pub write_failures: u64,
+    /// Runs the scheduler shed in the window because they waited for room past their next slot
+    /// (an overloaded machine skipping slots rather than queueing without bound).
+    pub shed: u64,
     /// CPU cores the whole process used, and server-thread CPU per stored heartbeat.
     pub cpu_cores: Option<f64>,
     pub server_cpu_us_per_check: Option<f64>,
@@ -439,6 +442,7 @@ impl Session<'_> {
             at_ms: self.state.clock().now_ms(),
             cpu: CpuSample::now(),
             failed: self.state.heartbeats().counts().failed,
+            shed: self.state.scheduler_stats().shed(),
         }
     }
 
@@ -491,6 +495,7 @@ impl Session<'_> {
                 0.0
             },
             write_failures: failed,
+            shed: self.state.scheduler_stats().shed() - mark.shed,
             cpu_cores: cpu.map(|c| (c.server + c.client).as_secs_f64() / measured_secs.max(0.001)),
             server_cpu_us_per_check: cpu
                 .filter(|_| stored > 0)
@@ -551,6 +556,7 @@ struct Mark {
     at_ms: i64,
     cpu: Option<CpuSample>,
     failed: u64,
+    shed: u64,
 }
 
 fn all_stored(f: &CheckFigures) -> bool {
@@ -578,7 +584,7 @@ pub fn render(results: &[MonitorSummary]) -> String {
             let _ = writeln!(
                 out,
                 "  checks/s {:.0} | due {} stored {} missed {} | lateness p50 {} p99 {} max {} ms ({} runs) \
-                 | busiest second {} vs mean {:.1} ({:.2}x) | write failures {} | cores {} | server {} us/check",
+                 | busiest second {} vs mean {:.1} ({:.2}x) | write failures {} | shed {} | cores {} | server {} us/check",
                 c.checks_per_sec,
                 c.due,
                 c.stored,
@@ -591,6 +597,7 @@ pub fn render(results: &[MonitorSummary]) -> String {
                 c.mean_per_second,
                 c.busiest_ratio,
                 c.write_failures,
+                c.shed,
                 c.cpu_cores.map_or("-".into(), |v| format!("{v:.2}")),
                 c.server_cpu_us_per_check.map_or("-".into(), |v| format!("{v:.0}")),
             );
@@ -674,6 +681,7 @@ mod tests {
             mean_per_second: 2_000.0,
             busiest_ratio: 1.0,
             write_failures: 0,
+            shed: 0,
             cpu_cores: None,
             server_cpu_us_per_check: None,
         };
