@@ -253,10 +253,20 @@ impl std::fmt::Debug for HeartbeatWriter {
 }
 
 impl HeartbeatWriter {
-    /// Starts the writer task on the current runtime.
+    /// Starts the writer task: on SQLite on a thread of its own, on PostgreSQL on the current
+    /// runtime.
+    ///
+    /// Why a thread on SQLite: a batch is a handful of statements, each a round trip to the
+    /// connection's worker thread, and everything that pushes or checks waits for the batch.
+    /// A writer task on the server's runtime would queue behind request handling at every one
+    /// of those round trips; on its own thread it resumes the moment a statement returns. (The
+    /// SQLite driver's connections are plain threads and channels, usable from any runtime;
+    /// PostgreSQL connections belong to the runtime whose reactor drives their sockets, and
+    /// their round trips are network waits anyway.)
     pub fn start(db: Db, opts: WriterOptions) -> HeartbeatWriter {
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let stats = Arc::new(WriterStats::default());
+        let backend = db.backend();
         let task = WriterTask {
             db,
             opts,
@@ -264,7 +274,15 @@ impl HeartbeatWriter {
             regions: HashMap::new(),
             last_ts: HashMap::new(),
         };
-        tokio::spawn(task.run(rx));
+        let parts = if backend == crate::store::Backend::Sqlite {
+            run_on_own_thread(task, rx)
+        } else {
+            Some((task, rx))
+        };
+        if let Some((task, rx)) = parts {
+            // PostgreSQL, or no thread could be had: a task of the current runtime.
+            tokio::spawn(task.run(rx));
+        }
         HeartbeatWriter {
             tx,
             stats,
@@ -711,6 +729,38 @@ impl WriterTask {
             correlation_id: hb.correlation_id,
         };
         Ok((row, detail))
+    }
+}
+
+/// Runs the writer on a thread of its own with a single-threaded runtime (see
+/// [`HeartbeatWriter::start`]); hands the parts back if that cannot be done.
+fn run_on_own_thread(
+    task: WriterTask,
+    rx: mpsc::Receiver<Msg>,
+) -> Option<(WriterTask, mpsc::Receiver<Msg>)> {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Some((task, rx));
+    };
+    // Shared so that the parts come back if the thread cannot be spawned.
+    let parts = Arc::new(std::sync::Mutex::new(Some((task, rx))));
+    let theirs = parts.clone();
+    let spawned = std::thread::Builder::new()
+        .name("heartbeat-writer".into())
+        .spawn(move || {
+            let taken = theirs.lock().ok().and_then(|mut p| p.take());
+            if let Some((task, rx)) = taken {
+                rt.block_on(task.run(rx));
+            }
+        });
+    match spawned {
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "no thread for the heartbeat writer; running it as a task");
+            parts.lock().ok().and_then(|mut p| p.take())
+        }
     }
 }
 
