@@ -27,11 +27,11 @@
 //! Maintenance windows do not exist yet, so every cycle is stepped as outside maintenance.
 //! Everything time-dependent reads the `ran_at_ms` the caller passes, so tests drive it.
 
+use std::sync::Arc;
+
 use tocsin_checks::{CheckSpec, Outcome};
 use tocsin_core::state::{EventKind, Status, Verdict};
 use tocsin_core::{aggregate, step, CycleInput, Transition};
-
-use std::sync::Arc;
 
 use super::heartbeats::{NewHeartbeat, WriteError, MAX_MESSAGE_BYTES};
 use super::{status_str, MonitorType};
