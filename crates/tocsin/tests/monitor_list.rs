@@ -350,3 +350,52 @@ async fn a_list_longer_than_one_slice_keeps_id_order() {
     assert_eq!(down.len(), expected.len().div_ceil(7));
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn concurrent_lists_never_answer_from_before_the_request() {
+    let srv = TestServer::start().await;
+    let u = Arc::new(srv.sign_up("busy@example.com").await);
+    let m = create(
+        &u,
+        json!({"name": "n0", "type": "HTTP", "url": "https://example.com/health"}),
+    )
+    .await;
+    let id = m["id"].as_str().unwrap().to_string();
+    for i in 0..20 {
+        create(
+            &u,
+            json!({"name": format!("filler {i}"), "type": "PING", "host": "10.0.0.1"}),
+        )
+        .await;
+    }
+    // Readers that keep a build running or pending at every moment.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut background = Vec::new();
+    for _ in 0..3 {
+        let (u, stop) = (u.clone(), stop.clone());
+        background.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                list(&u, "").await;
+            }
+        }));
+    }
+    for i in 1..=15 {
+        let res = u
+            .call(
+                Method::PATCH,
+                &format!("/monitors/{id}"),
+                Some(json!({"name": format!("n{i}")})),
+            )
+            .await;
+        assert_eq!(res.status().as_u16(), 200);
+        let reads = (0..3).map(|_| list(&u, ""));
+        for all in futures::future::join_all(reads).await {
+            assert_eq!(find(&all, &id)["name"], json!(format!("n{i}")));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for b in background {
+        b.await.unwrap();
+    }
+    srv.stop().await;
+}

@@ -15,7 +15,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+
+use bytes::Bytes;
+use futures::future::{BoxFuture, FutureExt, Shared};
 
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response as OaResponse};
@@ -33,15 +36,17 @@ use crate::monitoring::{self, ApiStatus};
 use crate::store::monitor_list::{self, ListError, ListedState};
 use crate::store::monitors::MonitorFilter;
 
-/// Full-list builds at once; the rest wait their turn (they are short once parts are cached).
-pub const MAX_BUILDS: usize = 2;
+/// Full-list builds at once, across workspaces; the rest wait their turn (they are short once
+/// parts are cached). One, so a stream of full lists keeps at most one core and one reader
+/// connection busy, and the scheduler and the heartbeat writer keep the rest.
+pub const MAX_BUILDS: usize = 1;
 
 /// Cached monitors across all workspaces beyond which the cache starts afresh: a bound on
 /// memory, not an expected size (a part is a few hundred bytes).
 const MAX_CACHED: usize = 500_000;
 
 /// A JSON body serialized ahead, documented as `T`.
-pub struct RawJson<T>(Vec<u8>, PhantomData<T>);
+pub struct RawJson<T>(Bytes, PhantomData<T>);
 
 impl<T> IntoResponse for RawJson<T> {
     fn into_response(self) -> Response {
@@ -81,9 +86,21 @@ struct Part {
     cuts: [usize; 3],
 }
 
-/// The parts of every monitor listed lately, per workspace, and the cap on builds.
+/// What waiting requests share: the body, or why it could not be built.
+type Outcome = Result<Bytes, Arc<String>>;
+
+/// A build not yet started, which requests for the same list join.
+struct Pending {
+    token: u64,
+    build: Shared<BoxFuture<'static, Outcome>>,
+}
+
+/// The parts of every monitor listed lately, per workspace, the builds waiting to start,
+/// and the cap on builds running.
 pub struct MonitorLists {
     parts: RwLock<HashMap<String, HashMap<String, Arc<Part>>>>,
+    pending: Mutex<HashMap<String, Pending>>,
+    next_token: std::sync::atomic::AtomicU64,
     builds: Semaphore,
 }
 
@@ -91,6 +108,8 @@ impl Default for MonitorLists {
     fn default() -> Self {
         MonitorLists {
             parts: RwLock::default(),
+            pending: Mutex::default(),
+            next_token: std::sync::atomic::AtomicU64::new(0),
             builds: Semaphore::new(MAX_BUILDS),
         }
     }
@@ -269,17 +288,76 @@ impl MonitorLists {
 }
 
 /// Every monitor of workspace `ws` that passes `filter`, as `GET /monitors` answers it.
+///
+/// Requests for the same list that arrive while one is being built wait for the next build
+/// and share its body: that build starts its reads after every one of them arrived, so it
+/// reflects every write committed before each began, and a burst of N readers costs about
+/// one build instead of N.
 pub async fn build(
     state: &AppState,
     ws: &str,
     filter: &MonitorFilter,
 ) -> ApiResult<RawJson<Vec<Monitor>>> {
+    let key = format!(
+        "{ws}\u{0}{:?}\u{0}{:?}\u{0}{:?}\u{0}{:?}\u{0}{:?}",
+        filter.status, filter.kind, filter.tag, filter.project_id, filter.search
+    );
+    let lists = state.monitor_lists();
+    let flight = {
+        let mut pending = lists.pending.lock().map_err(|_| BuildError::Poisoned)?;
+        match pending.get(&key) {
+            Some(p) => p.build.clone(),
+            None => {
+                let token = lists
+                    .next_token
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let (state, ws, filter, key2) =
+                    (state.clone(), ws.to_string(), filter.clone(), key.clone());
+                let fut: BoxFuture<'static, Outcome> = async move {
+                    run(&state, &ws, &filter, &key2, token)
+                        .await
+                        .map_err(|e| Arc::new(e.to_string()))
+                }
+                .boxed();
+                let shared = fut.shared();
+                pending.insert(
+                    key,
+                    Pending {
+                        token,
+                        build: shared.clone(),
+                    },
+                );
+                shared
+            }
+        }
+    };
+    match flight.await {
+        Ok(body) => Ok(RawJson(body, PhantomData)),
+        Err(e) => Err(ApiError::Internal(anyhow::anyhow!("listing monitors: {e}"))),
+    }
+}
+
+/// One build: waits for a permit, leaves the pending map (later requests start the next
+/// build), then reads and writes the body.
+async fn run(
+    state: &AppState,
+    ws: &str,
+    filter: &MonitorFilter,
+    key: &str,
+    token: u64,
+) -> ApiResult<Bytes> {
     let lists = state.monitor_lists();
     let permit = lists
         .builds
         .acquire()
         .await
         .map_err(|e| ApiError::Internal(e.into()))?;
+    {
+        let mut pending = lists.pending.lock().map_err(|_| BuildError::Poisoned)?;
+        if pending.get(key).is_some_and(|p| p.token == token) {
+            pending.remove(key);
+        }
+    }
     let db = state.db();
     let states = monitor_list::states(db.reader(), db.backend(), ws, filter)
         .await
@@ -309,7 +387,6 @@ pub async fn build(
         lists.keep(ws, &fresh, unfiltered)?;
     }
     let projects = monitor_list::memberships(db.reader(), ws).await?;
-    drop(permit);
 
     // About what a monitor's JSON takes, so the buffer rarely grows while written.
     let mut out = Vec::with_capacity(2 + states.len() * 640);
@@ -326,7 +403,8 @@ pub async fn build(
         write_monitor(&mut out, part, s, projects.get(&s.id)).map_err(BuildError::from)?;
     }
     out.push(b']');
-    Ok(RawJson(out, PhantomData))
+    drop(permit);
+    Ok(Bytes::from(out))
 }
 
 fn filter_is_empty(f: &MonitorFilter) -> bool {
@@ -340,6 +418,7 @@ fn filter_is_empty(f: &MonitorFilter) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::monitors::MonitorRow;
 
     fn row(i: i64) -> MonitorRow {
         MonitorRow {
