@@ -8,6 +8,7 @@ use crate::auth::rate_limit::Limiters;
 use crate::cache::TtlCache;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
+use crate::http::monitor_list::MonitorLists;
 use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
@@ -38,6 +39,7 @@ struct Inner {
     push_tokens: PushTokens,
     probes: Registry,
     scheduler_stats: SchedulerStats,
+    monitor_lists: MonitorLists,
 }
 
 impl AppState {
@@ -57,6 +59,7 @@ impl AppState {
             checks: Checks::new(config.max_in_flight_checks),
             probes: Registry::default(),
             scheduler_stats: SchedulerStats::new(),
+            monitor_lists: MonitorLists::default(),
             limits: Limiters::new(&config.rate_limits),
             config,
             db,
@@ -122,5 +125,9 @@ impl AppState {
     /// The feed of monitor edits made through the API (see [`crate::monitoring::changes`]).
     pub fn monitor_changes(&self) -> &Changes {
         &self.0.monitor_changes
+    }
+    /// The cached parts of `GET /monitors` and the cap on concurrent full lists.
+    pub fn monitor_lists(&self) -> &MonitorLists {
+        &self.0.monitor_lists
     }
 }

@@ -187,6 +187,10 @@ pub struct MonitorSummary {
     /// Per read route (`reads-under-load`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reads: Vec<Summary>,
+    /// Heartbeats stored per second while each read route ran (warm-up included), in the
+    /// order of `reads`: which read, if any, held the checks back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stored_per_sec_during_reads: Vec<f64>,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -265,6 +269,7 @@ impl Session<'_> {
             bytes_per_heartbeat: None,
             heartbeats_in_table: None,
             reads: Vec::new(),
+            stored_per_sec_during_reads: Vec::new(),
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -297,8 +302,9 @@ impl Session<'_> {
                 ))?;
                 let token = self.rt.block_on(fixture.api_token())?.to_string();
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();
-                let (reads, checks) =
+                let (reads, stored, checks) =
                     self.reads_under_load(&ids, scenario, &first.0, &token, plan)?;
+                summary.stored_per_sec_during_reads = stored;
                 for r in &reads {
                     summary.verdicts.push(Verdict {
                         what: format!("{} p99 while checks run", r.scenario),
@@ -512,7 +518,7 @@ impl Session<'_> {
         read_monitor: &str,
         token: &str,
         plan: &MonitorPlan,
-    ) -> anyhow::Result<(Vec<Summary>, CheckFigures)> {
+    ) -> anyhow::Result<(Vec<Summary>, Vec<f64>, CheckFigures)> {
         let client_rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -530,7 +536,12 @@ impl Session<'_> {
             let mark = self.mark();
             let host = self.addr.to_string();
             let mut reads = Vec::new();
+            let mut stored = Vec::new();
             for (name, path) in &routes {
+                let (written, started) = (
+                    self.state.heartbeats().counts().written,
+                    std::time::Instant::now(),
+                );
                 let spec = RequestSpec::get(path).bearer(token)?;
                 let template = super::load::Template::new(self.addr, &host, "", &spec)?;
                 let (tally, cpu) = client_rt.block_on(async {
@@ -540,11 +551,13 @@ impl Session<'_> {
                 reads.push(
                     Summary::from_tally(name, &tally, plan.duration).with_cpu(cpu, plan.duration),
                 );
+                let n = self.state.heartbeats().counts().written - written;
+                stored.push(n as f64 / started.elapsed().as_secs_f64().max(0.001));
             }
             let mut checks = self.figures_since(mark, ids, scenario)?;
             // The server's CPU went to the reads as well: per check it would mislead.
             checks.server_cpu_us_per_check = None;
-            Ok((reads, checks))
+            Ok((reads, stored, checks))
         })();
         self.stop_scheduler(scheduler);
         outcome
@@ -621,14 +634,18 @@ pub fn render(results: &[MonitorSummary]) -> String {
         if !s.reads.is_empty() {
             let _ = writeln!(
                 out,
-                "  {:<30} {:>8} {:>8} {:>8} {:>8} {:>7}",
-                "read", "req/s", "p50 ms", "p99 ms", "max ms", "errors"
+                "  {:<30} {:>8} {:>8} {:>8} {:>8} {:>7} {:>10}",
+                "read", "req/s", "p50 ms", "p99 ms", "max ms", "errors", "stored/s"
             );
-            for r in &s.reads {
+            for (i, r) in s.reads.iter().enumerate() {
+                let stored = s
+                    .stored_per_sec_during_reads
+                    .get(i)
+                    .map_or_else(|| "-".to_string(), |v| format!("{v:.0}"));
                 let _ = writeln!(
                     out,
-                    "  {:<30} {:>8.0} {:>8.2} {:>8.2} {:>8.2} {:>7}",
-                    r.scenario, r.requests_per_sec, r.p50_ms, r.p99_ms, r.max_ms, r.errors
+                    "  {:<30} {:>8.0} {:>8.2} {:>8.2} {:>8.2} {:>7} {:>10}",
+                    r.scenario, r.requests_per_sec, r.p50_ms, r.p99_ms, r.max_ms, r.errors, stored
                 );
                 if let Some(e) = &r.sample_error {
                     let _ = writeln!(out, "    e.g. {e}");

@@ -11,6 +11,7 @@ pub mod extract;
 pub mod heartbeats;
 pub mod invitations;
 pub mod members;
+pub mod monitor_list;
 pub mod monitors;
 pub mod openapi;
 pub mod ops;

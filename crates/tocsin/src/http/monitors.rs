@@ -63,6 +63,7 @@ use super::caps;
 use super::extract::{
     check_write, Accepted, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged, Validate,
 };
+use super::monitor_list::{self, RawJson};
 use super::pagination::{self, PageParams};
 use crate::app::AppState;
 use crate::audit::{self, Entry};
@@ -929,30 +930,9 @@ async fn list(
     State(state): State<AppState>,
     caller: Auth<caps::MonitorsRead>,
     ApiQuery(q): ApiQuery<MonitorListQuery>,
-) -> ApiResult<Json<Vec<Monitor>>> {
+) -> ApiResult<RawJson<Vec<Monitor>>> {
     let filter = filter_of(q.status, q.kind, &q.tag, &q.project_id, &q.search);
-    let mut out = Vec::new();
-    let mut after = String::new();
-    // A plain array of everything; read in slices so no single query grows unbounded.
-    loop {
-        let rows = store::monitors::list_page(
-            state.db().reader(),
-            &caller.workspace_id,
-            &filter,
-            &after,
-            500,
-        )
-        .await?;
-        let done = rows.len() < 500;
-        if let Some(last) = rows.last() {
-            after = last.id.clone();
-        }
-        out.extend(views(&state, &rows).await?);
-        if done {
-            break;
-        }
-    }
-    Ok(Json(out))
+    monitor_list::build(&state, &caller.workspace_id, &filter).await
 }
 
 /// One page of monitors.

@@ -15,6 +15,7 @@ pub mod events;
 pub mod heartbeats;
 pub mod invitations;
 pub mod members;
+pub mod monitor_list;
 pub mod monitors;
 pub mod probes;
 pub mod projects;

@@ -351,20 +351,14 @@ fn like_escape(s: &str) -> String {
     out
 }
 
-/// Monitors of a workspace in id (creation) order, after `after` ("" for the first page),
-/// at most `limit`. Keyset paging on the id keeps pages stable under inserts.
-pub async fn list_page<'e>(
-    e: impl Exec<'e>,
-    ws: &str,
-    filter: &MonitorFilter,
-    after: &str,
-    limit: i64,
-) -> Result<Vec<MonitorRow>, sqlx::Error> {
-    let mut sql = format!("SELECT {COLUMNS} FROM monitors m WHERE workspace_id = $1 AND id > $2");
+/// The `AND ...` clauses of `filter` and their values, in order. The first value takes the
+/// placeholder `$first`; the caller binds the values after its own leading ones.
+pub(crate) fn filter_sql(filter: &MonitorFilter, first: usize) -> (String, Vec<String>) {
+    let mut sql = String::new();
     let mut binds: Vec<String> = Vec::new();
     let mut next = |sql: &mut String, clause: &str, value: String| {
+        sql.push_str(&clause.replace("$?", &format!("${}", first + binds.len())));
         binds.push(value);
-        sql.push_str(&clause.replace("$?", &format!("${}", binds.len() + 2)));
     };
     if let Some(s) = filter.status {
         next(
@@ -400,7 +394,24 @@ pub async fn list_page<'e>(
             format!("%{}%", like_escape(&q.to_ascii_lowercase())),
         );
     }
-    sql.push_str(&format!(" ORDER BY id LIMIT ${}", binds.len() + 3));
+    (sql, binds)
+}
+
+/// Monitors of a workspace in id (creation) order, after `after` ("" for the first page),
+/// at most `limit`. Keyset paging on the id keeps pages stable under inserts.
+pub async fn list_page<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    filter: &MonitorFilter,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    let (clauses, binds) = filter_sql(filter, 3);
+    let sql = format!(
+        "SELECT {COLUMNS} FROM monitors m WHERE workspace_id = $1 AND id > $2{clauses} \
+         ORDER BY id LIMIT ${}",
+        binds.len() + 3
+    );
     let mut q = sqlx::query_as(&sql).bind(ws).bind(after);
     for b in binds {
         q = q.bind(b);
