@@ -485,3 +485,25 @@ async fn dns_diff_baseline_change_and_accept() {
     assert_eq!(events(&u, &id).await.len(), 4);
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn expired_certificate_is_down_without_certificate_expiring_event() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let target = spawn_https(&certificate(Some(-3))).await;
+    let u = srv.sign_up("ops@example.com").await;
+    let id = https_monitor(&u, &target).await;
+
+    assert_eq!(tick(&srv, &clock).await, 1);
+    assert_eq!(monitor(&u, &id).await["status"], json!("DOWN"));
+    let hbs = heartbeats(&u, &id).await;
+    let hb_message = hbs[0]["message"].as_str().unwrap();
+    assert!(
+        hb_message.starts_with("certificate expired"),
+        "{hb_message}"
+    );
+    // The down event names the expiry; "expiring" would be wrong (and its day count negative).
+    let evs = events(&u, &id).await;
+    assert_eq!(summary(&evs), vec![ev(1, "down", "PENDING", "DOWN", true)]);
+    assert_eq!(evs[0]["message"].as_str(), Some(hb_message));
+    srv.stop().await;
+}
