@@ -22,7 +22,7 @@
 //! a reporting region saw such a certificate, a `certificate_expiring` event (alerting) is
 //! recorded right after the status event, in the same transaction. That is "once per state
 //! change": a monitor sitting in `DEGRADED` because of its certificate does not repeat it every
-//! cycle.
+//! cycle. An already expired certificate gives none (the `down` event names the expiry).
 //!
 //! Maintenance windows do not exist yet, so every cycle is stepped as outside maintenance.
 //! Everything time-dependent reads the `ran_at_ms` the caller passes, so tests drive it.
@@ -212,7 +212,8 @@ pub async fn apply(
             results
                 .iter()
                 .filter_map(|r| r.outcome.as_ref()?.cert_days_left)
-                .filter(|days| *days < warn)
+                // An expired certificate is no longer "expiring": the status event says so.
+                .filter(|days| (0..warn).contains(days))
                 .min()
         });
         if let Some(days) = expiring {
