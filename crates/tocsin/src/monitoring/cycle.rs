@@ -217,7 +217,11 @@ pub async fn apply(
                 .min()
         });
         if let Some(days) = expiring {
-            let text = format!("the certificate expires in {days} days");
+            let text = match days {
+                0 => "the certificate expires today".to_string(),
+                1 => "the certificate expires in 1 day".to_string(),
+                n => format!("the certificate expires in {n} days"),
+            };
             let row = events::append(
                 &mut tx,
                 &NewEvent {
