@@ -282,13 +282,11 @@ async fn list_is_byte_for_byte_the_single_reads_and_follows_every_write() {
     srv.stop().await;
 }
 
-#[tokio::test]
-async fn a_list_longer_than_one_slice_keeps_id_order() {
-    let srv = TestServer::start().await;
-    let u = srv.sign_up("long@example.com").await;
+/// Inserts `n` PING monitors through the store in one transaction (the API would take
+/// minutes for this many); returns `(id, i)` pairs.
+async fn bulk_insert(srv: &TestServer, u: &User, n: i64) -> Vec<(String, i64)> {
     // Inserted through the store in one transaction: the API would take minutes for this many.
     let now = srv.state.clock().now_ms();
-    let n = 5_203;
     let mut tx = srv.state.db().begin().await.unwrap();
     let first = monitors::reserve_seqs(&mut *tx, n).await.unwrap();
     let mut expected = Vec::new();
@@ -334,6 +332,15 @@ async fn a_list_longer_than_one_slice_keeps_id_order() {
         expected.push((id, i));
     }
     tx.commit().await.unwrap();
+    expected
+}
+
+#[tokio::test]
+async fn a_list_longer_than_one_slice_keeps_id_order() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("long@example.com").await;
+    let n = 5_203;
+    let mut expected = bulk_insert(&srv, &u, n).await;
     expected.sort();
 
     for _ in 0..2 {
@@ -351,7 +358,10 @@ async fn a_list_longer_than_one_slice_keeps_id_order() {
     srv.stop().await;
 }
 
-#[tokio::test]
+// Several threads and a list that takes a few milliseconds to build, so that requests do
+// arrive while a build that began before the latest write is still running: none of them may
+// share that build.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_lists_never_answer_from_before_the_request() {
     let srv = TestServer::start().await;
     let u = Arc::new(srv.sign_up("busy@example.com").await);
@@ -361,13 +371,7 @@ async fn concurrent_lists_never_answer_from_before_the_request() {
     )
     .await;
     let id = m["id"].as_str().unwrap().to_string();
-    for i in 0..20 {
-        create(
-            &u,
-            json!({"name": format!("filler {i}"), "type": "PING", "host": "10.0.0.1"}),
-        )
-        .await;
-    }
+    bulk_insert(&srv, &u, 3_000).await;
     // Readers that keep a build running or pending at every moment.
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut background = Vec::new();

@@ -53,6 +53,7 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { ApiError::NotFound(crate::error::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(middleware::from_fn_with_state(state.clone(), monitor_list::note_writes))
         .layer(middleware::from_fn_with_state(state.clone(), crate::telemetry::record_request))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn(guard))

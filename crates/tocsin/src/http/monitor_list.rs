@@ -10,11 +10,15 @@
 //! the database, or a write that bypassed this process, cannot make it stale. Parts of other
 //! versions are rebuilt from the full rows through the same [`view`] as every other read.
 //!
+//! Requests for the same list share builds (see [`build`]): never one that began before a
+//! write this process answered, so callers always see their own writes.
+//!
 //! Concurrent builds are capped ([`MAX_BUILDS`]) so a burst of full lists cannot take every
 //! reader connection from the scheduler and the heartbeat writer.
 
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
@@ -95,13 +99,25 @@ struct Pending {
     build: Shared<BoxFuture<'static, Outcome>>,
 }
 
-/// The parts of every monitor listed lately, per workspace, the builds waiting to start,
-/// and the cap on builds running.
+/// A build under way, which requests join while no write has been answered since it began.
+struct Running {
+    token: u64,
+    /// [`MonitorLists::writes`] when the build began reading.
+    writes: u64,
+    build: Shared<BoxFuture<'static, Outcome>>,
+}
+
+/// The parts of every monitor listed lately, per workspace, the builds waiting to start and
+/// under way, and the cap on builds running.
 pub struct MonitorLists {
     parts: RwLock<HashMap<String, HashMap<String, Arc<Part>>>>,
     pending: Mutex<HashMap<String, Pending>>,
-    next_token: std::sync::atomic::AtomicU64,
+    running: Mutex<HashMap<String, Running>>,
+    next_token: AtomicU64,
     builds: Semaphore,
+    /// Requests that may have written (any method but GET, HEAD and OPTIONS) answered so far
+    /// by this process: see [`note_writes`].
+    writes: AtomicU64,
 }
 
 impl Default for MonitorLists {
@@ -109,10 +125,31 @@ impl Default for MonitorLists {
         MonitorLists {
             parts: RwLock::default(),
             pending: Mutex::default(),
-            next_token: std::sync::atomic::AtomicU64::new(0),
+            running: Mutex::default(),
+            next_token: AtomicU64::new(0),
             builds: Semaphore::new(MAX_BUILDS),
+            writes: AtomicU64::new(0),
         }
     }
+}
+
+/// Middleware: counts every answered request that may have written, before its response
+/// leaves. A list request joins a build already under way only if this count has not moved
+/// since the build began reading, so a caller always sees its own writes (and every write
+/// answered by this process before its request): what it may miss is a check or push result
+/// committed while the build ran, which is indistinguishable from asking a moment earlier.
+pub async fn note_writes(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::http::Method;
+    let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let response = next.run(req).await;
+    if writes {
+        state.monitor_lists().writes.fetch_add(1, Ordering::SeqCst);
+    }
+    response
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -289,10 +326,11 @@ impl MonitorLists {
 
 /// Every monitor of workspace `ws` that passes `filter`, as `GET /monitors` answers it.
 ///
-/// Requests for the same list that arrive while one is being built wait for the next build
-/// and share its body: that build starts its reads after every one of them arrived, so it
-/// reflects every write committed before each began, and a burst of N readers costs about
-/// one build instead of N.
+/// Requests for the same list share builds: one that arrives while a build is under way joins
+/// it if no write has been answered since that build began reading (see [`note_writes`]),
+/// otherwise it waits for the next build, which starts its reads after every one of its
+/// requests arrived. Either way a response reflects every write this process answered before
+/// the request began, and a burst of N readers costs about one build instead of N.
 pub async fn build(
     state: &AppState,
     ws: &str,
@@ -305,12 +343,18 @@ pub async fn build(
     let lists = state.monitor_lists();
     let flight = {
         let mut pending = lists.pending.lock().map_err(|_| BuildError::Poisoned)?;
-        match pending.get(&key) {
-            Some(p) => p.build.clone(),
-            None => {
-                let token = lists
-                    .next_token
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let under_way = lists
+            .running
+            .lock()
+            .map_err(|_| BuildError::Poisoned)?
+            .get(&key)
+            .filter(|r| r.writes == lists.writes.load(Ordering::SeqCst))
+            .map(|r| r.build.clone());
+        match (pending.get(&key), under_way) {
+            (Some(p), _) => p.build.clone(),
+            (None, Some(build)) => build,
+            (None, None) => {
+                let token = lists.next_token.fetch_add(1, Ordering::Relaxed);
                 let (state, ws, filter, key2) =
                     (state.clone(), ws.to_string(), filter.clone(), key.clone());
                 let fut: BoxFuture<'static, Outcome> = async move {
@@ -337,8 +381,8 @@ pub async fn build(
     }
 }
 
-/// One build: waits for a permit, leaves the pending map (later requests start the next
-/// build), then reads and writes the body.
+/// One build: waits for a permit, moves from the pending map to the running one (later
+/// requests join it or start the next build), then reads and writes the body.
 async fn run(
     state: &AppState,
     ws: &str,
@@ -354,14 +398,49 @@ async fn run(
         .map_err(|e| ApiError::Internal(e.into()))?;
     {
         let mut pending = lists.pending.lock().map_err(|_| BuildError::Poisoned)?;
-        if pending.get(key).is_some_and(|p| p.token == token) {
-            pending.remove(key);
+        if let Some(p) = pending.remove(key) {
+            if p.token == token {
+                // Read the write count before reading the database: a write answered after
+                // this point stops requests from joining (see `note_writes`).
+                let writes = lists.writes.load(Ordering::SeqCst);
+                lists
+                    .running
+                    .lock()
+                    .map_err(|_| BuildError::Poisoned)?
+                    .insert(
+                        key.to_string(),
+                        Running {
+                            token,
+                            writes,
+                            build: p.build,
+                        },
+                    );
+            } else {
+                pending.insert(key.to_string(), p);
+            }
         }
     }
+    let body = read_and_write(state, ws, filter).await;
+    {
+        let mut running = lists.running.lock().map_err(|_| BuildError::Poisoned)?;
+        if running.get(key).is_some_and(|r| r.token == token) {
+            running.remove(key);
+        }
+    }
+    drop(permit);
+    body
+}
+
+/// The reads and the body of one build.
+async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> ApiResult<Bytes> {
+    let lists = state.monitor_lists();
     let db = state.db();
-    let states = monitor_list::states(db.reader(), db.backend(), ws, filter)
-        .await
-        .map_err(list_error)?;
+    // Memberships beside the states: two reader connections, one wait.
+    let (states, projects) = tokio::join!(
+        monitor_list::states(db.reader(), db.backend(), ws, filter),
+        monitor_list::memberships(db.reader(), ws)
+    );
+    let (states, projects) = (states.map_err(list_error)?, projects?);
     let mut parts = lists.lookup(ws, &states)?;
     let stale: Vec<&str> = states
         .iter()
@@ -386,7 +465,6 @@ async fn run(
         let unfiltered = filter_is_empty(filter).then_some(states.as_slice());
         lists.keep(ws, &fresh, unfiltered)?;
     }
-    let projects = monitor_list::memberships(db.reader(), ws).await?;
 
     // About what a monitor's JSON takes, so the buffer rarely grows while written.
     let mut out = Vec::with_capacity(2 + states.len() * 640);
@@ -403,7 +481,6 @@ async fn run(
         write_monitor(&mut out, part, s, projects.get(&s.id)).map_err(BuildError::from)?;
     }
     out.push(b']');
-    drop(permit);
     Ok(Bytes::from(out))
 }
 

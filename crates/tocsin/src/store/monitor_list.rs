@@ -40,17 +40,16 @@ pub struct ListedState {
 }
 
 /// The aggregate of one slice: `id version status failures successes pending push` per
-/// monitor (absent timestamps as `-`), records separated by `;`. None of the fields can hold
-/// a space or a `;`: ids are UUIDs, statuses are the service's own words, the rest integers.
+/// monitor (absent timestamps as empty fields), records separated by `;`. None of the fields
+/// can hold a space or a `;`: ids are UUIDs, statuses are the service's own words, the rest
+/// integers. One `format()` per record (both dialects print NULL as nothing under `%s`) costs
+/// the database about half of what a chain of `||` and `CAST`s does.
 fn slice_sql(backend: Backend, clauses: &str, limit_placeholder: usize) -> String {
-    let record = "id || ' ' || CAST(version AS TEXT) || ' ' || status || ' ' || \
-                  CAST(consecutive_failures AS TEXT) || ' ' || \
-                  CAST(consecutive_successes AS TEXT) || ' ' || \
-                  COALESCE(CAST(pending_failure_since AS TEXT), '-') || ' ' || \
-                  COALESCE(CAST(last_push_at AS TEXT), '-')";
+    let record = "format('%s %s %s %s %s %s %s', id, version, status, consecutive_failures, \
+                  consecutive_successes, pending_failure_since, last_push_at)";
     let aggregate = match backend {
-        Backend::Sqlite => "group_concat(r, ';' ORDER BY id)",
-        Backend::Postgres => "string_agg(r, ';' ORDER BY id)",
+        Backend::Sqlite => "group_concat(r, ';')",
+        Backend::Postgres => "string_agg(r, ';')",
     };
     format!(
         "SELECT {aggregate} FROM (SELECT id, {record} AS r FROM monitors m \
@@ -59,7 +58,7 @@ fn slice_sql(backend: Backend, clauses: &str, limit_placeholder: usize) -> Strin
 }
 
 fn parse_opt(field: &str) -> Option<Option<i64>> {
-    if field == "-" {
+    if field.is_empty() {
         Some(None)
     } else {
         field.parse().ok().map(Some)
@@ -103,14 +102,20 @@ where
             q = q.bind(b.as_str());
         }
         let text = q.bind(SLICE as i64).fetch_one(e).await?;
-        let before = out.len();
+        let mut slice = Vec::with_capacity(SLICE);
         for record in text.as_deref().unwrap_or("").split(';') {
             if record.is_empty() {
                 continue;
             }
-            out.push(parse_record(record).ok_or_else(|| ListError::Malformed(record.into()))?);
+            slice.push(parse_record(record).ok_or_else(|| ListError::Malformed(record.into()))?);
         }
-        if out.len() - before < SLICE {
+        // The aggregate carries no ORDER BY (sorting the records inside the database cost
+        // more than the rest of the query); the slice itself is the first SLICE ids in order,
+        // so sorting it here gives the same list.
+        slice.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        let full = slice.len() >= SLICE;
+        out.extend(slice);
+        if !full {
             return Ok(out);
         }
     }
@@ -168,7 +173,7 @@ mod tests {
     #[test]
     fn records_parse_and_reject_garbage() {
         assert_eq!(
-            parse_record("abc 3 UP 0 12 - 1700000000000"),
+            parse_record("abc 3 UP 0 12  1700000000000"),
             Some(ListedState {
                 id: "abc".into(),
                 version: 3,
@@ -179,8 +184,9 @@ mod tests {
                 last_push_at: Some(1_700_000_000_000),
             })
         );
-        assert_eq!(parse_record("abc 3 UP 0 12 -"), None);
-        assert_eq!(parse_record("abc 3 UP 0 12 - - extra"), None);
-        assert_eq!(parse_record("abc x UP 0 12 - -"), None);
+        assert_eq!(parse_record("abc 3 UP 0 12 "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12   extra"), None);
+        assert_eq!(parse_record("abc x UP 0 12  "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12 - 1"), None);
     }
 }
