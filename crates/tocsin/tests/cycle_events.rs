@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use chrono::Datelike;
+use common::monitors::{create, events, heartbeats, monitor};
 use common::{json_of, TestServer, User};
 use hickory_proto::rr::rdata::{A, NS, SOA};
 use hickory_proto::rr::{LowerName, Name, RData, Record, RecordType, RrKey};
@@ -38,40 +39,6 @@ const INTERVAL_MS: i64 = 10_000;
 // ---------------------------------------------------------------------------------------------
 // API helpers (as in tests/scheduler.rs)
 // ---------------------------------------------------------------------------------------------
-
-async fn create(u: &User, body: Value) -> Value {
-    json_of(u.call(Method::POST, "/monitors", Some(body)).await, 201).await
-}
-
-async fn monitor(u: &User, id: &str) -> Value {
-    json_of(
-        u.call(Method::GET, &format!("/monitors/{id}"), None).await,
-        200,
-    )
-    .await
-}
-
-/// The monitor's events, newest first.
-async fn events(u: &User, id: &str) -> Vec<Value> {
-    let v = json_of(
-        u.call(Method::GET, &format!("/monitors/{id}/events"), None)
-            .await,
-        200,
-    )
-    .await;
-    v.as_array().unwrap().clone()
-}
-
-/// The monitor's heartbeats, newest first.
-async fn heartbeats(u: &User, id: &str) -> Vec<Value> {
-    let v = json_of(
-        u.call(Method::GET, &format!("/monitors/{id}/heartbeats"), None)
-            .await,
-        200,
-    )
-    .await;
-    v.as_array().unwrap().clone()
-}
 
 /// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.
 async fn tick(srv: &TestServer, clock: &ManualClock) -> usize {
@@ -217,7 +184,7 @@ async fn near_expiry_certificate_records_one_certificate_expiring_event_per_chan
     // First cycle: PENDING -> DEGRADED, then the certificate event, in that order.
     assert_eq!(tick(&srv, &clock).await, 1);
     assert_eq!(monitor(&u, &id).await["status"], json!("DEGRADED"));
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "").await;
     assert_eq!(hbs.len(), 1);
     assert_eq!(hbs[0]["status"], json!("DEGRADED"));
     assert_eq!(hbs[0]["statusCode"], json!(200));
@@ -247,7 +214,7 @@ async fn near_expiry_certificate_records_one_certificate_expiring_event_per_chan
     let m = monitor(&u, &id).await;
     assert_eq!(m["status"], json!("DEGRADED"));
     assert_eq!(m["consecutiveSuccesses"], json!(2));
-    assert_eq!(heartbeats(&u, &id).await.len(), 2);
+    assert_eq!(heartbeats(&u, &id, "").await.len(), 2);
     assert_eq!(events(&u, &id).await.len(), 2);
 
     // The durable rows say the same, in seq order.
@@ -274,7 +241,7 @@ async fn certificate_far_from_expiry_is_up_without_certificate_event() {
     assert_eq!(tick(&srv, &clock).await, 1);
     assert_eq!(tick(&srv, &clock).await, 1);
     assert_eq!(monitor(&u, &id).await["status"], json!("UP"));
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "").await;
     assert_eq!(hbs.len(), 2);
     assert!(hbs.iter().all(|h| h["status"] == json!("UP")), "{hbs:?}");
     assert_eq!(
@@ -404,7 +371,7 @@ async fn dns_diff_baseline_change_and_accept() {
     dns.set_www(vec![a(2), a(3)]).await;
     assert_eq!(tick(&srv, &clock).await, 1);
     assert_eq!(monitor(&u, &id).await["status"], json!("CHANGED"));
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "").await;
     assert_eq!(hbs.len(), 3);
     assert_eq!(hbs[0]["status"], json!("CHANGED"));
     let changed = "added: 10.0.0.3; removed: 10.0.0.1";
@@ -455,7 +422,7 @@ async fn dns_diff_baseline_change_and_accept() {
     );
     let evs = events(&u, &id).await;
     assert_eq!(summary(&evs)[0], ev(4, "up", "PENDING", "UP", false));
-    assert_eq!(heartbeats(&u, &id).await[0]["status"], json!("UP"));
+    assert_eq!(heartbeats(&u, &id, "").await[0]["status"], json!("UP"));
 
     // And stays UP while the answers hold.
     assert_eq!(tick(&srv, &clock).await, 1);
@@ -495,7 +462,7 @@ async fn expired_certificate_is_down_without_certificate_expiring_event() {
 
     assert_eq!(tick(&srv, &clock).await, 1);
     assert_eq!(monitor(&u, &id).await["status"], json!("DOWN"));
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "").await;
     let hb_message = hbs[0]["message"].as_str().unwrap();
     assert!(
         hb_message.starts_with("certificate expired"),

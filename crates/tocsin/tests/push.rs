@@ -10,6 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::monitors::{create, events, heartbeats, monitor};
 use common::{expect_error, json_of, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -18,42 +19,6 @@ use tocsin::push::watcher;
 
 /// 2023-11-14T22:13:20Z, a Tuesday.
 const T0: i64 = 1_700_000_000_000;
-
-async fn create(u: &User, body: Value) -> Value {
-    json_of(u.call(Method::POST, "/monitors", Some(body)).await, 201).await
-}
-
-async fn monitor(u: &User, id: &str) -> Value {
-    json_of(
-        u.call(Method::GET, &format!("/monitors/{id}"), None).await,
-        200,
-    )
-    .await
-}
-
-async fn heartbeats(u: &User, id: &str) -> Vec<Value> {
-    let v = json_of(
-        u.call(
-            Method::GET,
-            &format!("/monitors/{id}/heartbeats?limit=1000"),
-            None,
-        )
-        .await,
-        200,
-    )
-    .await;
-    v.as_array().unwrap().clone()
-}
-
-async fn events(u: &User, id: &str) -> Vec<Value> {
-    let v = json_of(
-        u.call(Method::GET, &format!("/monitors/{id}/events"), None)
-            .await,
-        200,
-    )
-    .await;
-    v.as_array().unwrap().clone()
-}
 
 /// A push monitor; returns (id, token).
 async fn push_monitor(u: &User, extra: Value) -> (String, String) {
@@ -111,7 +76,7 @@ async fn push_answers_202_and_records_a_heartbeat_with_its_message() {
     assert_eq!(m["status"], "UP");
     assert_eq!(m["lastPushAt"], "2023-11-14T22:13:20.000Z");
     assert_eq!(m["pushToken"], Value::Null, "never shown again");
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "?limit=1000").await;
     assert_eq!(hbs.len(), 1);
     assert_eq!(hbs[0]["status"], "UP");
     assert_eq!(hbs[0]["message"], "backup ok");
@@ -119,14 +84,14 @@ async fn push_answers_202_and_records_a_heartbeat_with_its_message() {
     // `message` wins over `msg`; status is case-insensitive.
     clock.advance_ms(1_000);
     accepted(push(&srv, &token, "?status=Up&msg=alias&message=primary").await).await;
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "?limit=1000").await;
     assert_eq!(hbs[0]["message"], "primary");
 
     // A long message is cut, never refused.
     clock.advance_ms(1_000);
     let long = "x".repeat(10_000);
     accepted(push(&srv, &token, &format!("?message={long}")).await).await;
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "?limit=1000").await;
     assert_eq!(hbs[0]["message"].as_str().unwrap().len(), 4096);
     assert_eq!(hbs.len(), 3);
 
@@ -138,7 +103,7 @@ async fn push_answers_202_and_records_a_heartbeat_with_its_message() {
     )
     .await;
     assert_eq!(body["field"], "status");
-    assert_eq!(heartbeats(&u, &id).await.len(), 3);
+    assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 3);
     srv.stop().await;
 }
 
@@ -164,7 +129,10 @@ async fn status_down_goes_down_at_once_and_up_recovers() {
         .find(|e| e["kind"] == "down")
         .expect("a down event");
     assert_eq!(down["message"], "disk full");
-    assert_eq!(heartbeats(&u, &id).await[0]["status"], "DOWN");
+    assert_eq!(
+        heartbeats(&u, &id, "?limit=1000").await[0]["status"],
+        "DOWN"
+    );
 
     clock.advance_ms(1_000);
     accepted(push(&srv, &token, "?status=up").await).await;
@@ -227,7 +195,11 @@ async fn idempotency_key_collapses_retries_and_malformed_keys_are_ignored() {
         accepted(push_with_key(&srv, &token, "run-2023-11-14").await).await;
         clock.advance_ms(10);
     }
-    assert_eq!(heartbeats(&u, &id).await.len(), 1, "retries collapse");
+    assert_eq!(
+        heartbeats(&u, &id, "?limit=1000").await.len(),
+        1,
+        "retries collapse"
+    );
     // Concurrent retries collapse too.
     let tasks: Vec<_> = (0..5)
         .map(|_| push_with_key(&srv, &token, "concurrent-key"))
@@ -235,10 +207,10 @@ async fn idempotency_key_collapses_retries_and_malformed_keys_are_ignored() {
     for res in futures::future::join_all(tasks).await {
         accepted(res).await;
     }
-    assert_eq!(heartbeats(&u, &id).await.len(), 2);
+    assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 2);
     // The same key on another monitor is another push.
     accepted(push_with_key(&srv, &other_token, "run-2023-11-14").await).await;
-    assert_eq!(heartbeats(&u, &other_id).await.len(), 1);
+    assert_eq!(heartbeats(&u, &other_id, "?limit=1000").await.len(), 1);
     // Malformed keys (too long, not printable ASCII) are ignored: each push counts.
     let long = "k".repeat(201);
     accepted(push_with_key(&srv, &token, &long).await).await;
@@ -253,17 +225,17 @@ async fn idempotency_key_collapses_retries_and_malformed_keys_are_ignored() {
         .await
         .unwrap();
     accepted(res).await;
-    assert_eq!(heartbeats(&u, &id).await.len(), 5);
+    assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 5);
     // A 200-character key is honoured.
     let max = "m".repeat(200);
     accepted(push_with_key(&srv, &token, &max).await).await;
     accepted(push_with_key(&srv, &token, &max).await).await;
-    assert_eq!(heartbeats(&u, &id).await.len(), 6);
+    assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 6);
 
     // Past the 24-hour window the key counts as new.
     clock.advance_ms(24 * 3_600_000 + 1_000);
     accepted(push_with_key(&srv, &token, "run-2023-11-14").await).await;
-    assert_eq!(heartbeats(&u, &id).await.len(), 7);
+    assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 7);
     srv.stop().await;
 }
 
@@ -297,7 +269,7 @@ async fn the_61st_push_in_a_minute_is_rate_limited_and_not_recorded() {
     assert!((1..=60).contains(&retry), "Retry-After {retry}");
     expect_error(res, 429, "RATE_LIMITED").await;
     assert_eq!(
-        heartbeats(&u, &id).await.len(),
+        heartbeats(&u, &id, "?limit=1000").await.len(),
         60,
         "the 61st is not recorded"
     );
@@ -321,7 +293,7 @@ async fn paused_monitors_record_pushes_without_changing_status() {
     assert_eq!(m["status"], "PENDING");
     assert!(m["lastPushAt"].is_string());
     assert!(events(&u, &id).await.is_empty());
-    assert_eq!(heartbeats(&u, &id).await.len(), 1);
+    assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 1);
     // Silence while paused never pages.
     clock.advance_ms(3_600_000);
     assert_eq!(
@@ -378,7 +350,7 @@ async fn missed_check_in_goes_down_after_the_grace_period() {
         down[0]["message"],
         "no push received within the grace period"
     );
-    let hbs = heartbeats(&u, &id).await;
+    let hbs = heartbeats(&u, &id, "?limit=1000").await;
     assert_eq!(hbs[0]["status"], "DOWN");
     assert_eq!(
         hbs[0]["message"],
@@ -396,7 +368,7 @@ async fn missed_check_in_goes_down_after_the_grace_period() {
         watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
         1
     );
-    assert_eq!(heartbeats(&u, &id).await.len(), 3);
+    assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 3);
     assert_eq!(
         events(&u, &id)
             .await

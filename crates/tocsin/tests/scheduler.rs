@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use common::monitors::{create, events, heartbeats, monitor};
 use common::{expect_error, json_of, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -56,42 +57,6 @@ impl Drop for Target {
     fn drop(&mut self) {
         self.task.abort();
     }
-}
-
-async fn create(u: &User, body: Value) -> Value {
-    json_of(u.call(Method::POST, "/monitors", Some(body)).await, 201).await
-}
-
-async fn monitor(u: &User, id: &str) -> Value {
-    json_of(
-        u.call(Method::GET, &format!("/monitors/{id}"), None).await,
-        200,
-    )
-    .await
-}
-
-async fn events(u: &User, id: &str) -> Vec<Value> {
-    let v = json_of(
-        u.call(Method::GET, &format!("/monitors/{id}/events"), None)
-            .await,
-        200,
-    )
-    .await;
-    v.as_array().unwrap().clone()
-}
-
-async fn heartbeats(u: &User, id: &str, query: &str) -> Vec<Value> {
-    let v = json_of(
-        u.call(
-            Method::GET,
-            &format!("/monitors/{id}/heartbeats{query}"),
-            None,
-        )
-        .await,
-        200,
-    )
-    .await;
-    v.as_array().unwrap().clone()
 }
 
 /// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.

@@ -6,6 +6,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
 
 pub mod binary;
+pub mod monitors;
 
 use std::sync::Arc;
 
