@@ -1,15 +1,14 @@
-//! The shared state every handler and worker gets: configuration, the database, the clock,
-//! caches and limiters, the mailer. Cheap to clone (one `Arc`).
+//! The application core every worker and domain operation gets: configuration, the
+//! database, the clock, the change feed, the heartbeat writer, the probes, the push-token map
+//! and the API-key cache, the mailer. Cheap to clone (one `Arc`). What only the HTTP edge needs
+//! (rate limiters, the current-workspace cache, the monitor list builds) lives in
+//! `http::AppState`, which wraps this.
 
 use std::sync::Arc;
 
 use crate::auth::key_cache::KeyCache;
-use crate::auth::rate_limit::Limiters;
-use crate::cache::TtlCache;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
-use crate::http::monitor_list::MonitorLists;
-use crate::http::workspace::CurrentWorkspace;
 use crate::mail::Mailer;
 use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
@@ -21,46 +20,37 @@ use crate::store::Db;
 use crate::telemetry::Metrics;
 
 #[derive(Clone)]
-pub struct AppState(Arc<Inner>);
+pub struct Core(Arc<Inner>);
 
 struct Inner {
     config: Config,
     db: Db,
     clock: SharedClock,
     keys: KeyCache,
-    limits: Limiters,
     mailer: Option<Mailer>,
     metrics: Metrics,
     link_secret: Vec<u8>,
-    workspaces: TtlCache<String, CurrentWorkspace>,
     monitor_changes: Changes,
     heartbeats: HeartbeatWriter,
     checks: Checks,
     push_tokens: PushTokens,
     probes: Registry,
     scheduler_stats: SchedulerStats,
-    monitor_lists: MonitorLists,
 }
 
-impl AppState {
+impl Core {
     /// Builds the state over an open, migrated database.
-    pub async fn new(
-        config: Config,
-        db: Db,
-        clock: Option<SharedClock>,
-    ) -> anyhow::Result<AppState> {
+    pub async fn new(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow::Result<Core> {
         let link_secret = crate::store::workspaces::server_secret(&db, "link_signing").await?;
         let mailer = match &config.smtp {
             Some(smtp) => Some(Mailer::new(smtp)?),
             None => None,
         };
         let db_for_writer = db.clone();
-        Ok(AppState(Arc::new(Inner {
+        Ok(Core(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
             probes: Registry::default(),
             scheduler_stats: SchedulerStats::new(),
-            monitor_lists: MonitorLists::default(),
-            limits: Limiters::new(&config.rate_limits),
             config,
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
@@ -68,7 +58,6 @@ impl AppState {
             mailer,
             metrics: Metrics::global(),
             link_secret,
-            workspaces: TtlCache::new(5_000, 100_000),
             monitor_changes: Changes::default(),
             heartbeats: HeartbeatWriter::start(db_for_writer, WriterOptions::default()),
             push_tokens: PushTokens::default(),
@@ -90,18 +79,11 @@ impl AppState {
     pub fn push_tokens(&self) -> &PushTokens {
         &self.0.push_tokens
     }
-    pub fn limits(&self) -> &Limiters {
-        &self.0.limits
-    }
     pub fn mailer(&self) -> Option<&Mailer> {
         self.0.mailer.as_ref()
     }
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
-    }
-    /// The current-workspace view, cached for the hot read path.
-    pub fn workspace_cache(&self) -> &TtlCache<String, CurrentWorkspace> {
-        &self.0.workspaces
     }
     /// The group-commit writer every check result goes through.
     pub fn heartbeats(&self) -> &HeartbeatWriter {
@@ -125,9 +107,5 @@ impl AppState {
     /// The feed of monitor edits made through the API (see [`crate::monitoring::changes`]).
     pub fn monitor_changes(&self) -> &Changes {
         &self.0.monitor_changes
-    }
-    /// The cached parts of `GET /monitors` and the cap on concurrent full lists.
-    pub fn monitor_lists(&self) -> &MonitorLists {
-        &self.0.monitor_lists
     }
 }

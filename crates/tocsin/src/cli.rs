@@ -282,7 +282,7 @@ async fn probe_key(cmd: ProbeKeyCommand) -> anyhow::Result<()> {
 
 /// Mints a token for the user's first workspace, as that user.
 pub async fn mint_token(
-    state: &crate::app::AppState,
+    state: &crate::app::Core,
     email: &str,
     name: &str,
     permissions: &str,

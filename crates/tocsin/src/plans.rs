@@ -2,7 +2,7 @@
 //! default plan is unlimited, for self-hosting). Creating past a quota answers 402
 //! `PLAN_LIMIT_EXCEEDED`; what already exists keeps working.
 
-use crate::app::AppState;
+use crate::app::Core;
 use crate::config::PlanQuota;
 use crate::error::ApiError;
 
@@ -36,10 +36,7 @@ impl Quota {
 }
 
 /// The quotas of a workspace's plan.
-pub async fn quotas_of(
-    state: &AppState,
-    workspace_id: &str,
-) -> Result<(String, PlanQuota), ApiError> {
+pub async fn quotas_of(state: &Core, workspace_id: &str) -> Result<(String, PlanQuota), ApiError> {
     let ws = crate::store::workspaces::get(state.db().reader(), workspace_id)
         .await?
         .ok_or(ApiError::NotFound(crate::error::Resource::Workspace))?;
@@ -49,7 +46,7 @@ pub async fn quotas_of(
 
 /// Fails with 402 when one more of `what` would exceed the plan; `current` is how many exist.
 pub async fn ensure_room(
-    state: &AppState,
+    state: &Core,
     workspace_id: &str,
     what: Quota,
     current: i64,
@@ -67,7 +64,7 @@ pub async fn ensure_room(
 /// Fails with 402 when the workspace's plan does not allow checks as often as every
 /// `interval_secs` seconds (the plan's `min_interval_seconds`).
 pub async fn ensure_interval(
-    state: &AppState,
+    state: &Core,
     workspace_id: &str,
     interval_secs: i64,
 ) -> Result<(), ApiError> {

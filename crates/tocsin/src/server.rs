@@ -11,16 +11,17 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::AppState;
+use crate::app::Core;
 use crate::clock::SharedClock;
 use crate::config::Config;
+pub use crate::http::AppState;
 use crate::store::Db;
 
 /// Opens the database, applies migrations, builds the state.
 pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result<AppState> {
     let db = Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    AppState::new(config, db, clock).await
+    Ok(AppState::new(Core::new(config, db, clock).await?))
 }
 
 /// Serves until `shutdown` resolves.
@@ -30,7 +31,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
-    let workers = spawn_workers(&state, cancel.clone());
+    let workers = spawn_workers(state.core(), &state, cancel.clone());
     let app = crate::http::router(state.clone());
     let addr = listener.local_addr()?;
     tracing::info!(%addr, backend = ?state.db().backend(), "tocsin listening");
@@ -57,8 +58,13 @@ pub async fn run(
 /// Housekeeping that runs beside the API: evicting idle rate-limit entries, deleting expired
 /// sessions and push idempotency keys, pruning heartbeats past their retention, and (unless
 /// disabled) the check scheduler with the built-in probe and the push deadline watcher.
-fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task::JoinHandle<()>> {
+fn spawn_workers(
+    state: &Core,
+    http: &AppState,
+    cancel: CancellationToken,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let s = state.clone();
+    let limits = http.clone();
     let cancel_housekeeping = cancel.clone();
     let housekeeping = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -66,7 +72,7 @@ fn spawn_workers(state: &AppState, cancel: CancellationToken) -> Vec<tokio::task
             tokio::select! {
                 _ = cancel_housekeeping.cancelled() => break,
                 _ = tick.tick() => {
-                    s.limits().evict_idle();
+                    limits.limits().evict_idle();
                     let now = s.clock().now_ms();
                     if let Err(e) = crate::store::sessions::delete_expired(s.db().writer(), now).await {
                         tracing::warn!(error = %e, "could not delete expired sessions");

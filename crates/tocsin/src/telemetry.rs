@@ -5,15 +5,11 @@
 //! and schedule size.
 
 use std::sync::OnceLock;
-use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
-use crate::app::AppState;
+use crate::app::Core;
 use crate::config::LogFormat;
 
 /// Installs the global log subscriber once; later calls (tests) are no-ops.
@@ -66,7 +62,7 @@ impl Metrics {
         Metrics { handle }
     }
 
-    pub fn render(&self, state: &AppState) -> String {
+    pub fn render(&self, state: &Core) -> String {
         let (size, idle) = state.db().pool_stats();
         metrics::gauge!("db_pool_connections", "state" => "open").set(size as f64);
         metrics::gauge!("db_pool_connections", "state" => "idle").set(idle as f64);
@@ -78,22 +74,4 @@ impl Metrics {
         }
         self.handle.render()
     }
-}
-
-/// Counts and times every request by route template (never the raw path, which would let
-/// clients create unbounded label values), method and status.
-pub async fn record_request(State(_state): State<AppState>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = req.method().as_str().to_owned();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".into());
-    let response = next.run(req).await;
-    let status = response.status().as_u16().to_string();
-    let elapsed = started.elapsed().as_secs_f64();
-    metrics::counter!("http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status.clone()).increment(1);
-    metrics::histogram!("http_request_duration_seconds", "method" => method, "route" => route, "status" => status).record(elapsed);
-    response
 }

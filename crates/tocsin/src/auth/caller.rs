@@ -1,23 +1,14 @@
-//! The request extractor that authenticates a caller and checks its capabilities. Each
-//! operation names a [`Requirement`] type; the same type drives the check at request time and
-//! the operation's security schemes and `x-svc-required-capabilities` in the OpenAPI document,
-//! so the two cannot drift. Tenancy starts here: a [`Caller`] carries exactly one workspace,
-//! and handlers pass it to every query.
-
-use std::marker::PhantomData;
-use std::net::SocketAddr;
-
-use aide::generate::GenContext;
-use aide::openapi::{Operation, Response as OaResponse, SecurityRequirement};
-use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::request::Parts;
-use axum::http::{header, Method};
+//! Who is calling: a [`Caller`] resolved from an API key or a session token, and the
+//! [`Requirement`] an operation declares (its capabilities, and whether only a signed-in
+//! person may call it). The HTTP extractor (`http::auth`) and, later, other surfaces build on
+//! these. Tenancy starts here: a [`Caller`] carries exactly one workspace, and every
+//! operation passes it to every query.
 
 use super::capability::{CapSet, Capability, Role};
 use super::key_cache::KeyCache;
 use super::{secrets, SESSION_TTL_MS};
-use crate::app::AppState;
-use crate::error::{error_response, ApiError};
+use crate::app::Core;
+use crate::error::ApiError;
 use crate::store;
 
 /// How the caller authenticated.
@@ -79,75 +70,9 @@ macro_rules! requirement {
     };
 }
 
-/// The extractor: `Auth<MonitorsRead>` in a handler's arguments.
-pub struct Auth<R: Requirement>(pub Caller, PhantomData<R>);
-
-impl<R: Requirement> std::ops::Deref for Auth<R> {
-    type Target = Caller;
-    fn deref(&self) -> &Caller {
-        &self.0
-    }
-}
-
-impl<R: Requirement> FromRequestParts<AppState> for Auth<R> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let caller = authenticate(parts, state, R::session_only()).await?;
-        let missing = caller.caps.missing(R::CAPS);
-        if !missing.is_empty() {
-            return Err(ApiError::InsufficientCapability(missing));
-        }
-        Ok(Auth(caller, PhantomData))
-    }
-}
-
-/// Resolves the caller from a bearer token (REST surface) or the session cookie.
-pub async fn authenticate(
-    parts: &Parts,
-    state: &AppState,
-    session_only: bool,
-) -> Result<Caller, ApiError> {
-    let now = state.clock().now_ms();
-    let ip = client_ip(parts, state.config().trust_forwarded_for);
-    let user_agent = parts
-        .headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .map(|s| s.chars().take(512).collect());
-    if let Some(auth) = parts.headers.get(header::AUTHORIZATION) {
-        let token = auth
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .ok_or(ApiError::Unauthorized)?;
-        let caller =
-            authenticate_key(state, token, now, ip.clone(), user_agent.clone(), "rest").await;
-        if !session_only {
-            return caller;
-        }
-        // A person-only operation: the cookie decides. A valid token is told why it cannot.
-        if session_token(parts).is_none() {
-            return match caller {
-                Ok(_) => Err(ApiError::InsufficientCapability(
-                    super::capability::SESSION_ONLY.to_vec(),
-                )),
-                Err(e) => Err(e),
-            };
-        }
-    }
-    let token = session_token(parts).ok_or(ApiError::Unauthorized)?;
-    let caller = authenticate_session(state, token, now, ip, user_agent).await?;
-    if is_unsafe(&parts.method) {
-        check_origin(parts, state)?;
-    }
-    Ok(caller)
-}
-
 /// Authenticates an API key for `surface` (`rest` or `mcp`).
 pub async fn authenticate_key(
-    state: &AppState,
+    state: &Core,
     token: &str,
     now: i64,
     ip: Option<String>,
@@ -192,8 +117,8 @@ pub async fn authenticate_key(
     })
 }
 
-async fn authenticate_session(
-    state: &AppState,
+pub async fn authenticate_session(
+    state: &Core,
     token: &str,
     now: i64,
     ip: Option<String>,
@@ -234,106 +159,4 @@ async fn authenticate_session(
         ip,
         user_agent,
     })
-}
-
-/// The session cookie's value, if sent.
-pub fn session_token(parts: &Parts) -> Option<&str> {
-    parts
-        .headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| {
-            let (name, value) = pair.trim().split_once('=')?;
-            (name == super::SESSION_COOKIE && !value.is_empty()).then_some(value)
-        })
-}
-
-fn is_unsafe(m: &Method) -> bool {
-    !matches!(*m, Method::GET | Method::HEAD | Method::OPTIONS)
-}
-
-/// Cookie-authenticated writes must come from a page of this server: the Origin (or, when a
-/// client sends none, the Referer) must name this server's public origin or the Host asked for.
-fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
-    let sent = parts
-        .headers
-        .get(header::ORIGIN)
-        .or_else(|| parts.headers.get(header::REFERER))
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| url::Url::parse(v).ok())
-        .ok_or(ApiError::InvalidOrigin)?;
-    let sent_origin = sent.origin().ascii_serialization();
-    if sent_origin == state.config().public_url.origin().ascii_serialization() {
-        return Ok(());
-    }
-    let host = parts
-        .headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let sent_host = match sent.port() {
-        Some(p) => format!("{}:{p}", sent.host_str().unwrap_or_default()),
-        None => sent.host_str().unwrap_or_default().to_string(),
-    };
-    if !host.is_empty() && sent_host.eq_ignore_ascii_case(host) {
-        return Ok(());
-    }
-    Err(ApiError::InvalidOrigin)
-}
-
-/// The client's address: the socket peer, or the first `X-Forwarded-For` hop when the server
-/// is configured to trust a proxy in front of it.
-pub fn client_ip(parts: &Parts, trust_forwarded_for: bool) -> Option<String> {
-    if trust_forwarded_for {
-        if let Some(first) = parts
-            .headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .map(str::trim)
-            .filter(|s| s.parse::<std::net::IpAddr>().is_ok())
-        {
-            return Some(first.to_string());
-        }
-    }
-    parts
-        .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ci| ci.0.ip().to_string())
-}
-
-impl<R: Requirement> aide::OperationInput for Auth<R> {
-    fn operation_input(_ctx: &mut GenContext, op: &mut Operation) {
-        let scheme = |name: &str| -> SecurityRequirement {
-            [(name.to_string(), Vec::new())].into_iter().collect()
-        };
-        op.security = if R::session_only() {
-            vec![scheme("sessionCookie")]
-        } else {
-            vec![scheme("apiKey"), scheme("sessionCookie")]
-        };
-        let caps: Vec<&str> = R::CAPS.iter().map(|c| c.as_str()).collect();
-        op.extensions.insert(
-            "x-svc-required-capabilities".into(),
-            serde_json::json!(caps),
-        );
-    }
-
-    fn inferred_early_responses(
-        ctx: &mut GenContext,
-        _op: &mut Operation,
-    ) -> Vec<(Option<u16>, OaResponse)> {
-        vec![
-            (Some(401), error_response(ctx, "Missing or invalid credentials (`UNAUTHORIZED`)")),
-            (
-                Some(403),
-                error_response(
-                    ctx,
-                    "Not allowed: `INSUFFICIENT_CAPABILITY`, `SURFACE_NOT_ALLOWED` or `INVALID_ORIGIN`",
-                ),
-            ),
-        ]
-    }
 }

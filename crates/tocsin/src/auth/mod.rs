@@ -1,5 +1,6 @@
 //! Who is calling and what they may do: passwords, sessions, API keys, capabilities, the
-//! request extractor that enforces them, rate limits and signed links.
+//! capability requirements operations declare, rate limits and signed links. The HTTP
+//! extractor that enforces them is `http::auth`.
 
 pub mod caller;
 pub mod capability;
@@ -9,7 +10,7 @@ pub mod rate_limit;
 pub mod secrets;
 pub mod signed;
 
-pub use caller::{Auth, Caller, Requirement, Via};
+pub use caller::{Caller, Requirement, Via};
 pub use capability::{CapSet, Capability, Role};
 
 /// The session cookie's name.

@@ -5,7 +5,7 @@
 
 use tocsin_core::Grid;
 
-use crate::app::AppState;
+use crate::app::Core;
 use crate::store::Backend;
 
 /// The process's resident set size in bytes (`VmRSS` of `/proc/self/status`); `None` where
@@ -50,7 +50,7 @@ pub fn expected_runs<'a>(
 /// Heartbeats stored with a start time in `[from_ms, to_ms)`, counted per whole second of the
 /// window (seconds with none count as zero). The heartbeat's `ts` is when its check started.
 pub async fn stored_per_second(
-    state: &AppState,
+    state: &Core,
     from_ms: i64,
     to_ms: i64,
 ) -> Result<Vec<u64>, sqlx::Error> {
@@ -76,7 +76,7 @@ pub async fn stored_per_second(
 /// of `heartbeats` and its indexes from the `dbstat` table (after a WAL checkpoint, so the
 /// main file holds everything); PostgreSQL: `pg_total_relation_size`. `None` when the backend
 /// cannot tell (a SQLite built without `dbstat`).
-pub async fn heartbeat_table_bytes(state: &AppState) -> Result<Option<(u64, u64)>, sqlx::Error> {
+pub async fn heartbeat_table_bytes(state: &Core) -> Result<Option<(u64, u64)>, sqlx::Error> {
     let db = state.db();
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM heartbeats")
         .fetch_one(db.reader())

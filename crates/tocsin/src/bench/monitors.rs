@@ -26,7 +26,7 @@ use super::scenario::{Fixture, RequestSpec};
 use super::seed::{self, MonitorSeed};
 use super::stats::Summary;
 use super::target::LocalServer;
-use crate::app::AppState;
+use crate::app::Core;
 
 pub const CHECKS: &str = "checks";
 pub const SCHEDULER_100K: &str = "scheduler-100k";
@@ -211,7 +211,7 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
     })?;
     let outcome = Session {
         rt: &server_rt,
-        state: server.state.clone(),
+        state: server.state.core().clone(),
         addr: server.addr,
         backend: server.backend.clone(),
         url: target.url(),
@@ -226,7 +226,7 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
 /// One scenario's server, target and helpers.
 struct Session<'a> {
     rt: &'a Runtime,
-    state: AppState,
+    state: Core,
     addr: std::net::SocketAddr,
     backend: String,
     url: String,

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use tokio::sync::OnceCell;
 
-use crate::app::AppState;
+use crate::app::Core;
 
 /// The scenario every other one is compared with.
 pub const BASELINE: &str = "baseline";
@@ -67,7 +67,7 @@ impl RequestSpec {
 /// What a scenario's setup can use.
 pub struct Fixture {
     /// The server's state when the bench runs it in-process; `None` against `--url`.
-    state: Option<AppState>,
+    state: Option<Core>,
     /// The API token: given by `--token`, or minted on first use.
     token: OnceCell<String>,
     /// How many push monitors the push scenario seeds.
@@ -79,7 +79,7 @@ pub const BENCH_EMAIL: &str = "bench@tocsin.invalid";
 const BENCH_PASSWORD: &str = "bench-password-not-secret";
 
 impl Fixture {
-    pub fn in_process(state: AppState) -> Fixture {
+    pub fn in_process(state: Core) -> Fixture {
         Fixture {
             state: Some(state),
             token: OnceCell::new(),
@@ -96,7 +96,7 @@ impl Fixture {
     }
 
     /// The in-process server's state, for scenarios that seed data directly.
-    pub fn state(&self, scenario: &str) -> anyhow::Result<&AppState> {
+    pub fn state(&self, scenario: &str) -> anyhow::Result<&Core> {
         self.state.as_ref().ok_or_else(|| {
             anyhow::anyhow!("scenario {scenario} needs the in-process server (drop --url)")
         })

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tocsin_core::Status;
 
-use crate::app::AppState;
+use crate::app::Core;
 use crate::ids::new_id;
 use crate::monitoring::heartbeats::NewHeartbeat;
 use crate::monitoring::{self, LOCAL_REGION};
@@ -76,7 +76,7 @@ pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRo
 /// writing anything if the generated check does not parse (so a scenario never silently runs
 /// monitors the probe skips).
 pub async fn insert_monitors(
-    state: &AppState,
+    state: &Core,
     seed: &MonitorSeed,
 ) -> anyhow::Result<Vec<(String, i64)>> {
     let now = state.clock().now_ms();
@@ -103,7 +103,7 @@ pub async fn insert_monitors(
 /// Writes `count` UP heartbeats of one monitor, one every `every` ending at `until_ms`, through
 /// the group-commit writer, and waits until they are stored.
 pub async fn write_history(
-    state: &AppState,
+    state: &Core,
     monitor: &(String, i64),
     count: usize,
     every: Duration,

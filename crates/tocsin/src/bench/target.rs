@@ -11,8 +11,8 @@ use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 use url::Url;
 
-use crate::app::AppState;
 use crate::config::Config;
+use crate::server::AppState;
 
 /// How long stopping the in-process server may take before the bench moves on.
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);

@@ -14,12 +14,14 @@ use serde_json::json;
 
 use super::caps;
 use super::extract::{check_write, ApiJson, Created, IfMatch, Tagged, Validate};
-use crate::app::AppState;
+use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::capability::TOKEN_CAPABILITIES;
-use crate::auth::{secrets, Auth, Caller, Capability};
+use crate::auth::{secrets, Caller, Capability};
 use crate::clock::rfc3339;
 use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::ids::new_id;
 use crate::plans::{ensure_room, Quota};
 use crate::store::{self, api_keys::ApiKeyRow};
@@ -295,7 +297,7 @@ fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
 
 /// Mints a key for `caller`. Shared by the API and `tocsin token create`.
 pub async fn issue(
-    state: &AppState,
+    state: &Core,
     caller: &Caller,
     name: &str,
     perms: &[Capability],

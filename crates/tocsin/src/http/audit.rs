@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use super::caps;
 use super::extract::{ApiQuery, Validate};
 use super::pagination::MAX_LIMIT;
-use crate::app::AppState;
-use crate::auth::Auth;
 use crate::clock::rfc3339;
 use crate::error::{ApiResult, FieldError};
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::store::{self, audit::AuditFilter};
 
 pub fn router() -> ApiRouter<AppState> {

@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{ApiJson, Validate};
 use super::workspace::{current_workspace, CurrentWorkspace};
-use crate::app::AppState;
-use crate::auth::caller::{authenticate, client_ip, session_token};
+use crate::app::Core;
 use crate::auth::{password, secrets, Role, SESSION_COOKIE, SESSION_TTL_MS};
 use crate::clock::rfc3339;
 use crate::error::{ApiError, ApiResult, FieldError};
+use crate::http::auth::{authenticate, client_ip, session_token};
+use crate::http::AppState;
 use crate::ids::new_id;
 use crate::store::{self, sessions::NewSession, users::UserRow, workspaces::WorkspaceRow};
 
@@ -137,7 +138,7 @@ fn limit(r: Result<(), u64>) -> ApiResult<()> {
 
 /// Creates a user with their own workspace, as owner. Shared by sign-up and `tocsin user create`.
 pub async fn create_user(
-    state: &AppState,
+    state: &Core,
     email: &str,
     password_plain: &str,
     name: Option<&str>,

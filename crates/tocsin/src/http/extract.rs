@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::app::AppState;
 use crate::error::{error_response, ApiError, FieldError};
+use crate::http::AppState;
 
 /// The largest request body accepted anywhere.
 pub const BODY_LIMIT: usize = 1024 * 1024;

@@ -20,10 +20,11 @@ use tocsin_core::state::Status;
 
 use super::caps;
 use super::extract::{ApiQuery, Validate};
-use crate::app::AppState;
-use crate::auth::{Auth, Caller};
+use crate::auth::Caller;
 use crate::clock::rfc3339;
 use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::monitoring::heartbeats::{
     decode_id, encode_id, status_code, status_from_code, unpack_timings,
 };

@@ -12,11 +12,12 @@ use serde_json::json;
 use super::caps;
 use super::extract::{check_write, ApiJson, ApiQuery, IfMatch, NoContent, Tagged, Validate};
 use super::pagination::{finish, PageParams};
-use crate::app::AppState;
 use crate::audit::{self, Entry};
-use crate::auth::{Auth, Caller, Role, Via};
+use crate::auth::{Caller, Role, Via};
 use crate::clock::rfc3339;
 use crate::error::{ApiError, ApiResult, Resource};
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::store::{self, members::MemberRow};
 
 pub fn router() -> ApiRouter<AppState> {

@@ -4,6 +4,7 @@
 
 pub mod api_keys;
 pub mod audit;
+pub mod auth;
 pub mod auth_routes;
 pub mod caps;
 pub mod events;
@@ -16,10 +17,12 @@ pub mod monitors;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
+pub mod probe_socket;
 pub mod projects;
 pub mod push;
 pub mod regions;
 pub mod schema;
+pub mod state;
 pub mod workspace;
 
 use std::any::Any;
@@ -37,9 +40,9 @@ use tower_http::request_id::{
 };
 use tower_http::trace::TraceLayer;
 
-use crate::app::AppState;
 use crate::error::{envelope, ApiError};
 use extract::BODY_LIMIT;
+pub use state::AppState;
 
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -49,12 +52,12 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(auth_routes::router())
-        .merge(crate::probes::endpoint::router())
+        .merge(probe_socket::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { ApiError::NotFound(crate::error::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(middleware::from_fn_with_state(state.clone(), monitor_list::note_writes))
-        .layer(middleware::from_fn_with_state(state.clone(), crate::telemetry::record_request))
+        .layer(middleware::from_fn(record_request))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn(guard))
         .layer(
@@ -164,4 +167,22 @@ mod tests {
         assert_eq!(body["statusCode"], 500);
         assert!(!body.to_string().contains("secret detail"));
     }
+}
+
+/// Counts and times every request by route template (never the raw path, which would let
+/// clients create unbounded label values), method and status.
+pub async fn record_request(req: Request, next: Next) -> Response {
+    let started = std::time::Instant::now();
+    let method = req.method().as_str().to_owned();
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".into());
+    let response = next.run(req).await;
+    let status = response.status().as_u16().to_string();
+    let elapsed = started.elapsed().as_secs_f64();
+    metrics::counter!("http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status.clone()).increment(1);
+    metrics::histogram!("http_request_duration_seconds", "method" => method, "route" => route, "status" => status).record(elapsed);
+    response
 }

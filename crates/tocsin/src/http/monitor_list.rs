@@ -33,9 +33,9 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use super::monitors::{view, Monitor};
-use crate::app::AppState;
 use crate::clock::rfc3339;
 use crate::error::{ApiError, ApiResult};
+use crate::http::AppState;
 use crate::monitoring::{self, ApiStatus};
 use crate::store::monitor_list::{self, ListError, ListedState};
 use crate::store::monitors::MonitorFilter;

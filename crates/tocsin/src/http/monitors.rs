@@ -65,11 +65,12 @@ use super::extract::{
 };
 use super::monitor_list::{self, RawJson};
 use super::pagination::{self, PageParams};
-use crate::app::AppState;
 use crate::audit::{self, Entry};
-use crate::auth::{secrets, Auth, Caller};
+use crate::auth::{secrets, Caller};
 use crate::clock::rfc3339;
 use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, Resource};
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::ids::new_id;
 use crate::monitoring::changes::ChangeKind;
 use crate::monitoring::{self, known_regions, ApiRegionStrategy, ApiStatus, MonitorType};

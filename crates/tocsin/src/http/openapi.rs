@@ -11,8 +11,8 @@ use aide::openapi::OpenApi;
 use axum::Json;
 use serde_json::{json, Value};
 
-use crate::app::AppState;
 use crate::auth::capability::TOKEN_CAPABILITIES;
+use crate::http::AppState;
 
 /// Every REST route, documented.
 pub fn api_routes() -> ApiRouter<AppState> {

@@ -10,8 +10,8 @@ use axum::Json;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
+use crate::http::AppState;
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()

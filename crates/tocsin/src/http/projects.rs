@@ -20,11 +20,12 @@ use serde_json::json;
 use super::api_keys::double_option;
 use super::caps;
 use super::extract::{check_write, ApiJson, Created, IfMatch, NoContent, Tagged, Validate};
-use crate::app::AppState;
 use crate::audit::{self, Entry};
-use crate::auth::{Auth, Caller};
+use crate::auth::Caller;
 use crate::clock::rfc3339;
 use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::ids::new_id;
 use crate::store::{self, projects::ProjectRow};
 

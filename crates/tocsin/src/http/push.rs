@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use tocsin_core::Status;
 
 use super::extract::Accepted;
-use crate::app::AppState;
-use crate::auth::caller::client_ip;
 use crate::auth::secrets;
 use crate::error::{ApiError, ApiResult, ErrorBody, Resource};
+use crate::http::auth::client_ip;
+use crate::http::AppState;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::LOCAL_REGION;
 use crate::push::record::PushEffect;

@@ -13,10 +13,10 @@ use serde::Serialize;
 
 use super::caps;
 use super::schema::exact_object;
-use crate::app::AppState;
-use crate::auth::Auth;
 use crate::clock::rfc3339;
 use crate::error::ApiResult;
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::monitoring::LOCAL_REGION;
 use crate::store::probes;
 

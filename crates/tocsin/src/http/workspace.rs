@@ -11,11 +11,12 @@ use serde_json::json;
 
 use super::caps;
 use super::extract::{check_write, ApiJson, IfMatch, Tagged, Validate};
-use crate::app::AppState;
+use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::Auth;
 use crate::config::PlanQuota;
 use crate::error::{on_constraint, ApiError, ApiResult, FieldError, Resource};
+use crate::http::auth::Auth;
+use crate::http::AppState;
 use crate::store;
 
 pub fn router() -> ApiRouter<AppState> {
@@ -348,7 +349,7 @@ async fn activate(
 }
 
 /// A slug derived from `name` that no workspace uses yet.
-pub async fn free_slug(state: &AppState, name: &str) -> ApiResult<String> {
+pub async fn free_slug(state: &Core, name: &str) -> ApiResult<String> {
     let mut base: String = name
         .to_lowercase()
         .chars()

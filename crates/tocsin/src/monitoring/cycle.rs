@@ -35,7 +35,7 @@ use tocsin_core::{aggregate, step, CycleInput, Transition};
 
 use super::heartbeats::{NewHeartbeat, WriteError, MAX_MESSAGE_BYTES};
 use super::{status_str, MonitorType};
-use crate::app::AppState;
+use crate::app::Core;
 use crate::clock::from_ms;
 use crate::store::events::{self, EventRow, NewEvent};
 use crate::store::monitors::{self, MonitorRow, StateUpdate};
@@ -137,7 +137,7 @@ fn cert_warn_days(m: &MonitorRow) -> Option<i64> {
 
 /// Applies one cycle of `m` that ran at `ran_at_ms` (see the module documentation).
 pub async fn apply(
-    state: &AppState,
+    state: &Core,
     m: &MonitorRow,
     ran_at_ms: i64,
     results: &[RegionResult],
@@ -281,7 +281,7 @@ pub async fn apply(
 /// where a transaction of their own would cost a commit each) and drops both if the monitor
 /// was paused or deleted meanwhile.
 async fn apply_with_heartbeats(
-    state: &AppState,
+    state: &Core,
     m: &MonitorRow,
     ran_at_ms: i64,
     results: &[RegionResult],

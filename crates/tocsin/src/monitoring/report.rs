@@ -16,20 +16,20 @@
 
 use super::heartbeats::DOWN;
 use super::rollup::{summarize, Summary};
-use crate::app::AppState;
+use crate::app::Core;
 use crate::store::heartbeats as hb_store;
 
 pub const DAY_MS: i64 = 86_400_000;
 
 /// The raw-retention horizon: raw heartbeats are trusted from here on.
-pub fn raw_from(state: &AppState, now: i64) -> i64 {
+pub fn raw_from(state: &Core, now: i64) -> i64 {
     now - i64::from(state.config().heartbeat_retention_days) * DAY_MS
 }
 
 /// Intervals of `[from, to)` in maintenance windows that exclude themselves from uptime.
 /// Maintenance windows are not stored yet, so this is the seam they will plug into.
 pub async fn maintenance_exclusions(
-    _state: &AppState,
+    _state: &Core,
     _monitor_seq: i64,
     _from: i64,
     _to: i64,
@@ -38,12 +38,7 @@ pub async fn maintenance_exclusions(
 }
 
 /// The summary of `[from, to)` with maintenance exclusions applied.
-pub async fn window(
-    state: &AppState,
-    seq: i64,
-    from: i64,
-    to: i64,
-) -> Result<Summary, sqlx::Error> {
+pub async fn window(state: &Core, seq: i64, from: i64, to: i64) -> Result<Summary, sqlx::Error> {
     let now = state.clock().now_ms();
     let excluded = maintenance_exclusions(state, seq, from, to).await?;
     summarize(state.db(), seq, from, to, raw_from(state, now), &excluded).await
@@ -94,7 +89,7 @@ pub fn outages(from: i64, end: i64, down_before: bool, seq: &[(i64, i64)]) -> Ou
 /// Outages of `[from, to)` from raw heartbeats; returns them and where the covered part
 /// starts.
 pub async fn outages_of(
-    state: &AppState,
+    state: &Core,
     seq: i64,
     from: i64,
     to: i64,

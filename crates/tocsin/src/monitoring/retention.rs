@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::report::DAY_MS;
-use crate::app::AppState;
+use crate::app::Core;
 use crate::store::heartbeats as hb_store;
 use crate::store::Backend;
 
@@ -32,7 +32,7 @@ pub struct Pruned {
 }
 
 /// One full pass over every monitor.
-pub async fn prune_once(state: &AppState) -> Result<Pruned, sqlx::Error> {
+pub async fn prune_once(state: &Core) -> Result<Pruned, sqlx::Error> {
     let now = state.clock().now_ms();
     let raw_cutoff = now - i64::from(state.config().heartbeat_retention_days) * DAY_MS;
     let rollup_cutoff = now - i64::from(state.config().rollup_retention_days) * DAY_MS;
@@ -76,7 +76,7 @@ pub async fn prune_once(state: &AppState) -> Result<Pruned, sqlx::Error> {
 }
 
 /// Hands free pages back in steps, so no single step holds the write lock for long.
-async fn vacuum(state: &AppState) -> Result<(), sqlx::Error> {
+async fn vacuum(state: &Core) -> Result<(), sqlx::Error> {
     let db = state.db();
     loop {
         let free: i64 = sqlx::query_scalar("PRAGMA freelist_count")
@@ -99,7 +99,7 @@ async fn vacuum(state: &AppState) -> Result<(), sqlx::Error> {
 }
 
 /// Prunes every `every` until cancelled.
-pub async fn run(state: AppState, every: Duration, cancel: CancellationToken) {
+pub async fn run(state: Core, every: Duration, cancel: CancellationToken) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

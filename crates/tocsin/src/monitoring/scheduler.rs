@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 use super::changes::ChangeKind;
 use super::cycle::{self, CycleReport, RegionResult};
 use super::{MonitorType, LOCAL_REGION};
-use crate::app::AppState;
+use crate::app::Core;
 use crate::store::monitors::{self, MonitorRow};
 
 /// Concurrency limits shared by the scheduler, [`run_due`] and on-demand checks.
@@ -122,7 +122,7 @@ fn cycle_index(grid: &Grid, slot_ms: i64) -> u64 {
 /// Runs one scheduled cycle of `m` for grid slot `slot_ms`, unless `m` is already running
 /// (then `None`: the slot is skipped). The cycle's time is the clock at the start of the run.
 pub async fn run_cycle(
-    state: &AppState,
+    state: &Core,
     m: &MonitorRow,
     slot_ms: i64,
 ) -> Option<Result<CycleReport, cycle::CycleError>> {
@@ -149,7 +149,7 @@ pub async fn run_cycle(
 /// Runs `m`'s check once in `region`: on the built-in probe for `local`, otherwise on a live
 /// remote probe of the region. `None` when the region has no live probe or no answer came in
 /// time — never a failure.
-pub async fn check_in(state: &AppState, m: &MonitorRow, region: &str) -> Option<Outcome> {
+pub async fn check_in(state: &Core, m: &MonitorRow, region: &str) -> Option<Outcome> {
     if region == LOCAL_REGION {
         state.checks().probe(m).await
     } else {
@@ -162,10 +162,7 @@ pub async fn check_in(state: &AppState, m: &MonitorRow, region: &str) -> Option<
 /// `(last_check_at, now_ms]` — what a scheduler waking at `now_ms` would run. Reads the store,
 /// not the in-memory schedule, so tests driving a manual clock get deterministic cycles.
 /// Returns the reports of the cycles that ran, by monitor id.
-pub async fn run_due(
-    state: &AppState,
-    now_ms: i64,
-) -> Result<Vec<(String, CycleReport)>, sqlx::Error> {
+pub async fn run_due(state: &Core, now_ms: i64) -> Result<Vec<(String, CycleReport)>, sqlx::Error> {
     let rows = monitors::list_active_for_scheduling(state.db().reader()).await?;
     let due = rows.into_iter().filter_map(|m| {
         let slot = grid_of(&m).last_run_at_or_before(now_ms)?;
@@ -239,7 +236,7 @@ impl Schedule {
     }
 }
 
-async fn reload_all(state: &AppState, schedule: &mut Schedule) {
+async fn reload_all(state: &Core, schedule: &mut Schedule) {
     match monitors::list_active_for_scheduling(state.db().reader()).await {
         Ok(rows) => {
             schedule.clear();
@@ -253,7 +250,7 @@ async fn reload_all(state: &AppState, schedule: &mut Schedule) {
     }
 }
 
-async fn reload_one(state: &AppState, schedule: &mut Schedule, id: &str) {
+async fn reload_one(state: &Core, schedule: &mut Schedule, id: &str) {
     match monitors::get_by_id(state.db().reader(), id).await {
         Ok(Some(m)) if is_scheduled(&m) => {
             schedule.put(&m.id, grid_of(&m), state.clock().now_ms());
@@ -269,7 +266,7 @@ const MAX_SLEEP: Duration = Duration::from_secs(5);
 
 /// The scheduler task: runs until `cancel` fires. On cancel no new run starts and runs in
 /// flight get [`SHUTDOWN_GRACE`] to finish and store their results.
-pub async fn run(state: AppState, cancel: CancellationToken) {
+pub async fn run(state: Core, cancel: CancellationToken) {
     // Subscribe before loading, so no change between the load and the loop is missed.
     let mut changes = state.monitor_changes().subscribe();
     let mut schedule = Schedule::default();

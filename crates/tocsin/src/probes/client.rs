@@ -24,7 +24,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::endpoint::MISSED_PINGS;
+use super::protocol::MISSED_PINGS;
 use super::protocol::{
     Job, JobResult, ProbeMessage, ServerMessage, WireOutcome, CONNECT_PATH, REGION_HEADER,
 };

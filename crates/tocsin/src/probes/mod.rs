@@ -1,7 +1,7 @@
 //! Remote probes: checks run from other places than the server, in named regions.
 //!
 //! A probe (`tocsin probe`) connects **out** to the server over a WebSocket
-//! (`GET /probe/v1/connect`, [`endpoint`]), so it works behind NAT, authenticating with a probe
+//! (`GET /probe/v1/connect`, `http::probe_socket`), so it works behind NAT, authenticating with a probe
 //! key ([`keys`]; the key decides the region). The server drives it: when a scheduler cycle
 //! picks a remote region, [`Registry::dispatch`] sends a job to one live probe of that region
 //! and waits for its result until a deadline. The probe ([`client`]) runs jobs concurrently
@@ -14,7 +14,6 @@
 //! `probes_connected{region}` gauge of `/metrics`.
 
 pub mod client;
-pub mod endpoint;
 pub mod keys;
 pub mod protocol;
 pub mod registry;

@@ -20,7 +20,11 @@ use tocsin_checks::{AssertionResult, CheckSpec, Outcome, RunOptions, Timings, Ve
 use crate::monitoring::MonitorType;
 use crate::store::monitors::MonitorRow;
 
-/// The path probes connect to.
+/// The path probes connect to.'
+/// Pings a probe may leave unanswered before it counts as gone (the probe applies the same
+/// rule to the server's pings).
+pub const MISSED_PINGS: u32 = 3;
+
 pub const CONNECT_PATH: &str = "/probe/v1/connect";
 /// The header a probe names its region in; it must match its key's region.
 pub const REGION_HEADER: &str = "x-tocsin-probe-region";

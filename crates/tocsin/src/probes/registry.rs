@@ -1,6 +1,6 @@
 //! The live probe connections of this server process, by region, and dispatching jobs to them.
 //!
-//! Each connection ([`super::endpoint`]) registers a session with a job channel and stays
+//! Each connection ((`http::probe_socket`)) registers a session with a job channel and stays
 //! registered until its [`SessionGuard`] drops. [`Registry::dispatch`] picks the region's
 //! sessions in turn, hands one a job with a reply slot, and waits for the reply until the
 //! deadline. The session keeps reply slots until the probe answers; when the connection ends

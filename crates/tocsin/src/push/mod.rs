@@ -46,7 +46,7 @@ pub const MAX_MESSAGE_BYTES: usize = crate::monitoring::heartbeats::MAX_MESSAGE_
 
 /// Deletes Idempotency-Key claims older than the window, in slices so no statement holds the
 /// write lock for long. Returns how many went.
-pub async fn prune_idempotency_keys(state: &crate::app::AppState) -> Result<u64, sqlx::Error> {
+pub async fn prune_idempotency_keys(state: &crate::app::Core) -> Result<u64, sqlx::Error> {
     let cutoff = state.clock().now_ms() - IDEMPOTENCY_WINDOW_MS;
     let mut total = 0;
     loop {

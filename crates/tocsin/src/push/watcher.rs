@@ -20,7 +20,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::record::{next_deadline_ms, PushEffect};
-use crate::app::AppState;
+use crate::app::Core;
 use crate::monitoring::changes::ChangeKind;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::{MonitorType, LOCAL_REGION};
@@ -95,7 +95,7 @@ impl Deadlines {
 }
 
 /// Builds the deadlines of every active push monitor.
-pub async fn load(state: &AppState) -> Result<Deadlines, sqlx::Error> {
+pub async fn load(state: &Core) -> Result<Deadlines, sqlx::Error> {
     let mut d = Deadlines::default();
     for m in monitors::list_active_push(state.db().reader()).await? {
         d.file(&m);
@@ -106,7 +106,7 @@ pub async fn load(state: &AppState) -> Result<Deadlines, sqlx::Error> {
 /// Records a miss for every monitor overdue at `now_ms` and re-files the rest. Returns how
 /// many misses were recorded.
 pub async fn fire_due(
-    state: &AppState,
+    state: &Core,
     deadlines: &mut Deadlines,
     now_ms: i64,
 ) -> Result<usize, sqlx::Error> {
@@ -144,7 +144,7 @@ pub async fn fire_due(
     Ok(recorded)
 }
 
-async fn read(state: &AppState, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::Error> {
+async fn read(state: &Core, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::Error> {
     if seqs.is_empty() {
         return Ok(Vec::new());
     }
@@ -154,13 +154,13 @@ async fn read(state: &AppState, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::E
 
 /// One pass for tests with a manual clock: loads every deadline and fires those before
 /// `now_ms`. Returns the misses recorded.
-pub async fn run_due(state: &AppState, now_ms: i64) -> Result<usize, sqlx::Error> {
+pub async fn run_due(state: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
     let mut deadlines = load(state).await?;
     fire_due(state, &mut deadlines, now_ms).await
 }
 
 /// The watcher task, until `cancel`.
-pub async fn run(state: AppState, cancel: CancellationToken) {
+pub async fn run(state: Core, cancel: CancellationToken) {
     // Subscribe before loading, so no change between the load and the loop is missed.
     let mut changes = state.monitor_changes().subscribe();
     let mut deadlines = load_or_empty(&state).await;
@@ -196,7 +196,7 @@ pub async fn run(state: AppState, cancel: CancellationToken) {
     }
 }
 
-async fn load_or_empty(state: &AppState) -> Deadlines {
+async fn load_or_empty(state: &Core) -> Deadlines {
     match load(state).await {
         Ok(d) => d,
         Err(e) => {

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};

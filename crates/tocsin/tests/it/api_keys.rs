@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::{expect_error, json_of, Bearer, TestServer};
 use reqwest::Method;

@@ -6,7 +6,7 @@
 //! `PROBE_REGION_MISMATCH`): the key, not the probe, decides the region. The route is not part
 //! of the REST contract and stays out of the OpenAPI document, like `/auth/...`.
 //!
-//! Once upgraded, the session registers with the [`Registry`](super::Registry), greets the
+//! Once upgraded, the session registers with the [`Registry`](crate::probes::Registry), greets the
 //! probe, forwards the jobs dispatched to it and routes results back to their waiting
 //! dispatches. Every ping interval it pings the probe, records `last_seen_at` (which also
 //! notices a key revoked meanwhile: the connection is then closed) and drops the connection
@@ -26,17 +26,16 @@ use futures::{SinkExt, StreamExt};
 use tocsin_checks::Outcome;
 use tokio::sync::oneshot;
 
-use super::keys;
-use super::protocol::{ProbeMessage, ServerMessage, CONNECT_PATH, REGION_HEADER};
-use crate::app::AppState;
 use crate::error::ApiError;
+use crate::http::AppState;
+use crate::probes::keys;
+use crate::probes::protocol::{
+    ProbeMessage, ServerMessage, CONNECT_PATH, MISSED_PINGS, REGION_HEADER,
+};
 use crate::store::probes::{self, ProbeKeyRow};
 
 /// Largest frame a probe may send: a batch of results with response bodies on failures.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
-/// Pings a probe may leave unanswered before it counts as gone (the probe applies the same
-/// rule to the server's pings).
-pub const MISSED_PINGS: u32 = 3;
 
 pub fn router() -> Router<AppState> {
     Router::new().route(CONNECT_PATH, get(connect))

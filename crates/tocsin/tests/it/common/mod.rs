@@ -13,9 +13,9 @@ use std::sync::Arc;
 use reqwest::{Client, Method, Response, StatusCode};
 use serde_json::{json, Value};
 use sqlx::Connection;
-use tocsin::app::AppState;
 use tocsin::clock::{ManualClock, SharedClock};
 use tocsin::config::Config;
+use tocsin::http::AppState;
 
 pub struct TestServer {
     pub base: String,

@@ -1,0 +1,63 @@
+//! The state HTTP handlers get: the application [`Core`] plus what only the HTTP edge needs
+//! (rate limiters, the current-workspace cache, the builds of `GET /monitors`). It derefs to
+//! the core, and axum's `FromRef` hands the core alone to anything that needs no more.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+
+use super::monitor_list::MonitorLists;
+use super::workspace::CurrentWorkspace;
+use crate::app::Core;
+use crate::auth::rate_limit::Limiters;
+use crate::cache::TtlCache;
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+struct Inner {
+    core: Core,
+    limits: Limiters,
+    workspaces: TtlCache<String, CurrentWorkspace>,
+    monitor_lists: MonitorLists,
+}
+
+impl AppState {
+    pub fn new(core: Core) -> AppState {
+        AppState(Arc::new(Inner {
+            limits: Limiters::new(&core.config().rate_limits),
+            workspaces: TtlCache::new(5_000, 100_000),
+            monitor_lists: MonitorLists::default(),
+            core,
+        }))
+    }
+
+    pub fn core(&self) -> &Core {
+        &self.0.core
+    }
+    pub fn limits(&self) -> &Limiters {
+        &self.0.limits
+    }
+    /// The current-workspace view, cached for the hot read path.
+    pub fn workspace_cache(&self) -> &TtlCache<String, CurrentWorkspace> {
+        &self.0.workspaces
+    }
+    /// The cached parts of `GET /monitors` and the cap on concurrent full lists.
+    pub fn monitor_lists(&self) -> &MonitorLists {
+        &self.0.monitor_lists
+    }
+}
+
+impl Deref for AppState {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.0.core
+    }
+}
+
+impl FromRef<AppState> for Core {
+    fn from_ref(state: &AppState) -> Core {
+        state.0.core.clone()
+    }
+}

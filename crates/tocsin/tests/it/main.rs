@@ -1,0 +1,22 @@
+//! The integration suite, one test binary (one link instead of one per file): each module is
+//! one area of the service, tested through a real server on the backend the run selects.
+
+#![allow(clippy::unwrap_used)]
+
+mod api_keys;
+mod auth;
+mod cli;
+mod common;
+mod contract;
+mod cycle_events;
+mod heartbeats;
+mod monitor_list;
+mod monitors;
+mod openapi;
+mod probes;
+mod projects;
+mod push;
+mod push_binary;
+mod scheduler;
+mod smoke;
+mod workspace;
