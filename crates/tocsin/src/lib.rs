@@ -10,7 +10,7 @@ pub mod cache;
 pub mod cli;
 pub mod clock;
 pub mod config;
-pub mod error;
+pub mod domain;
 pub mod http;
 pub mod ids;
 pub mod mail;

@@ -4,7 +4,7 @@
 
 use crate::app::Core;
 use crate::config::PlanQuota;
-use crate::error::ApiError;
+use crate::domain::error::DomainError;
 
 /// What a quota counts.
 #[derive(Debug, Clone, Copy)]
@@ -36,10 +36,13 @@ impl Quota {
 }
 
 /// The quotas of a workspace's plan.
-pub async fn quotas_of(state: &Core, workspace_id: &str) -> Result<(String, PlanQuota), ApiError> {
+pub async fn quotas_of(
+    state: &Core,
+    workspace_id: &str,
+) -> Result<(String, PlanQuota), DomainError> {
     let ws = crate::store::workspaces::get(state.db().reader(), workspace_id)
         .await?
-        .ok_or(ApiError::NotFound(crate::error::Resource::Workspace))?;
+        .ok_or(DomainError::NotFound(crate::domain::Resource::Workspace))?;
     let quota = state.config().plans.quota(&ws.plan);
     Ok((ws.plan, quota))
 }
@@ -50,10 +53,10 @@ pub async fn ensure_room(
     workspace_id: &str,
     what: Quota,
     current: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), DomainError> {
     let (_, quota) = quotas_of(state, workspace_id).await?;
     match what.limit(&quota) {
-        Some(limit) if current.max(0) as u64 >= limit => Err(ApiError::PlanLimit {
+        Some(limit) if current.max(0) as u64 >= limit => Err(DomainError::PlanLimit {
             what: what.label(),
             limit,
         }),
@@ -67,10 +70,10 @@ pub async fn ensure_interval(
     state: &Core,
     workspace_id: &str,
     interval_secs: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), DomainError> {
     let (plan, quota) = quotas_of(state, workspace_id).await?;
     match quota.min_interval_seconds {
-        Some(min) if (interval_secs.max(0) as u64) < min => Err(ApiError::PlanRule(format!(
+        Some(min) if (interval_secs.max(0) as u64) < min => Err(DomainError::PlanRule(format!(
             "the {plan} plan allows check intervals of at least {min} seconds"
         ))),
         _ => Ok(()),

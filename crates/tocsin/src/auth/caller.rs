@@ -8,7 +8,7 @@ use super::capability::{CapSet, Capability, Role};
 use super::key_cache::KeyCache;
 use super::{secrets, SESSION_TTL_MS};
 use crate::app::Core;
-use crate::error::ApiError;
+use crate::domain::error::DomainError;
 use crate::store;
 
 /// How the caller authenticated.
@@ -31,6 +31,22 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Refuses unless the caller holds every capability `R` names, and, for person-only
+    /// operations, is a signed-in person rather than a token.
+    pub fn require<R: Requirement>(&self) -> Result<(), DomainError> {
+        if R::session_only() && self.session_id().is_none() {
+            return Err(DomainError::InsufficientCapability(
+                super::capability::SESSION_ONLY.to_vec(),
+            ));
+        }
+        let missing = self.caps.missing(R::CAPS);
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(DomainError::InsufficientCapability(missing))
+        }
+    }
+
     pub fn session_id(&self) -> Option<&str> {
         match &self.via {
             Via::Session { session_id, .. } => Some(session_id),
@@ -78,22 +94,22 @@ pub async fn authenticate_key(
     ip: Option<String>,
     user_agent: Option<String>,
     surface: &'static str,
-) -> Result<Caller, ApiError> {
+) -> Result<Caller, DomainError> {
     if !token.starts_with(secrets::API_KEY_PREFIX) || token.len() > 256 {
-        return Err(ApiError::Unauthorized);
+        return Err(DomainError::Unauthorized);
     }
     let hash = secrets::hash(token);
     let key = state
         .keys()
         .lookup(state.db(), &hash, now)
         .await?
-        .ok_or(ApiError::Unauthorized)?;
+        .ok_or(DomainError::Unauthorized)?;
     if !key.active || key.expires_at.is_some_and(|e| e <= now) {
-        return Err(ApiError::Unauthorized);
+        return Err(DomainError::Unauthorized);
     }
     let allowed = if surface == "mcp" { key.mcp } else { key.rest };
     if !allowed {
-        return Err(ApiError::SurfaceNotAllowed(surface));
+        return Err(DomainError::SurfaceNotAllowed(surface));
     }
     if KeyCache::should_touch(&key, now) {
         let db = state.db().clone();
@@ -123,14 +139,14 @@ pub async fn authenticate_session(
     now: i64,
     ip: Option<String>,
     user_agent: Option<String>,
-) -> Result<Caller, ApiError> {
+) -> Result<Caller, DomainError> {
     let hash = secrets::hash(token);
     let db = state.db();
     let mut s = store::sessions::find(db.reader(), &hash)
         .await?
-        .ok_or(ApiError::Unauthorized)?;
+        .ok_or(DomainError::Unauthorized)?;
     if s.expires_at <= now {
-        return Err(ApiError::Unauthorized);
+        return Err(DomainError::Unauthorized);
     }
     // Sliding expiry, written at most once a day per session.
     if s.expires_at - now < SESSION_TTL_MS - 24 * 3600 * 1000 {
@@ -141,10 +157,10 @@ pub async fn authenticate_session(
         None => {
             // Removed from the active workspace: fall back to another one the user belongs to.
             let mine = store::workspaces::list_for_user(db.reader(), &s.user_id).await?;
-            let first = mine.into_iter().next().ok_or(ApiError::Unauthorized)?;
+            let first = mine.into_iter().next().ok_or(DomainError::Unauthorized)?;
             store::sessions::set_workspace(db.writer(), &s.id, &first.id).await?;
             s.workspace_id = first.id;
-            Role::parse(&first.role).ok_or(ApiError::Unauthorized)?
+            Role::parse(&first.role).ok_or(DomainError::Unauthorized)?
         }
     };
     Ok(Caller {

@@ -4,6 +4,7 @@
 
 pub mod caller;
 pub mod capability;
+pub mod caps;
 pub mod key_cache;
 pub mod password;
 pub mod rate_limit;

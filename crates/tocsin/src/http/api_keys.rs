@@ -12,15 +12,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::caps;
 use super::extract::{check_write, ApiJson, Created, IfMatch, Tagged, Validate};
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::capability::TOKEN_CAPABILITIES;
+use crate::auth::caps;
 use crate::auth::{secrets, Caller, Capability};
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{ApiError, ApiResult, FieldError, Resource};
 use crate::http::AppState;
 use crate::ids::new_id;
 use crate::plans::{ensure_room, Quota};
@@ -395,10 +396,10 @@ pub struct KeyPath {
     pub key_id: String,
 }
 
-async fn load(state: &AppState, caller: &Caller, id: &str) -> ApiResult<ApiKeyRow> {
+async fn load(state: &AppState, caller: &Caller, id: &str) -> Result<ApiKeyRow, DomainError> {
     store::api_keys::get(state.db().reader(), &caller.workspace_id, id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::ApiKey))
+        .ok_or(DomainError::NotFound(Resource::ApiKey))
 }
 
 async fn get_one(
@@ -455,10 +456,11 @@ async fn update(
 ) -> ApiResult<Tagged<ApiKey>> {
     let mut k = load(&state, &caller, &p.key_id).await?;
     if k.status != "ACTIVE" {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "API_KEY_REVOKED",
             "a revoked key cannot be changed".into(),
-        ));
+        )
+        .into());
     }
     let now = state.clock().now_ms();
     if let Some(perms) = &body.permissions {
@@ -474,7 +476,7 @@ async fn update(
     k.updated_at = now;
     let mut tx = state.db().begin().await?;
     let rows = store::api_keys::update(&mut *tx, &k, None, expected).await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::ApiKey))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::ApiKey))?;
     audit::record(
         &mut *tx,
         &caller,
@@ -496,10 +498,11 @@ async fn rotate(
 ) -> ApiResult<Json<IssuedApiKey>> {
     let mut k = load(&state, &caller, &p.key_id).await?;
     if k.status != "ACTIVE" {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "API_KEY_REVOKED",
             "a revoked key cannot be rotated".into(),
-        ));
+        )
+        .into());
     }
     let token = secrets::generate(secrets::API_KEY_PREFIX);
     let now = state.clock().now_ms();
@@ -508,7 +511,7 @@ async fn rotate(
     let mut tx = state.db().begin().await?;
     let rows =
         store::api_keys::update(&mut *tx, &k, Some(&secrets::hash(&token)), expected).await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::ApiKey))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::ApiKey))?;
     audit::record(
         &mut *tx,
         &caller,
@@ -543,7 +546,7 @@ async fn revoke(
         k.updated_at = now;
         let mut tx = state.db().begin().await?;
         let rows = store::api_keys::update(&mut *tx, &k, None, None).await?;
-        check_write(rows, None, ApiError::NotFound(Resource::ApiKey))?;
+        check_write(rows, None, DomainError::NotFound(Resource::ApiKey))?;
         audit::record(
             &mut *tx,
             &caller,

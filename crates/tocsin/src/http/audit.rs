@@ -8,12 +8,12 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::caps;
 use super::extract::{ApiQuery, Validate};
 use super::pagination::MAX_LIMIT;
+use crate::auth::caps;
 use crate::clock::rfc3339;
-use crate::error::{ApiResult, FieldError};
 use crate::http::auth::Auth;
+use crate::http::error::{ApiResult, FieldError};
 use crate::http::AppState;
 use crate::store::{self, audit::AuditFilter};
 

@@ -15,7 +15,8 @@ use axum::http::request::Parts;
 use axum::http::{header, Method};
 
 use crate::auth::caller::{authenticate_key, authenticate_session, Caller, Requirement};
-use crate::error::{error_response, ApiError};
+use crate::domain::DomainError;
+use crate::http::error::{error_response, ApiError};
 use crate::http::AppState;
 
 /// The extractor: `Auth<MonitorsRead>` in a handler's arguments.
@@ -35,7 +36,7 @@ impl<R: Requirement> FromRequestParts<AppState> for Auth<R> {
         let caller = authenticate(parts, state, R::session_only()).await?;
         let missing = caller.caps.missing(R::CAPS);
         if !missing.is_empty() {
-            return Err(ApiError::InsufficientCapability(missing));
+            return Err(DomainError::InsufficientCapability(missing).into());
         }
         Ok(Auth(caller, PhantomData))
     }
@@ -60,23 +61,24 @@ pub async fn authenticate(
             .ok()
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim)
-            .ok_or(ApiError::Unauthorized)?;
+            .ok_or(DomainError::Unauthorized)?;
         let caller =
             authenticate_key(state, token, now, ip.clone(), user_agent.clone(), "rest").await;
         if !session_only {
-            return caller;
+            return caller.map_err(Into::into);
         }
         // A person-only operation: the cookie decides. A valid token is told why it cannot.
         if session_token(parts).is_none() {
             return match caller {
-                Ok(_) => Err(ApiError::InsufficientCapability(
+                Ok(_) => Err(DomainError::InsufficientCapability(
                     crate::auth::capability::SESSION_ONLY.to_vec(),
-                )),
-                Err(e) => Err(e),
+                )
+                .into()),
+                Err(e) => Err(e.into()),
             };
         }
     }
-    let token = session_token(parts).ok_or(ApiError::Unauthorized)?;
+    let token = session_token(parts).ok_or(DomainError::Unauthorized)?;
     let caller = authenticate_session(state, token, now, ip, user_agent).await?;
     if is_unsafe(&parts.method) {
         check_origin(parts, state)?;
@@ -111,7 +113,7 @@ fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
         .or_else(|| parts.headers.get(header::REFERER))
         .and_then(|v| v.to_str().ok())
         .and_then(|v| url::Url::parse(v).ok())
-        .ok_or(ApiError::InvalidOrigin)?;
+        .ok_or(DomainError::InvalidOrigin)?;
     let sent_origin = sent.origin().ascii_serialization();
     if sent_origin == state.config().public_url.origin().ascii_serialization() {
         return Ok(());
@@ -128,7 +130,7 @@ fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
     if !host.is_empty() && sent_host.eq_ignore_ascii_case(host) {
         return Ok(());
     }
-    Err(ApiError::InvalidOrigin)
+    Err(DomainError::InvalidOrigin.into())
 }
 
 /// The client's address: the socket peer, or the first `X-Forwarded-For` hop when the server

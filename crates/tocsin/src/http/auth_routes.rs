@@ -14,8 +14,9 @@ use super::workspace::{current_workspace, CurrentWorkspace};
 use crate::app::Core;
 use crate::auth::{password, secrets, Role, SESSION_COOKIE, SESSION_TTL_MS};
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::domain::DomainError;
 use crate::http::auth::{authenticate, client_ip, session_token};
+use crate::http::error::{ApiError, ApiResult, FieldError};
 use crate::http::AppState;
 use crate::ids::new_id;
 use crate::store::{self, sessions::NewSession, users::UserRow, workspaces::WorkspaceRow};
@@ -132,8 +133,8 @@ impl FromRequestParts<AppState> for ClientMeta {
     }
 }
 
-fn limit(r: Result<(), u64>) -> ApiResult<()> {
-    r.map_err(|retry_after| ApiError::RateLimited { retry_after })
+fn limit(r: Result<(), u64>) -> Result<(), DomainError> {
+    r.map_err(|retry_after| DomainError::RateLimited { retry_after })
 }
 
 /// Creates a user with their own workspace, as owner. Shared by sign-up and `tocsin user create`.
@@ -149,10 +150,11 @@ pub async fn create_user(
         .await?
         .is_some()
     {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "EMAIL_TAKEN",
             "an account with this email already exists".into(),
-        ));
+        )
+        .into());
     }
     let hash = password::hash(password_plain.to_string()).await?;
     let now = state.clock().now_ms();
@@ -184,11 +186,11 @@ pub async fn create_user(
     };
     let mut tx = db.begin().await?;
     store::users::insert(&mut *tx, &user).await.map_err(|e| {
-        crate::error::on_constraint(
+        crate::http::error::on_constraint(
             e,
             &[(
                 "email",
-                ApiError::Conflict(
+                DomainError::Conflict(
                     "EMAIL_TAKEN",
                     "an account with this email already exists".into(),
                 ),
@@ -235,7 +237,7 @@ fn cookie(state: &AppState, value: &str, max_age_secs: i64) -> ApiResult<HeaderV
     HeaderValue::from_str(&format!(
         "{SESSION_COOKIE}={value}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age_secs}{secure}"
     ))
-    .map_err(|e| ApiError::Internal(e.into()))
+    .map_err(|e| DomainError::Internal(e.into()).into())
 }
 
 fn user_view(u: &UserRow) -> UserView {
@@ -290,7 +292,7 @@ async fn sign_in(
     )
     .await;
     let Some(user) = user.filter(|_| ok) else {
-        return Err(ApiError::InvalidCredentials);
+        return Err(DomainError::InvalidCredentials.into());
     };
     let mine = store::workspaces::list_for_user(state.db().reader(), &user.id).await?;
     let ws_id = match mine.first() {
@@ -365,16 +367,16 @@ async fn get_session(
     let (mut parts, _) = axum::http::Request::new(()).into_parts();
     parts.headers = headers;
     let token = session_token(&parts)
-        .ok_or(ApiError::Unauthorized)?
+        .ok_or(DomainError::Unauthorized)?
         .to_string();
     // Reuse the one authentication path (expiry, sliding renewal, workspace fallback).
     let caller = authenticate(&parts, &state, true).await?;
     let s = store::sessions::find(state.db().reader(), &secrets::hash(&token))
         .await?
-        .ok_or(ApiError::Unauthorized)?;
+        .ok_or(DomainError::Unauthorized)?;
     let user = store::users::get(state.db().reader(), &caller.user_id)
         .await?
-        .ok_or(ApiError::Unauthorized)?;
+        .ok_or(DomainError::Unauthorized)?;
     let workspace = current_workspace(&state, &caller.workspace_id).await?;
     Ok(Json(SessionAnswer {
         session: SessionView {

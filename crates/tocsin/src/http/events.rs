@@ -9,12 +9,13 @@ use axum::Json;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::caps;
 use super::extract::{ApiQuery, Validate};
 use super::heartbeats::exact_object;
+use crate::auth::caps;
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{ApiResult, FieldError, Resource};
 use crate::http::AppState;
 use crate::monitoring::{parse_status, ApiStatus};
 use crate::store::events::{self, EventRow};
@@ -150,7 +151,7 @@ async fn list(
         .await?
         .is_none()
     {
-        return Err(ApiError::NotFound(Resource::Monitor));
+        return Err(DomainError::NotFound(Resource::Monitor).into());
     }
     let limit = i64::from(q.limit.unwrap_or(DEFAULT_EVENT_LIMIT));
     let rows =

@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{error_response, ApiError, FieldError};
+use crate::http::error::{error_response, ApiError, FieldError};
 use crate::http::AppState;
 
 /// The largest request body accepted anywhere.
@@ -283,14 +283,7 @@ impl aide::OperationInput for IfMatch {
     }
 }
 
-/// Turns a 0-row version-checked write into the right error: missing or stale.
-pub fn check_write(rows: u64, expected: Option<i64>, missing: ApiError) -> Result<(), ApiError> {
-    match (rows, expected) {
-        (0, Some(_)) => Err(ApiError::VersionConflict),
-        (0, None) => Err(missing),
-        _ => Ok(()),
-    }
-}
+pub use crate::domain::check_write;
 
 /// A 200 JSON response carrying the resource's version as its `ETag`.
 pub struct Tagged<T>(pub T, pub i64);

@@ -18,12 +18,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tocsin_core::state::Status;
 
-use super::caps;
 use super::extract::{ApiQuery, Validate};
+use crate::auth::caps;
 use crate::auth::Caller;
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{ApiError, ApiResult, FieldError, Resource};
 use crate::http::AppState;
 use crate::monitoring::heartbeats::{
     decode_id, encode_id, status_code, status_from_code, unpack_timings,
@@ -415,10 +416,14 @@ impl Validate for ReportQuery {
 // ---------------------------------------------------------------------------------------------
 // Handlers
 
-async fn monitor_seq(state: &AppState, caller: &Caller, monitor_id: &str) -> ApiResult<i64> {
+async fn monitor_seq(
+    state: &AppState,
+    caller: &Caller,
+    monitor_id: &str,
+) -> Result<i64, DomainError> {
     hb_store::monitor_seq(state.db().reader(), &caller.workspace_id, monitor_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Monitor))
+        .ok_or(DomainError::NotFound(Resource::Monitor))
 }
 
 fn view(monitor_id: &str, seq: i64, h: StoredHeartbeat) -> Heartbeat {

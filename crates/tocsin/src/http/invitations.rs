@@ -10,16 +10,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::caps;
 use super::extract::{ApiJson, ApiQuery, Created, Validate};
 use super::pagination::{finish, PageParams};
 use super::workspace::{current_workspace, CurrentWorkspace};
 use crate::audit::{self, Entry};
+use crate::auth::caps;
 use crate::auth::signed::{self, Verify};
 use crate::auth::Role;
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{ApiError, ApiResult, FieldError, Resource};
 use crate::http::AppState;
 use crate::ids::new_id;
 use crate::plans::{ensure_room, Quota};
@@ -159,7 +160,7 @@ async fn get_one(
 ) -> ApiResult<Json<Invitation>> {
     let i = store::invitations::get(state.db().reader(), &caller.workspace_id, &p.invitation_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Invitation))?;
+        .ok_or(DomainError::NotFound(Resource::Invitation))?;
     Ok(Json(view(&i, state.clock().now_ms())))
 }
 
@@ -198,10 +199,11 @@ async fn create(
             }
         )
     {
-        return Err(ApiError::Forbidden(
+        return Err(DomainError::Forbidden(
             "OWNER_REQUIRED",
             "only an owner may invite an owner".into(),
-        ));
+        )
+        .into());
     }
     let now = state.clock().now_ms();
     if let Some(u) = store::users::find_by_email(db.reader(), &email).await? {
@@ -209,10 +211,11 @@ async fn create(
             .await?
             .is_some()
         {
-            return Err(ApiError::Conflict(
+            return Err(DomainError::Conflict(
                 "ALREADY_MEMBER",
                 "this person is already a member".into(),
-            ));
+            )
+            .into());
         }
     }
     let occupied = store::members::count(db.reader(), &ws).await?
@@ -290,14 +293,15 @@ async fn revoke(
     let db = state.db();
     let i = store::invitations::get(db.reader(), &caller.workspace_id, &p.invitation_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Invitation))?;
+        .ok_or(DomainError::NotFound(Resource::Invitation))?;
     let now = state.clock().now_ms();
     let mut tx = db.begin().await?;
     if store::invitations::set_status(&mut *tx, &i.id, "pending", "revoked", now).await? == 0 {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "INVITATION_NOT_PENDING",
             "only a pending invitation can be revoked".into(),
-        ));
+        )
+        .into());
     }
     audit::record(
         &mut *tx,
@@ -314,7 +318,7 @@ async fn revoke(
     tx.commit().await?;
     let fresh = store::invitations::get(db.reader(), &caller.workspace_id, &i.id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Invitation))?;
+        .ok_or(DomainError::NotFound(Resource::Invitation))?;
     Ok(Json(view(&fresh, now)))
 }
 
@@ -336,33 +340,36 @@ async fn accept(
     let id = match signed::verify(state.link_secret(), &body.token, now) {
         Verify::Valid(id) => id,
         Verify::Expired => {
-            return Err(ApiError::Conflict(
+            return Err(DomainError::Conflict(
                 "INVITATION_EXPIRED",
                 "this invitation has expired".into(),
-            ))
+            )
+            .into())
         }
         Verify::Invalid => return Err(ApiError::field("token", "is not a valid invitation token")),
     };
     let db = state.db();
     let inv = store::invitations::get_unscoped(db.reader(), &id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Invitation))?;
+        .ok_or(DomainError::NotFound(Resource::Invitation))?;
     if !inv.email.eq_ignore_ascii_case(&caller.email) {
         // Not the invitee: as far as this caller is concerned there is no such invitation.
-        return Err(ApiError::NotFound(Resource::Invitation));
+        return Err(DomainError::NotFound(Resource::Invitation).into());
     }
     if inv.status != "pending" {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "INVITATION_NOT_PENDING",
             format!("this invitation is {}", inv.status),
-        ));
+        )
+        .into());
     }
     let mut tx = db.begin().await?;
     if store::invitations::set_status(&mut *tx, &inv.id, "pending", "accepted", now).await? == 0 {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "INVITATION_NOT_PENDING",
             "this invitation was already used".into(),
-        ));
+        )
+        .into());
     }
     if store::members::get(&mut *tx, &inv.workspace_id, &caller.user_id)
         .await?

@@ -9,14 +9,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::caps;
 use super::extract::{check_write, ApiJson, ApiQuery, IfMatch, NoContent, Tagged, Validate};
 use super::pagination::{finish, PageParams};
 use crate::audit::{self, Entry};
+use crate::auth::caps;
 use crate::auth::{Caller, Role, Via};
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{ApiResult, Resource};
 use crate::http::AppState;
 use crate::store::{self, members::MemberRow};
 
@@ -114,7 +115,7 @@ async fn get_one(
 ) -> ApiResult<Tagged<Member>> {
     let m = store::members::get(state.db().reader(), &caller.workspace_id, &p.user_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Member))?;
+        .ok_or(DomainError::NotFound(Resource::Member))?;
     Ok(Tagged(view(&m), m.version))
 }
 
@@ -144,14 +145,15 @@ async fn update(
     let ws = &caller.workspace_id;
     let current = store::members::get(db.reader(), ws, &p.user_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Member))?;
+        .ok_or(DomainError::NotFound(Resource::Member))?;
     let from = Role::parse(&current.role).unwrap_or(Role::Member);
     let touches_owner = from == Role::Owner || body.role == Role::Owner;
     if touches_owner && caller_role(&caller) != Some(Role::Owner) {
-        return Err(ApiError::Forbidden(
+        return Err(DomainError::Forbidden(
             "OWNER_REQUIRED",
             "only an owner may grant or remove the owner role".into(),
-        ));
+        )
+        .into());
     }
     let now = state.clock().now_ms();
     let mut tx = db.begin().await?;
@@ -159,15 +161,16 @@ async fn update(
         && body.role != Role::Owner
         && store::members::count_owners(&mut *tx, ws).await? <= 1
     {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "LAST_OWNER",
             "a workspace must keep at least one owner".into(),
-        ));
+        )
+        .into());
     }
     let rows =
         store::members::update_role(&mut *tx, ws, &p.user_id, body.role.as_str(), now, expected)
             .await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Member))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Member))?;
     audit::record(
         &mut *tx,
         &caller,
@@ -184,7 +187,7 @@ async fn update(
     state.keys().forget_workspace(ws);
     let m = store::members::get(db.reader(), ws, &p.user_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Member))?;
+        .ok_or(DomainError::NotFound(Resource::Member))?;
     Ok(Tagged(view(&m), m.version))
 }
 
@@ -197,24 +200,26 @@ async fn remove(
     let ws = &caller.workspace_id;
     let current = store::members::get(db.reader(), ws, &p.user_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Member))?;
+        .ok_or(DomainError::NotFound(Resource::Member))?;
     let role = Role::parse(&current.role).unwrap_or(Role::Member);
     if role == Role::Owner && caller_role(&caller) != Some(Role::Owner) {
-        return Err(ApiError::Forbidden(
+        return Err(DomainError::Forbidden(
             "OWNER_REQUIRED",
             "only an owner may remove an owner".into(),
-        ));
+        )
+        .into());
     }
     let now = state.clock().now_ms();
     let mut tx = db.begin().await?;
     if role == Role::Owner && store::members::count_owners(&mut *tx, ws).await? <= 1 {
-        return Err(ApiError::Conflict(
+        return Err(DomainError::Conflict(
             "LAST_OWNER",
             "a workspace must keep at least one owner".into(),
-        ));
+        )
+        .into());
     }
     let rows = store::members::delete(&mut *tx, ws, &p.user_id).await?;
-    check_write(rows, None, ApiError::NotFound(Resource::Member))?;
+    check_write(rows, None, DomainError::NotFound(Resource::Member))?;
     audit::record(
         &mut *tx,
         &caller,

@@ -6,7 +6,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod auth_routes;
-pub mod caps;
+pub mod error;
 pub mod events;
 pub mod extract;
 pub mod heartbeats;
@@ -40,7 +40,8 @@ use tower_http::request_id::{
 };
 use tower_http::trace::TraceLayer;
 
-use crate::error::{envelope, ApiError};
+use crate::domain::DomainError;
+use crate::http::error::{envelope, ApiError};
 use extract::BODY_LIMIT;
 pub use state::AppState;
 
@@ -54,7 +55,7 @@ pub fn router(state: AppState) -> Router {
         .merge(auth_routes::router())
         .merge(probe_socket::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
-        .fallback(|| async { ApiError::NotFound(crate::error::Resource::Route) })
+        .fallback(|| async { DomainError::NotFound(crate::domain::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(middleware::from_fn_with_state(state.clone(), monitor_list::note_writes))
         .layer(middleware::from_fn(record_request))

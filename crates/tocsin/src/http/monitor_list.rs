@@ -34,7 +34,8 @@ use tokio::sync::Semaphore;
 
 use super::monitors::{view, Monitor};
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult};
+use crate::domain::DomainError;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::AppState;
 use crate::monitoring::{self, ApiStatus};
 use crate::store::monitor_list::{self, ListError, ListedState};
@@ -162,14 +163,14 @@ enum BuildError {
 
 impl From<BuildError> for ApiError {
     fn from(e: BuildError) -> Self {
-        ApiError::Internal(e.into())
+        DomainError::Internal(e.into()).into()
     }
 }
 
 fn list_error(e: ListError) -> ApiError {
     match e {
         ListError::Sqlx(e) => e.into(),
-        other => ApiError::Internal(other.into()),
+        other => DomainError::Internal(other.into()).into(),
     }
 }
 
@@ -377,7 +378,7 @@ pub async fn build(
     };
     match flight.await {
         Ok(body) => Ok(RawJson(body, PhantomData)),
-        Err(e) => Err(ApiError::Internal(anyhow::anyhow!("listing monitors: {e}"))),
+        Err(e) => Err(DomainError::Internal(anyhow::anyhow!("listing monitors: {e}")).into()),
     }
 }
 
@@ -395,7 +396,7 @@ async fn run(
         .builds
         .acquire()
         .await
-        .map_err(|e| ApiError::Internal(e.into()))?;
+        .map_err(|e| DomainError::Internal(e.into()))?;
     {
         let mut pending = lists.pending.lock().map_err(|_| BuildError::Poisoned)?;
         if let Some(p) = pending.remove(key) {

@@ -59,17 +59,18 @@ use tocsin_core::push::{DEFAULT_GRACE_SECS, MAX_GRACE_SECS, MAX_INTERVAL_SECS};
 use tocsin_core::{PushSchedule, Status};
 
 use super::api_keys::double_option;
-use super::caps;
 use super::extract::{
     check_write, Accepted, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged, Validate,
 };
 use super::monitor_list::{self, RawJson};
 use super::pagination::{self, PageParams};
 use crate::audit::{self, Entry};
+use crate::auth::caps;
 use crate::auth::{secrets, Caller};
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, ErrorBody, FieldError, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{ApiResult, ErrorBody, FieldError, Resource};
 use crate::http::AppState;
 use crate::ids::new_id;
 use crate::monitoring::changes::ChangeKind;
@@ -311,7 +312,7 @@ async fn views(state: &AppState, rows: &[MonitorRow]) -> ApiResult<Vec<Monitor>>
 async fn view_one(state: &AppState, row: &MonitorRow) -> ApiResult<Monitor> {
     let mut v = views(state, std::slice::from_ref(row)).await?;
     v.pop()
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("monitor view vanished")))
+        .ok_or_else(|| DomainError::Internal(anyhow::anyhow!("monitor view vanished")).into())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1030,10 +1031,10 @@ pub struct MonitorPath {
     pub monitor_id: String,
 }
 
-async fn load(state: &AppState, caller: &Caller, id: &str) -> ApiResult<MonitorRow> {
+async fn load(state: &AppState, caller: &Caller, id: &str) -> Result<MonitorRow, DomainError> {
     store::monitors::get(state.db().reader(), &caller.workspace_id, id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Monitor))
+        .ok_or(DomainError::NotFound(Resource::Monitor))
 }
 
 /// The monitor as it is now, with its `ETag`.
@@ -1137,7 +1138,7 @@ async fn update(
 ) -> ApiResult<Tagged<Monitor>> {
     let mut m = load(&state, &caller, &p.monitor_id).await?;
     let kind = m.kind().ok_or_else(|| {
-        ApiError::Internal(anyhow::anyhow!("stored monitor type {:?}", m.kind_text))
+        DomainError::Internal(anyhow::anyhow!("stored monitor type {:?}", m.kind_text))
     })?;
     let mut errors = Vec::new();
     if body.kind.is_some_and(|k| k != kind) {
@@ -1174,7 +1175,7 @@ async fn update(
 
     let mut tx = state.db().begin().await?;
     let rows = store::monitors::update_settings(&mut *tx, &m, clear_baseline, expected).await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
     if let Some(ids) = &body.project_ids {
         let changed = store::projects::set_monitor_projects(&mut tx, &m.id, ids).await?;
         store::projects::touch(&mut *tx, &caller.workspace_id, &changed, now).await?;
@@ -1210,7 +1211,7 @@ async fn delete(
         .remove(&m.id)
         .unwrap_or_default();
     let rows = store::monitors::delete(&mut *tx, &caller.workspace_id, &m.id, expected).await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
     store::projects::touch(&mut *tx, &caller.workspace_id, &projects, now).await?;
     audit::record(
         &mut *tx,
@@ -1245,7 +1246,7 @@ async fn pause(
         let mut tx = state.db().begin().await?;
         let rows =
             store::monitors::pause(&mut *tx, &caller.workspace_id, &m.id, now, expected).await?;
-        check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+        check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
         audit::record(
             &mut *tx,
             &caller,
@@ -1276,7 +1277,7 @@ async fn resume(
         let mut tx = state.db().begin().await?;
         let rows =
             store::monitors::resume(&mut *tx, &caller.workspace_id, &m.id, now, expected).await?;
-        check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+        check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
         audit::record(
             &mut *tx,
             &caller,
@@ -1304,8 +1305,8 @@ pub struct PushTokenIssued {
     pub push_token: String,
 }
 
-fn wrong_type(what: &str) -> ApiError {
-    ApiError::Conflict("WRONG_MONITOR_TYPE", what.to_string())
+fn wrong_type(what: &str) -> DomainError {
+    DomainError::Conflict("WRONG_MONITOR_TYPE", what.to_string())
 }
 
 async fn regenerate_push_token(
@@ -1316,7 +1317,7 @@ async fn regenerate_push_token(
 ) -> ApiResult<Json<PushTokenIssued>> {
     let m = load(&state, &caller, &p.monitor_id).await?;
     if m.kind() != Some(MonitorType::Push) {
-        return Err(wrong_type("only PUSH monitors have a push token"));
+        return Err(wrong_type("only PUSH monitors have a push token").into());
     }
     let token = secrets::generate("");
     let now = state.clock().now_ms();
@@ -1332,7 +1333,7 @@ async fn regenerate_push_token(
         expected,
     )
     .await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
     audit::record(
         &mut *tx,
         &caller,
@@ -1358,7 +1359,7 @@ async fn accept_baseline(
 ) -> ApiResult<Tagged<Monitor>> {
     let m = load(&state, &caller, &p.monitor_id).await?;
     if m.kind() != Some(MonitorType::DnsDiff) {
-        return Err(wrong_type("only DNS_DIFF monitors have a baseline"));
+        return Err(wrong_type("only DNS_DIFF monitors have a baseline").into());
     }
     let now = state.clock().now_ms();
     let transition = tocsin_core::accept_baseline(&m.monitor_state());
@@ -1378,7 +1379,7 @@ async fn accept_baseline(
         expected,
     )
     .await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Monitor))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
     if let Some(ev) = transition.event {
         // A status change like any other: its event goes in the same transaction.
         store::events::append(
@@ -1431,7 +1432,7 @@ async fn check_now(
 ) -> ApiResult<Accepted<CheckResult>> {
     let m = load(&state, &caller, &p.monitor_id).await?;
     if m.kind().is_none_or(|k| k == MonitorType::Push) {
-        return Err(wrong_type("PUSH monitors are not checked by the service"));
+        return Err(wrong_type("PUSH monitors are not checked by the service").into());
     }
     let correlation_id = new_id();
     let id = correlation_id.clone();

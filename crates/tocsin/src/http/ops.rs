@@ -10,7 +10,8 @@ use axum::Json;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::error::{ApiError, ApiResult};
+use crate::domain::DomainError;
+use crate::http::error::ApiResult;
 use crate::http::AppState;
 
 pub fn router() -> ApiRouter<AppState> {
@@ -27,7 +28,7 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("getReadiness")
                     .tag("Operations")
                     .summary("Readiness: database reachable and migrations applied")
-                    .response_with::<503, Json<crate::error::ErrorBody>, _>(|r| {
+                    .response_with::<503, Json<crate::http::error::ErrorBody>, _>(|r| {
                         r.description("Not ready (`SERVICE_UNAVAILABLE`)")
                     })
             }),
@@ -56,14 +57,18 @@ async fn healthz() -> Json<Health> {
 }
 
 async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Health>> {
-    state.db().ping().await.map_err(|_| ApiError::Unavailable)?;
+    state
+        .db()
+        .ping()
+        .await
+        .map_err(|_| DomainError::Unavailable)?;
     if !state
         .db()
         .migrations_current()
         .await
-        .map_err(|_| ApiError::Unavailable)?
+        .map_err(|_| DomainError::Unavailable)?
     {
-        return Err(ApiError::Unavailable);
+        return Err(DomainError::Unavailable.into());
     }
     Ok(Json(Health {
         status: "ok".into(),

@@ -26,7 +26,8 @@ use futures::{SinkExt, StreamExt};
 use tocsin_checks::Outcome;
 use tokio::sync::oneshot;
 
-use crate::error::ApiError;
+use crate::domain::DomainError;
+use crate::http::error::ApiError;
 use crate::http::AppState;
 use crate::probes::keys;
 use crate::probes::protocol::{
@@ -50,19 +51,20 @@ async fn connect(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or(ApiError::Unauthorized)?;
+        .ok_or(DomainError::Unauthorized)?;
     let key = keys::authenticate(state.db(), presented.trim())
         .await?
-        .ok_or(ApiError::Unauthorized)?;
+        .ok_or(DomainError::Unauthorized)?;
     if let Some(claimed) = headers.get(REGION_HEADER).and_then(|v| v.to_str().ok()) {
         if claimed != key.region {
-            return Err(ApiError::Forbidden(
+            return Err(DomainError::Forbidden(
                 "PROBE_REGION_MISMATCH",
                 format!(
                     "this probe key belongs to region {:?}, not {claimed:?}",
                     key.region
                 ),
-            ));
+            )
+            .into());
         }
     }
     let upgrade = upgrade.map_err(|_| ApiError::form("expected a WebSocket upgrade request"))?;

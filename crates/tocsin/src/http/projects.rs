@@ -18,13 +18,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::api_keys::double_option;
-use super::caps;
 use super::extract::{check_write, ApiJson, Created, IfMatch, NoContent, Tagged, Validate};
 use crate::audit::{self, Entry};
+use crate::auth::caps;
 use crate::auth::Caller;
 use crate::clock::rfc3339;
-use crate::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{ApiResult, FieldError, Resource};
 use crate::http::AppState;
 use crate::ids::new_id;
 use crate::store::{self, projects::ProjectRow};
@@ -151,10 +152,10 @@ async fn check_monitor_ids(state: &AppState, ws: &str, ids: &[String]) -> ApiRes
     }
 }
 
-async fn load(state: &AppState, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
+async fn load(state: &AppState, caller: &Caller, id: &str) -> Result<ProjectRow, DomainError> {
     store::projects::get(state.db().reader(), &caller.workspace_id, id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Project))
+        .ok_or(DomainError::NotFound(Resource::Project))
 }
 
 async fn tagged(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Tagged<Project>> {
@@ -290,7 +291,7 @@ async fn update(
     row.updated_at = now;
     let mut tx = state.db().begin().await?;
     let rows = store::projects::update(&mut *tx, &row, expected).await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Project))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Project))?;
     audit::record(
         &mut *tx,
         &caller,
@@ -316,7 +317,7 @@ async fn delete(
     let now = state.clock().now_ms();
     let mut tx = state.db().begin().await?;
     let rows = store::projects::delete(&mut *tx, &caller.workspace_id, &row.id).await?;
-    check_write(rows, None, ApiError::NotFound(Resource::Project))?;
+    check_write(rows, None, DomainError::NotFound(Resource::Project))?;
     audit::record(
         &mut *tx,
         &caller,
@@ -407,7 +408,7 @@ async fn set_monitors(
     // The version check and bump come first, so a stale If-Match changes nothing.
     let rows =
         store::projects::bump(&mut *tx, &caller.workspace_id, &row.id, now, expected).await?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Project))?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Project))?;
     store::projects::set_members(&mut tx, &row.id, &body.monitor_ids).await?;
     audit::record(
         &mut *tx,

@@ -15,8 +15,9 @@ use tocsin_core::Status;
 
 use super::extract::Accepted;
 use crate::auth::secrets;
-use crate::error::{ApiError, ApiResult, ErrorBody, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::client_ip;
+use crate::http::error::{ApiError, ApiResult, ErrorBody, Resource};
 use crate::http::AppState;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::LOCAL_REGION;
@@ -123,15 +124,15 @@ async fn push(
                 .limits()
                 .push_unknown_ip
                 .check(ip)
-                .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+                .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
         }
-        return Err(ApiError::NotFound(Resource::PushToken));
+        return Err(DomainError::NotFound(Resource::PushToken).into());
     };
     state
         .limits()
         .push
         .check_key(&target.monitor_seq)
-        .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+        .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
     let status = match q.status.as_deref() {
         None => PushStatus::Up,
         Some(s) => PushStatus::parse(s).ok_or_else(|| {
@@ -158,11 +159,9 @@ async fn push(
         Ok(_) | Err(WriteError::Repeated) => Ok(Accepted(PushAccepted { ok: true })),
         Err(WriteError::MonitorGone) => {
             state.push_tokens().forget(&target.monitor_id);
-            Err(ApiError::NotFound(Resource::PushToken))
+            Err(DomainError::NotFound(Resource::PushToken).into())
         }
-        Err(e) => Err(ApiError::Internal(anyhow::anyhow!(
-            "push not recorded: {e}"
-        ))),
+        Err(e) => Err(DomainError::Internal(anyhow::anyhow!("push not recorded: {e}")).into()),
     }
 }
 

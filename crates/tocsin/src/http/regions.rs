@@ -11,11 +11,11 @@ use axum::Json;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::caps;
 use super::schema::exact_object;
+use crate::auth::caps;
 use crate::clock::rfc3339;
-use crate::error::ApiResult;
 use crate::http::auth::Auth;
+use crate::http::error::ApiResult;
 use crate::http::AppState;
 use crate::monitoring::LOCAL_REGION;
 use crate::store::probes;

@@ -9,13 +9,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::caps;
 use super::extract::{check_write, ApiJson, IfMatch, Tagged, Validate};
 use crate::app::Core;
 use crate::audit::{self, Entry};
+use crate::auth::caps;
 use crate::config::PlanQuota;
-use crate::error::{on_constraint, ApiError, ApiResult, FieldError, Resource};
+use crate::domain::DomainError;
 use crate::http::auth::Auth;
+use crate::http::error::{on_constraint, ApiResult, FieldError, Resource};
 use crate::http::AppState;
 use crate::store;
 
@@ -90,7 +91,7 @@ pub async fn current_workspace(state: &AppState, id: &str) -> ApiResult<CurrentW
     let db = state.db().reader();
     let ws = store::workspaces::get(db, id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Workspace))?;
+        .ok_or(DomainError::NotFound(Resource::Workspace))?;
     let members = store::members::count(db, id).await?;
     let view = CurrentWorkspace {
         id: ws.id,
@@ -147,7 +148,7 @@ async fn get_settings(
 ) -> ApiResult<Tagged<WorkspaceSettings>> {
     let ws = store::workspaces::get(state.db().reader(), &caller.workspace_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Workspace))?;
+        .ok_or(DomainError::NotFound(Resource::Workspace))?;
     Ok(Tagged(settings_view(&ws), ws.version))
 }
 
@@ -219,7 +220,7 @@ async fn update_settings(
     let db = state.db();
     let mut ws = store::workspaces::get(db.reader(), &caller.workspace_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Workspace))?;
+        .ok_or(DomainError::NotFound(Resource::Workspace))?;
     if let Some(n) = body.name {
         ws.name = n.trim().to_string();
     }
@@ -234,8 +235,13 @@ async fn update_settings(
     let mut tx = db.begin().await?;
     let rows = store::workspaces::update_settings(&mut *tx, &ws, expected)
         .await
-        .map_err(|e| on_constraint(e, &[("slug", ApiError::field("slug", "is already taken"))]))?;
-    check_write(rows, expected, ApiError::NotFound(Resource::Workspace))?;
+        .map_err(|e| {
+            on_constraint(
+                e,
+                &[("slug", DomainError::field("slug", "is already taken"))],
+            )
+        })?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Workspace))?;
     audit::record(
         &mut *tx,
         &caller,
@@ -252,7 +258,7 @@ async fn update_settings(
     state.workspace_cache().forget(&ws.id);
     let fresh = store::workspaces::get(db.reader(), &ws.id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Workspace))?;
+        .ok_or(DomainError::NotFound(Resource::Workspace))?;
     Ok(Tagged(settings_view(&fresh), fresh.version))
 }
 
@@ -342,8 +348,8 @@ async fn activate(
     // Only a workspace the person belongs to; any other is simply not found.
     store::members::get(db.reader(), &p.workspace_id, &caller.user_id)
         .await?
-        .ok_or(ApiError::NotFound(Resource::Workspace))?;
-    let session = caller.session_id().ok_or(ApiError::Unauthorized)?;
+        .ok_or(DomainError::NotFound(Resource::Workspace))?;
+    let session = caller.session_id().ok_or(DomainError::Unauthorized)?;
     store::sessions::set_workspace(db.writer(), session, &p.workspace_id).await?;
     Ok(Json(current_workspace(&state, &p.workspace_id).await?))
 }

@@ -1,5 +1,7 @@
 //! The requirement of every operation, declared once each: the same marker enforces the check
-//! at request time and writes the operation's security and `x-svc-required-capabilities`.
+//! at request time (the HTTP extractor, and [`Caller::require`](crate::auth::Caller::require)
+//! in domain operations and other surfaces) and writes the operation's security and
+//! `x-svc-required-capabilities` into the OpenAPI document.
 
 use crate::auth::Capability as C;
 use crate::requirement;

@@ -1,7 +1,9 @@
-//! The one error type of the API and its mapping to the error envelope. Every response with a
+//! The HTTP edge's error type and its one mapping to the error envelope. Every response with a
 //! status >= 400 is built here (or by [`envelope`] for the few layers that sit outside the
 //! handlers), so clients always get `{statusCode, code, message, field?, flattened?}` and never
-//! a stack trace or SQL text.
+//! a stack trace or SQL text. A [`DomainError`] from an operation becomes an [`ApiError`] by
+//! `?`; the three refusals only HTTP has (body too large, wrong media type, wrong method) are
+//! added here.
 
 use std::collections::BTreeMap;
 
@@ -12,172 +14,65 @@ use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::auth::capability::Capability;
-
-/// One failed field: `field` is the dotted path from the body root (`config.assertions.0.target`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
-
-/// The resources whose absence has its own code (`<RESOURCE>_NOT_FOUND`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resource {
-    Route,
-    Workspace,
-    Member,
-    Invitation,
-    ApiKey,
-    Monitor,
-    Project,
-    Heartbeat,
-    PushToken,
-    Probe,
-}
-
-impl Resource {
-    fn code(self) -> &'static str {
-        match self {
-            Resource::Route => "NOT_FOUND",
-            Resource::Workspace => "WORKSPACE_NOT_FOUND",
-            Resource::Member => "MEMBER_NOT_FOUND",
-            Resource::Invitation => "INVITATION_NOT_FOUND",
-            Resource::ApiKey => "API_KEY_NOT_FOUND",
-            Resource::Monitor => "MONITOR_NOT_FOUND",
-            Resource::Project => "PROJECT_NOT_FOUND",
-            Resource::Heartbeat => "HEARTBEAT_NOT_FOUND",
-            Resource::PushToken => "PUSH_TOKEN_NOT_FOUND",
-            Resource::Probe => "PROBE_NOT_FOUND",
-        }
-    }
-
-    fn label(self) -> &'static str {
-        match self {
-            Resource::Route => "route",
-            Resource::Workspace => "workspace",
-            Resource::Member => "member",
-            Resource::Invitation => "invitation",
-            Resource::ApiKey => "API key",
-            Resource::Monitor => "monitor",
-            Resource::Project => "project",
-            Resource::Heartbeat => "heartbeat",
-            Resource::PushToken => "push token",
-            Resource::Probe => "probe",
-        }
-    }
-}
+pub use crate::domain::error::on_constraint;
+pub use crate::domain::{DomainError, FieldError, Resource};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    #[error("request validation failed")]
-    Validation {
-        fields: Vec<FieldError>,
-        form: Vec<String>,
-    },
-    #[error("{} not found", .0.label())]
-    NotFound(Resource),
-    #[error("authentication required")]
-    Unauthorized,
-    #[error("invalid email or password")]
-    InvalidCredentials,
-    #[error("this token may not be used on the {0} surface")]
-    SurfaceNotAllowed(&'static str),
-    #[error("missing capability")]
-    InsufficientCapability(Vec<Capability>),
-    #[error("the request's Origin does not match this server")]
-    InvalidOrigin,
-    #[error("{0}")]
-    Forbidden(&'static str, String),
-    #[error("the resource changed since it was read; re-read it and apply the change again")]
-    VersionConflict,
-    #[error("{0}")]
-    Conflict(&'static str, String),
-    #[error("the plan allows at most {limit} {what}")]
-    PlanLimit { what: &'static str, limit: u64 },
-    /// A plan rule other than a count, e.g. the shortest check interval; the text says which.
-    #[error("{0}")]
-    PlanRule(String),
-    #[error("too many requests; retry in {retry_after} s")]
-    RateLimited { retry_after: u64 },
+    #[error(transparent)]
+    Domain(#[from] DomainError),
     #[error("request body larger than the 1 MiB limit")]
     PayloadTooLarge,
     #[error("expected Content-Type: application/json")]
     UnsupportedMediaType,
     #[error("method not allowed")]
     MethodNotAllowed,
-    #[error("the service is not ready")]
-    Unavailable,
-    #[error("database error")]
-    Database(#[from] sqlx::Error),
-    #[error("internal error")]
-    Internal(#[from] anyhow::Error),
 }
 
 impl ApiError {
     /// A validation error on a single field.
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ApiError::Validation {
-            fields: vec![FieldError::new(field, message)],
-            form: Vec::new(),
-        }
+        ApiError::Domain(DomainError::field(field, message))
     }
 
     /// A validation error about the request as a whole (malformed JSON, say).
     pub fn form(message: impl Into<String>) -> Self {
-        ApiError::Validation {
-            fields: Vec::new(),
-            form: vec![message.into()],
-        }
+        ApiError::Domain(DomainError::form(message))
     }
 
     pub fn status(&self) -> StatusCode {
-        match self {
-            ApiError::Validation { .. } => StatusCode::BAD_REQUEST,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::Unauthorized | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
-            ApiError::SurfaceNotAllowed(_)
-            | ApiError::InsufficientCapability(_)
-            | ApiError::InvalidOrigin
-            | ApiError::Forbidden(..) => StatusCode::FORBIDDEN,
-            ApiError::VersionConflict | ApiError::Conflict(..) => StatusCode::CONFLICT,
-            ApiError::PlanLimit { .. } | ApiError::PlanRule(_) => StatusCode::PAYMENT_REQUIRED,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Database(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        let e = match self {
+            ApiError::Domain(e) => e,
+            ApiError::PayloadTooLarge => return StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => return StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::MethodNotAllowed => return StatusCode::METHOD_NOT_ALLOWED,
+        };
+        match e {
+            DomainError::Validation { .. } => StatusCode::BAD_REQUEST,
+            DomainError::NotFound(_) => StatusCode::NOT_FOUND,
+            DomainError::Unauthorized | DomainError::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            DomainError::SurfaceNotAllowed(_)
+            | DomainError::InsufficientCapability(_)
+            | DomainError::InvalidOrigin
+            | DomainError::Forbidden(..) => StatusCode::FORBIDDEN,
+            DomainError::VersionConflict | DomainError::Conflict(..) => StatusCode::CONFLICT,
+            DomainError::PlanLimit { .. } | DomainError::PlanRule(_) => {
+                StatusCode::PAYMENT_REQUIRED
+            }
+            DomainError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            DomainError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            DomainError::Database(_) | DomainError::Internal(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 
     pub fn code(&self) -> &'static str {
         match self {
-            ApiError::Validation { .. } => "VALIDATION_ERROR",
-            ApiError::NotFound(r) => r.code(),
-            ApiError::Unauthorized => "UNAUTHORIZED",
-            ApiError::InvalidCredentials => "INVALID_CREDENTIALS",
-            ApiError::SurfaceNotAllowed(_) => "SURFACE_NOT_ALLOWED",
-            ApiError::InsufficientCapability(_) => "INSUFFICIENT_CAPABILITY",
-            ApiError::InvalidOrigin => "INVALID_ORIGIN",
-            ApiError::Forbidden(code, _) | ApiError::Conflict(code, _) => code,
-            ApiError::VersionConflict => "VERSION_CONFLICT",
-            ApiError::PlanLimit { .. } | ApiError::PlanRule(_) => "PLAN_LIMIT_EXCEEDED",
-            ApiError::RateLimited { .. } => "RATE_LIMITED",
+            ApiError::Domain(e) => e.code(),
             ApiError::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ApiError::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ApiError::MethodNotAllowed => "METHOD_NOT_ALLOWED",
-            ApiError::Unavailable => "SERVICE_UNAVAILABLE",
-            ApiError::Database(_) | ApiError::Internal(_) => "INTERNAL",
         }
     }
 
@@ -191,7 +86,7 @@ impl ApiError {
             flattened: None,
         };
         match self {
-            ApiError::Validation { fields, form } => {
+            ApiError::Domain(DomainError::Validation { fields, form }) => {
                 body.field = fields.first().map(|f| f.field.clone());
                 let mut field_errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
                 for f in fields {
@@ -210,7 +105,7 @@ impl ApiError {
                     field_errors,
                 });
             }
-            ApiError::InsufficientCapability(missing) => {
+            ApiError::Domain(DomainError::InsufficientCapability(missing)) => {
                 let names: Vec<&str> = missing.iter().map(|c| c.as_str()).collect();
                 body.message = format!("missing capability: {}", names.join(", "));
             }
@@ -220,12 +115,27 @@ impl ApiError {
     }
 }
 
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        ApiError::Domain(e.into())
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> Self {
+        ApiError::Domain(e.into())
+    }
+}
+
 impl From<Vec<FieldError>> for ApiError {
     fn from(fields: Vec<FieldError>) -> Self {
-        ApiError::Validation {
-            fields,
-            form: Vec::new(),
-        }
+        ApiError::Domain(fields.into())
+    }
+}
+
+impl IntoResponse for DomainError {
+    fn into_response(self) -> Response {
+        ApiError::Domain(self).into_response()
     }
 }
 
@@ -261,13 +171,17 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             // Log the cause chain for operators; the client sees only the code.
             match &self {
-                ApiError::Database(e) => tracing::error!(error = %e, debug = ?e, "database error"),
-                ApiError::Internal(e) => tracing::error!(error = %e, chain = ?e, "internal error"),
+                ApiError::Domain(DomainError::Database(e)) => {
+                    tracing::error!(error = %e, debug = ?e, "database error")
+                }
+                ApiError::Domain(DomainError::Internal(e)) => {
+                    tracing::error!(error = %e, chain = ?e, "internal error")
+                }
                 other => tracing::warn!(error = %other, "server error"),
             }
         }
         let retry_after = match &self {
-            ApiError::RateLimited { retry_after } => Some(*retry_after),
+            ApiError::Domain(DomainError::RateLimited { retry_after }) => Some(*retry_after),
             _ => None,
         };
         let mut response = (status, axum::Json(self.body())).into_response();
@@ -370,30 +284,6 @@ impl aide::OperationOutput for ApiError {
                 error_response(ctx, "Internal error (`INTERNAL`)"),
             ),
         ]
-    }
-}
-
-/// Maps a unique-constraint violation to a precise conflict; other database errors pass through.
-pub fn on_constraint(err: sqlx::Error, map: &[(&str, ApiError)]) -> ApiError {
-    if let sqlx::Error::Database(db) = &err {
-        let text = format!("{} {}", db.constraint().unwrap_or_default(), db.message());
-        for (needle, mapped) in map {
-            if text.contains(needle) {
-                return clone_conflict(mapped);
-            }
-        }
-    }
-    ApiError::Database(err)
-}
-
-fn clone_conflict(e: &ApiError) -> ApiError {
-    match e {
-        ApiError::Conflict(code, msg) => ApiError::Conflict(code, msg.clone()),
-        ApiError::Validation { fields, form } => ApiError::Validation {
-            fields: fields.clone(),
-            form: form.clone(),
-        },
-        other => ApiError::Conflict("CONFLICT", other.to_string()),
     }
 }
 
