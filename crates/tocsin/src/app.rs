@@ -41,7 +41,9 @@ struct Inner {
 impl Core {
     /// Builds the state over an open, migrated database.
     pub async fn new(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow::Result<Core> {
-        let link_secret = crate::store::workspaces::server_secret(&db, "link_signing").await?;
+        let fresh = crate::auth::secrets::generate("");
+        let link_secret =
+            crate::store::workspaces::server_secret(&db, "link_signing", &fresh).await?;
         let mailer = match &config.smtp {
             Some(smtp) => Some(Mailer::new(smtp)?),
             None => None,

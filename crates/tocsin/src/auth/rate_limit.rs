@@ -73,12 +73,14 @@ pub struct Limiters {
 }
 
 impl Limiters {
-    pub fn new(cfg: &crate::config::RateLimits) -> Self {
+    /// `push_per_minute` is the push module's per-token rule, passed in so that credentials
+    /// and rate limits do not depend on push ingestion.
+    pub fn new(cfg: &crate::config::RateLimits, push_per_minute: u32) -> Self {
         Limiters {
             sign_in_ip: KeyedLimiter::per_minute(cfg.sign_in_per_ip),
             sign_in_email: KeyedLimiter::per_minute(cfg.sign_in_per_email),
             sign_up_ip: KeyedLimiter::per_minute(cfg.sign_up_per_ip),
-            push: KeyedLimiter::per_minute(crate::push::PUSH_RATE_PER_MINUTE),
+            push: KeyedLimiter::per_minute(push_per_minute),
             push_unknown_ip: KeyedLimiter::per_minute(cfg.push_unknown_per_ip),
         }
     }

@@ -26,7 +26,10 @@ struct Inner {
 impl AppState {
     pub fn new(core: Core) -> AppState {
         AppState(Arc::new(Inner {
-            limits: Limiters::new(&core.config().rate_limits),
+            limits: Limiters::new(
+                &core.config().rate_limits,
+                crate::push::PUSH_RATE_PER_MINUTE,
+            ),
             workspaces: TtlCache::new(5_000, 100_000),
             monitor_lists: MonitorLists::default(),
             core,

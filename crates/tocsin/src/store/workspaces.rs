@@ -97,15 +97,18 @@ pub async fn list_for_user<'e>(
     .await
 }
 
-/// A server-wide random secret, created on first use and shared by every node through the
-/// database.
-pub async fn server_secret(db: &super::Db, name: &str) -> Result<Vec<u8>, sqlx::Error> {
-    let fresh = crate::auth::secrets::generate("");
+/// A server-wide random secret, created on first use (as `fresh`, which the caller generates)
+/// and shared by every node through the database: the first node's value wins.
+pub async fn server_secret(
+    db: &super::Db,
+    name: &str,
+    fresh: &str,
+) -> Result<Vec<u8>, sqlx::Error> {
     sqlx::query(
         "INSERT INTO server_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
     )
     .bind(name)
-    .bind(&fresh)
+    .bind(fresh)
     .execute(db.writer())
     .await?;
     let value: String = sqlx::query_scalar("SELECT value FROM server_secrets WHERE name = $1")

@@ -10,6 +10,7 @@ mod common;
 mod contract;
 mod cycle_events;
 mod heartbeats;
+mod layers;
 mod monitor_list;
 mod monitors;
 mod openapi;
