@@ -19,6 +19,7 @@ use crate::audit::{self, Entry};
 use crate::auth::capability::TOKEN_CAPABILITIES;
 use crate::auth::{secrets, Caller, Capability};
 use crate::clock::rfc3339;
+use crate::cluster::feed::Notice;
 use crate::error::{ApiError, ApiResult, FieldError, Resource};
 use crate::http::auth::Auth;
 use crate::http::AppState;
@@ -484,6 +485,9 @@ async fn update(
     .await?;
     tx.commit().await?;
     state.keys().forget_key(&k.id);
+    state.feed().announce(Notice::ApiKeyChanged {
+        key_id: k.id.clone(),
+    });
     let k = load(&state, &caller, &p.key_id).await?;
     Ok(Tagged(view(&k), k.version))
 }
@@ -524,6 +528,9 @@ async fn rotate(
     tx.commit().await?;
     // The old secret dies now on this node (and within the cache lifetime on any other).
     state.keys().forget_key(&k.id);
+    state.feed().announce(Notice::ApiKeyChanged {
+        key_id: k.id.clone(),
+    });
     let k = load(&state, &caller, &p.key_id).await?;
     Ok(Json(IssuedApiKey {
         key: view(&k),
@@ -558,6 +565,9 @@ async fn revoke(
         .await?;
         tx.commit().await?;
         state.keys().forget_key(&k.id);
+        state.feed().announce(Notice::ApiKeyChanged {
+            key_id: k.id.clone(),
+        });
     }
     let k = load(&state, &caller, &p.key_id).await?;
     Ok(Json(view(&k)))
