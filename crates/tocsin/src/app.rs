@@ -1,5 +1,5 @@
 //! The application core every worker and domain operation gets: configuration, the
-//! database, the clock, the change feed, the heartbeat writer, the probes, the push-token map
+//! database, the clock, this node's id, the change feed, the scheduler role, the heartbeat writer, the probes, the push-token map
 //! and the API-key cache, the mailer. Cheap to clone (one `Arc`). What only the HTTP edge needs
 //! (rate limiters, the current-workspace cache, the monitor list builds) lives in
 //! `http::AppState`, which wraps this.
@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use crate::auth::key_cache::KeyCache;
 use crate::clock::{SharedClock, SystemClock};
+use crate::cluster::feed::Feed;
+use crate::cluster::lease::Role;
 use crate::config::Config;
 use crate::mail::Mailer;
-use crate::monitoring::changes::Changes;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::monitoring::sched_stats::SchedulerStats;
 use crate::monitoring::scheduler::Checks;
@@ -30,7 +31,9 @@ struct Inner {
     mailer: Option<Mailer>,
     metrics: Metrics,
     link_secret: Vec<u8>,
-    monitor_changes: Changes,
+    node_id: String,
+    feed: Feed,
+    scheduler_role: Role,
     heartbeats: HeartbeatWriter,
     checks: Checks,
     push_tokens: PushTokens,
@@ -49,6 +52,8 @@ impl Core {
             None => None,
         };
         let db_for_writer = db.clone();
+        let node_id = crate::cluster::new_node_id();
+        let shared = db.backend() == crate::store::Backend::Postgres;
         Ok(Core(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
             probes: Registry::default(),
@@ -60,7 +65,9 @@ impl Core {
             mailer,
             metrics: Metrics::global(),
             link_secret,
-            monitor_changes: Changes::default(),
+            feed: Feed::new(&node_id, shared),
+            node_id,
+            scheduler_role: Role::default(),
             heartbeats: HeartbeatWriter::start(db_for_writer, WriterOptions::default()),
             push_tokens: PushTokens::default(),
         })))
@@ -106,8 +113,21 @@ impl Core {
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret
     }
-    /// The feed of monitor edits made through the API (see [`crate::monitoring::changes`]).
-    pub fn monitor_changes(&self) -> &Changes {
-        &self.0.monitor_changes
+    /// The change feed (see [`crate::cluster::feed`]); `subscribe` gives monitor changes alone.
+    pub fn monitor_changes(&self) -> &Feed {
+        &self.0.feed
+    }
+    /// The change feed (see [`crate::cluster::feed`]).
+    pub fn feed(&self) -> &Feed {
+        &self.0.feed
+    }
+    /// This process's id among the nodes sharing the database.
+    pub fn node_id(&self) -> &str {
+        &self.0.node_id
+    }
+    /// Whether this node runs the scheduler's slots and the push watcher's judgments (see
+    /// [`crate::cluster::lease`]).
+    pub fn scheduler_role(&self) -> &Role {
+        &self.0.scheduler_role
     }
 }

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod cache;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod domain;
 pub mod http;

@@ -31,6 +31,10 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
+    // The lease and the outbox stop last: the role is given up only once the scheduler and
+    // the watcher have stopped judging, and notices queued until then still go out.
+    let cancel_last = CancellationToken::new();
+    let last = spawn_cluster(state.core(), cancel_last.clone());
     let workers = spawn_workers(state.core(), &state, cancel.clone());
     let app = crate::http::router(state.clone());
     let addr = listener.local_addr()?;
@@ -48,6 +52,10 @@ pub async fn run(
     for w in workers {
         let _ = w.await;
     }
+    cancel_last.cancel();
+    for w in last {
+        let _ = w.await;
+    }
     // Producers have stopped: commit what they queued before the database closes.
     state.heartbeats().shutdown().await;
     state.db().close().await;
@@ -55,9 +63,40 @@ pub async fn run(
     Ok(())
 }
 
+/// What ties this node to the others on a shared (PostgreSQL) database: the outbox sending
+/// this node's notices and, when the scheduler is enabled, the lease task contending for the
+/// scheduler role (which from then on is held only while the lease is). Must start before
+/// the scheduler and the watcher.
+fn spawn_cluster(state: &Core, cancel: CancellationToken) -> Vec<tokio::task::JoinHandle<()>> {
+    use crate::cluster::{feed, lease};
+    let mut tasks = Vec::new();
+    if state.db().backend() != crate::store::Backend::Postgres {
+        return tasks;
+    }
+    tasks.push(tokio::spawn(feed::run_outbox(
+        state.feed().clone(),
+        state.db().clone(),
+        cancel.clone(),
+    )));
+    if state.config().scheduler_enabled {
+        let role = state.scheduler_role().clone();
+        role.contend();
+        let lease = lease::Lease::new(
+            state.db().clone(),
+            lease::SCHEDULER,
+            state.node_id(),
+            lease::Timing::default(),
+        );
+        tasks.push(tokio::spawn(lease::run(lease, role, cancel)));
+    }
+    tasks
+}
+
 /// Housekeeping that runs beside the API: evicting idle rate-limit entries, deleting expired
-/// sessions and push idempotency keys, pruning heartbeats past their retention, and (unless
-/// disabled) the check scheduler with the built-in probe and the push deadline watcher.
+/// sessions and push idempotency keys, pruning heartbeats past their retention, following the
+/// change feed (other nodes' notices, caches, list builds) and (unless disabled) the check
+/// scheduler with the built-in probe and the push deadline watcher, which judge only while
+/// this node holds the scheduler role.
 fn spawn_workers(
     state: &Core,
     http: &AppState,
@@ -98,6 +137,24 @@ fn spawn_workers(
         }
     });
     let mut workers = vec![housekeeping, retention, preload];
+    // Other nodes' notices, and the caches and list builds that follow the feed.
+    if let Some(url) = state
+        .config()
+        .database_url
+        .clone()
+        .filter(|_| state.db().backend() == crate::store::Backend::Postgres)
+    {
+        workers.push(tokio::spawn(crate::cluster::feed::run_listener(
+            state.feed().clone(),
+            url,
+            cancel.clone(),
+        )));
+    }
+    workers.push(tokio::spawn(crate::cluster::caches::run(
+        state.clone(),
+        cancel.clone(),
+    )));
+    workers.push(tokio::spawn(http.clone().follow_feed(cancel.clone())));
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
             state.clone(),

@@ -68,6 +68,9 @@ impl Metrics {
         metrics::gauge!("db_pool_connections", "state" => "idle").set(idle as f64);
         metrics::gauge!("db_pool_connections", "state" => "in_use")
             .set(size.saturating_sub(idle as u32) as f64);
+        // 1 on the node running the scheduler's slots (see `cluster::lease`).
+        let leader = state.config().scheduler_enabled && state.scheduler_role().is_held();
+        metrics::gauge!("scheduler_leader").set(if leader { 1.0 } else { 0.0 });
         // Every region a remote probe connected to since start, 0 once they are all gone.
         for (region, view) in state.probes().snapshot() {
             metrics::gauge!("probes_connected", "region" => region).set(view.probes.len() as f64);

@@ -1,8 +1,10 @@
 //! The in-memory view of API keys that keeps the database off the request path. A key is read
 //! from the database on first use and then served from memory for a short time; revoking,
-//! rotating or editing a key (or changing its creator's membership) drops it here at once, and
-//! the time limit bounds how long another API node may lag. `lastUsedAt` is written at most
-//! once a minute per key.
+//! rotating or editing a key (or changing its creator's membership) drops it here at once. Other
+//! nodes sharing the database announce the same changes through the change feed
+//! ([`crate::cluster::feed`]), which [`KeyCache::apply`] follows (a `Resync` clears the cache);
+//! the time limit stays as a further net should a notice be lost. `lastUsedAt` is written at
+//! most once a minute per key.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -10,6 +12,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 
 use super::capability::{CapSet, Capability, Role};
+use crate::cluster::feed::Notice;
 use crate::store::{self, Db};
 
 /// How long a cached key is trusted before it is read again.
@@ -110,5 +113,21 @@ impl KeyCache {
     /// Forgets every key of a workspace (after a membership change).
     pub fn forget_workspace(&self, workspace_id: &str) {
         self.map.retain(|_, v| v.workspace_id != workspace_id);
+    }
+
+    /// Forgets every key.
+    pub fn clear(&self) {
+        self.map.clear();
+    }
+
+    /// Follows a feed notice: a changed key or membership forgets what it affects, a
+    /// `Resync` clears the cache.
+    pub fn apply(&self, notice: &Notice) {
+        match notice {
+            Notice::ApiKeyChanged { key_id } => self.forget_key(key_id),
+            Notice::MembershipChanged { workspace_id } => self.forget_workspace(workspace_id),
+            Notice::Resync => self.clear(),
+            _ => {}
+        }
     }
 }

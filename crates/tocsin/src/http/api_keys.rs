@@ -19,6 +19,7 @@ use crate::auth::capability::TOKEN_CAPABILITIES;
 use crate::auth::caps;
 use crate::auth::{secrets, Caller, Capability};
 use crate::clock::rfc3339;
+use crate::cluster::feed::Notice;
 use crate::domain::DomainError;
 use crate::http::auth::Auth;
 use crate::http::error::{ApiError, ApiResult, FieldError, Resource};
@@ -486,6 +487,9 @@ async fn update(
     .await?;
     tx.commit().await?;
     state.keys().forget_key(&k.id);
+    state.feed().announce(Notice::ApiKeyChanged {
+        key_id: k.id.clone(),
+    });
     let k = load(&state, &caller, &p.key_id).await?;
     Ok(Tagged(view(&k), k.version))
 }
@@ -527,6 +531,9 @@ async fn rotate(
     tx.commit().await?;
     // The old secret dies now on this node (and within the cache lifetime on any other).
     state.keys().forget_key(&k.id);
+    state.feed().announce(Notice::ApiKeyChanged {
+        key_id: k.id.clone(),
+    });
     let k = load(&state, &caller, &p.key_id).await?;
     Ok(Json(IssuedApiKey {
         key: view(&k),
@@ -561,6 +568,9 @@ async fn revoke(
         .await?;
         tx.commit().await?;
         state.keys().forget_key(&k.id);
+        state.feed().announce(Notice::ApiKeyChanged {
+            key_id: k.id.clone(),
+        });
     }
     let k = load(&state, &caller, &p.key_id).await?;
     Ok(Json(view(&k)))

@@ -18,6 +18,7 @@ use crate::auth::caps;
 use crate::auth::signed::{self, Verify};
 use crate::auth::Role;
 use crate::clock::rfc3339;
+use crate::cluster::feed::Notice;
 use crate::domain::DomainError;
 use crate::http::auth::Auth;
 use crate::http::error::{ApiError, ApiResult, FieldError, Resource};
@@ -398,5 +399,8 @@ async fn accept(
     }
     tx.commit().await?;
     state.workspace_cache().forget(&inv.workspace_id);
+    state.feed().announce(Notice::MembershipChanged {
+        workspace_id: inv.workspace_id.clone(),
+    });
     Ok(Json(current_workspace(&state, &inv.workspace_id).await?))
 }

@@ -15,6 +15,7 @@ use crate::audit::{self, Entry};
 use crate::auth::caps;
 use crate::auth::{Caller, Role, Via};
 use crate::clock::rfc3339;
+use crate::cluster::feed::Notice;
 use crate::domain::DomainError;
 use crate::http::auth::Auth;
 use crate::http::error::{ApiResult, Resource};
@@ -185,6 +186,9 @@ async fn update(
     .await?;
     tx.commit().await?;
     state.keys().forget_workspace(ws);
+    state.feed().announce(Notice::MembershipChanged {
+        workspace_id: ws.clone(),
+    });
     let m = store::members::get(db.reader(), ws, &p.user_id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Member))?;
@@ -235,6 +239,9 @@ async fn remove(
     tx.commit().await?;
     // Keys the removed member made stop working at once.
     state.keys().forget_workspace(ws);
+    state.feed().announce(Notice::MembershipChanged {
+        workspace_id: ws.clone(),
+    });
     state.workspace_cache().forget(ws);
     Ok(NoContent)
 }

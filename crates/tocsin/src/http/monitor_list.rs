@@ -11,7 +11,8 @@
 //! versions are rebuilt from the full rows through the same [`view`] as every other read.
 //!
 //! Requests for the same list share builds (see [`build`]): never one that began before a
-//! write this process answered, so callers always see their own writes.
+//! write this process answered, so callers always see their own writes, nor one that began
+//! before a notice of another node's write arrived ([`MonitorLists::note_remote_write`]).
 //!
 //! Concurrent builds are capped ([`MAX_BUILDS`]) so a burst of full lists cannot take every
 //! reader connection from the scheduler and the heartbeat writer.
@@ -151,6 +152,14 @@ pub async fn note_writes(
         state.monitor_lists().writes.fetch_add(1, Ordering::SeqCst);
     }
     response
+}
+
+impl MonitorLists {
+    /// Counts a write answered by another node sharing the database (a feed notice from it):
+    /// builds under way from then on are not joined, as for this process's own writes.
+    pub fn note_remote_write(&self) {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

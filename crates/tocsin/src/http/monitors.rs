@@ -73,7 +73,7 @@ use crate::http::auth::Auth;
 use crate::http::error::{ApiResult, ErrorBody, FieldError, Resource};
 use crate::http::AppState;
 use crate::ids::new_id;
-use crate::monitoring::changes::ChangeKind;
+use crate::monitoring::changes::{ChangeKind, Notice};
 use crate::monitoring::{self, known_regions, ApiRegionStrategy, ApiStatus, MonitorType};
 use crate::plans::{ensure_interval, ensure_room, Quota};
 use crate::store::monitors::{MonitorFilter, MonitorRow};
@@ -1348,6 +1348,9 @@ async fn regenerate_push_token(
     .await?;
     tx.commit().await?;
     state.push_tokens().forget(&m.id);
+    state.feed().announce(Notice::PushTokenRegenerated {
+        monitor_id: m.id.clone(),
+    });
     Ok(Json(PushTokenIssued { push_token: token }))
 }
 

@@ -6,12 +6,15 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use axum::extract::FromRef;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use super::monitor_list::MonitorLists;
 use super::workspace::CurrentWorkspace;
 use crate::app::Core;
 use crate::auth::rate_limit::Limiters;
 use crate::cache::TtlCache;
+use crate::cluster::feed::Notice;
 
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
@@ -49,6 +52,30 @@ impl AppState {
     /// The cached parts of `GET /monitors` and the cap on concurrent full lists.
     pub fn monitor_lists(&self) -> &MonitorLists {
         &self.0.monitor_lists
+    }
+
+    /// Follows other nodes' writes until `cancel`: each of their notices (and every `Resync`)
+    /// counts as a write for the list builds, and a membership change forgets the workspace's
+    /// cached view.
+    pub async fn follow_feed(self, cancel: CancellationToken) {
+        let mut feed = self.feed().subscribe_all();
+        loop {
+            let delivery = tokio::select! {
+                _ = cancel.cancelled() => return,
+                d = feed.recv() => d,
+            };
+            match delivery {
+                Ok(d) if d.remote => {
+                    self.monitor_lists().note_remote_write();
+                    if let Notice::MembershipChanged { workspace_id } = &d.notice {
+                        self.workspace_cache().forget(workspace_id);
+                    }
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => self.monitor_lists().note_remote_write(),
+                Err(RecvError::Closed) => return,
+            }
+        }
     }
 }
 

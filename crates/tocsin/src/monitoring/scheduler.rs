@@ -6,8 +6,16 @@
 //! ([`tocsin_core::Grid::for_monitor`]: anchor + hashed offset + k × interval), so runs never
 //! drift and monitors with the same interval do not fire together. The schedule is built from
 //! [`monitors::list_active_for_scheduling`] and kept current by the change feed
-//! ([`super::changes`]): create/update/resume reload that monitor and reschedule it,
-//! delete/pause drop it, and a lagged feed reloads everything.
+//! ([`super::changes`], from every node sharing the database): create/update/resume reload
+//! that monitor and reschedule it, delete/pause drop it, and a lagged feed reloads everything.
+//! On PostgreSQL a reconciliation scan ([`crate::cluster::inventory`]) compares the schedule
+//! with the store every few seconds and after a `Resync`, and reloads what differs, so a
+//! notice lost between nodes costs at most one scan interval.
+//!
+//! Only the node holding the scheduler role ([`crate::cluster::lease`]; always the one node on
+//! SQLite) runs slots: the task waits, holding nothing, until it gets the role, loads every
+//! monitor then, and stops starting runs the moment the role ends (a run still waiting for
+//! room when it ends is dropped), so no monitor runs twice in one slot across nodes.
 //!
 //! A due monitor is reloaded from the store (the row carries its current state and latest
 //! settings) and run by [`run_cycle`]: the regions of the cycle are picked with
@@ -36,11 +44,14 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::changes::ChangeKind;
+use super::changes::{ChangeKind, Notice};
 use super::cycle::{self, CycleReport, RegionResult};
 use super::{MonitorType, LOCAL_REGION};
 use crate::app::Core;
+use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
+use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
+use crate::store::Backend;
 
 /// Concurrency limits shared by the scheduler, [`run_due`] and on-demand checks.
 #[derive(Debug)]
@@ -236,27 +247,78 @@ impl Schedule {
     }
 }
 
-async fn reload_all(state: &Core, schedule: &mut Schedule) {
+/// The schedule with what it was loaded from, for the reconciliation scan.
+#[derive(Default)]
+struct Held {
+    schedule: Schedule,
+    inventory: Inventory,
+}
+
+impl Held {
+    fn put(&mut self, m: &MonitorRow, now: i64) {
+        self.schedule.put(&m.id, grid_of(m), now);
+        self.inventory.put(&m.id, m.seq, m.version);
+    }
+
+    fn drop_id(&mut self, id: &str) {
+        self.schedule.drop_id(id);
+        self.inventory.remove(id);
+    }
+
+    fn clear(&mut self) {
+        self.schedule.clear();
+        self.inventory.clear();
+    }
+}
+
+async fn reload_all(state: &Core, held: &mut Held) {
     match monitors::list_active_for_scheduling(state.db().reader()).await {
         Ok(rows) => {
-            schedule.clear();
+            held.clear();
             let now = state.clock().now_ms();
             for m in rows.iter().filter(|m| is_scheduled(m)) {
-                schedule.put(&m.id, grid_of(m), now);
+                held.put(m, now);
             }
         }
-        // Keep the schedule we have; the next lag or restart retries.
+        // Keep the schedule we have; the next scan, lag or restart retries.
         Err(e) => tracing::warn!(error = %e, "could not load monitors to schedule"),
     }
 }
 
-async fn reload_one(state: &Core, schedule: &mut Schedule, id: &str) {
+async fn reload_one(state: &Core, held: &mut Held, id: &str) {
     match monitors::get_by_id(state.db().reader(), id).await {
-        Ok(Some(m)) if is_scheduled(&m) => {
-            schedule.put(&m.id, grid_of(&m), state.clock().now_ms());
-        }
-        Ok(_) => schedule.drop_id(id),
+        Ok(Some(m)) if is_scheduled(&m) => held.put(&m, state.clock().now_ms()),
+        Ok(_) => held.drop_id(id),
         Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
+    }
+}
+
+/// Compares the schedule with the store and reloads what differs (see
+/// [`crate::cluster::inventory`]); `full` skips the digest.
+async fn reconcile(state: &Core, held: &mut Held, full: bool) {
+    let diff = match held.inventory.scan(state.db(), Set::Scheduled, full).await {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not compare the schedule with the store");
+            return;
+        }
+    };
+    if diff.is_empty() {
+        return;
+    }
+    tracing::info!(
+        changed = diff.len(),
+        "schedule differed from the store: reloading what changed"
+    );
+    if diff.len() > RELOAD_ALL_ABOVE {
+        reload_all(state, held).await;
+        return;
+    }
+    for id in &diff.gone {
+        held.drop_id(id);
+    }
+    for id in &diff.reload {
+        reload_one(state, held, id).await;
     }
 }
 
@@ -264,15 +326,69 @@ async fn reload_one(state: &Core, schedule: &mut Schedule, id: &str) {
 /// costs at most this much delay.
 const MAX_SLEEP: Duration = Duration::from_secs(5);
 
-/// The scheduler task: runs until `cancel` fires. On cancel no new run starts and runs in
-/// flight get [`SHUTDOWN_GRACE`] to finish and store their results.
+/// Why [`lead`] returned.
+#[derive(PartialEq, Eq)]
+enum Led {
+    /// The role was lost: wait to get it back.
+    Lost,
+    /// Cancelled, or the feed closed.
+    Stop,
+}
+
+/// The scheduler task: runs until `cancel` fires, scheduling only while this node holds the
+/// scheduler role ([`crate::cluster::lease`]; always on SQLite). Without the role it holds
+/// nothing and waits; on gaining it, it loads every monitor afresh. On cancel no new run
+/// starts and runs in flight get [`SHUTDOWN_GRACE`] to finish and store their results.
 pub async fn run(state: Core, cancel: CancellationToken) {
-    // Subscribe before loading, so no change between the load and the loop is missed.
-    let mut changes = state.monitor_changes().subscribe();
-    let mut schedule = Schedule::default();
-    reload_all(&state, &mut schedule).await;
+    let role = state.scheduler_role().clone();
+    let mut role_changes = role.watch();
     let mut tasks = tokio::task::JoinSet::new();
     loop {
+        if role.is_held() {
+            let led = lead(&state, &mut role_changes, &mut tasks, &cancel).await;
+            state.scheduler_stats().set_scheduled(0);
+            if led == Led::Stop {
+                break;
+            }
+            continue;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            changed = role_changes.changed() => if changed.is_err() { break },
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
+    // Let in-flight checks finish so their results are stored before the writer shuts down,
+    // but do not let a slow target hold shutdown hostage: what is still running after the
+    // grace period is abandoned (its cycle is simply not recorded).
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
+        tracing::warn!("checks still running at shutdown were abandoned");
+        tasks.abort_all();
+    }
+}
+
+/// Schedules while the role is held.
+async fn lead(
+    state: &Core,
+    role_changes: &mut tokio::sync::watch::Receiver<bool>,
+    tasks: &mut tokio::task::JoinSet<Option<String>>,
+    cancel: &CancellationToken,
+) -> Led {
+    let role = state.scheduler_role();
+    // Subscribe before loading, so no change between the load and the loop is missed.
+    let mut feed = state.feed().subscribe_all();
+    let mut held = Held::default();
+    reload_all(state, &mut held).await;
+    // Other nodes write to the same store: compare with it now and then (PostgreSQL only).
+    let scanning = state.db().backend() == Backend::Postgres;
+    let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
+    scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        if !role.is_held() {
+            return Led::Lost;
+        }
+        let schedule = &mut held.schedule;
         state.scheduler_stats().set_scheduled(schedule.next.len());
         let now = state.clock().now_ms();
         for (slot, id) in schedule.take_due(now) {
@@ -291,6 +407,11 @@ pub async fn run(state: Core, cancel: CancellationToken) {
                 if s.clock().now_ms().saturating_sub(slot) >= interval_ms {
                     s.scheduler_stats().record_shed();
                     return Some(id);
+                }
+                // The role ended while this run waited: the node taking over runs the slots
+                // from now on.
+                if !s.scheduler_role().is_held() {
+                    return None;
                 }
                 let m = match monitors::get_by_id(s.db().reader(), &id).await {
                     Ok(Some(m)) if is_scheduled(&m) => m,
@@ -314,32 +435,32 @@ pub async fn run(state: Core, cancel: CancellationToken) {
             .unwrap_or(MAX_SLEEP)
             .min(MAX_SLEEP);
         tokio::select! {
-            _ = cancel.cancelled() => break,
+            _ = cancel.cancelled() => return Led::Stop,
             _ = tokio::time::sleep(wait) => {}
             // Reap finished runs so the set does not grow.
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            change = changes.recv() => match change {
-                Ok(c) => match c.kind {
-                    ChangeKind::Deleted | ChangeKind::Paused => schedule.drop_id(&c.monitor_id),
-                    ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
-                        reload_one(&state, &mut schedule, &c.monitor_id).await;
-                    }
+            // Looked at again at the top of the loop.
+            changed = role_changes.changed() => if changed.is_err() { return Led::Stop },
+            _ = scan.tick(), if scanning => reconcile(state, &mut held, false).await,
+            delivery = feed.recv() => match delivery {
+                Ok(d) => match d.notice {
+                    Notice::Monitor(c) => match c.kind {
+                        ChangeKind::Deleted | ChangeKind::Paused => held.drop_id(&c.monitor_id),
+                        ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
+                            reload_one(state, &mut held, &c.monitor_id).await;
+                        }
+                    },
+                    // Notices may have been lost between nodes.
+                    Notice::Resync => reconcile(state, &mut held, true).await,
+                    _ => {}
                 },
                 Err(RecvError::Lagged(n)) => {
                     tracing::info!(missed = n, "change feed lagged: reloading every monitor");
-                    reload_all(&state, &mut schedule).await;
+                    reload_all(state, &mut held).await;
                 }
-                Err(RecvError::Closed) => break,
+                Err(RecvError::Closed) => return Led::Stop,
             },
         }
-    }
-    // Let in-flight checks finish so their results are stored before the writer shuts down,
-    // but do not let a slow target hold shutdown hostage: what is still running after the
-    // grace period is abandoned (its cycle is simply not recorded).
-    let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
-        tracing::warn!("checks still running at shutdown were abandoned");
-        tasks.abort_all();
     }
 }
 

@@ -11,6 +11,11 @@
 //! the map after the write commits. Unknown tokens are not cached (a guesser would fill
 //! memory); they are rate-limited per IP.
 //!
+//! Other nodes sharing the database announce their regenerates and deletes through the change
+//! feed ([`crate::cluster::feed`]): [`PushTokens::apply`] forgets the monitor's entry when the
+//! notice arrives (after the other node's commit, so a lookup racing it is refused by the
+//! generation counter as above), and a `Resync` clears the whole map.
+//!
 //! At start the server loads every push monitor's entry ([`PushTokens::preload`]), so pushes
 //! never wait on the database for a token that existed then.
 
@@ -18,6 +23,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use crate::cluster::feed::{ChangeKind, MonitorChange, Notice};
 use crate::store::{monitors, Db};
 
 /// The monitor a push token belongs to.
@@ -114,6 +120,28 @@ impl PushTokens {
         self.generation.fetch_add(1, Ordering::SeqCst);
         if let Some(hash) = maps.hash_of.remove(monitor_id) {
             maps.by_hash.remove(&hash);
+        }
+    }
+
+    /// Drops every entry (notices may have been missed); lookups fill the map again.
+    pub fn clear(&self) {
+        let mut maps = self.maps();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        maps.by_hash.clear();
+        maps.hash_of.clear();
+    }
+
+    /// Follows a feed notice: a regenerated token or a deleted monitor forgets the monitor's
+    /// entry, a `Resync` clears the map.
+    pub fn apply(&self, notice: &Notice) {
+        match notice {
+            Notice::PushTokenRegenerated { monitor_id }
+            | Notice::Monitor(MonitorChange {
+                monitor_id,
+                kind: ChangeKind::Deleted,
+            }) => self.forget(monitor_id),
+            Notice::Resync => self.clear(),
+            _ => {}
         }
     }
 

@@ -1,8 +1,11 @@
 //! The missed-deadline watcher: one task that knows when each active push monitor's grace
 //! period runs out, and hands a "missed" heartbeat to the writer when it does.
 //!
-//! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), built from the store at start
-//! and kept current by the monitor change feed (create, update, pause, resume, delete). Pushes
+//! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), built from the store when
+//! this node gains the scheduler role ([`crate::cluster::lease`]: only its holder judges, so a
+//! deadline is never watched twice across nodes) and kept current by the change feed from
+//! every node (create, update, pause, resume, delete) and, on PostgreSQL, by the
+//! reconciliation scan ([`crate::cluster::inventory`]) every few seconds and after a `Resync`. Pushes
 //! do not tell the watcher: they only ever move a deadline later, so an entry can be early but
 //! never late. When an entry comes due the watcher re-reads its monitor; if a push moved the
 //! deadline, the entry is simply re-filed. A monitor that really is overdue gets a
@@ -21,11 +24,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::record::{next_deadline_ms, PushEffect};
 use crate::app::Core;
-use crate::monitoring::changes::ChangeKind;
+use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
+use crate::monitoring::changes::{ChangeKind, Notice};
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::{MonitorType, LOCAL_REGION};
+use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
 use crate::store::push as store;
+use crate::store::Backend;
 
 /// The longest the task sleeps without looking (a safety net; changes wake it anyway).
 const MAX_SLEEP: Duration = Duration::from_secs(60);
@@ -159,49 +165,149 @@ pub async fn run_due(state: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
     fire_due(state, &mut deadlines, now_ms).await
 }
 
-/// The watcher task, until `cancel`.
+/// The deadlines with what they were loaded from, for the reconciliation scan.
+#[derive(Default)]
+struct Held {
+    deadlines: Deadlines,
+    inventory: Inventory,
+}
+
+impl Held {
+    fn file(&mut self, m: &MonitorRow) {
+        self.deadlines.file(m);
+        if m.is_active() && m.kind() == Some(MonitorType::Push) {
+            self.inventory.put(&m.id, m.seq, m.version);
+        } else {
+            self.inventory.remove(&m.id);
+        }
+    }
+
+    fn drop_id(&mut self, id: &str) {
+        self.deadlines.drop_id(id);
+        self.inventory.remove(id);
+    }
+}
+
+async fn reload_one(state: &Core, held: &mut Held, id: &str) {
+    match monitors::get_by_id(state.db().reader(), id).await {
+        Ok(Some(m)) => held.file(&m),
+        Ok(None) => held.drop_id(id),
+        Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
+    }
+}
+
+async fn load_all(state: &Core) -> Held {
+    match monitors::list_active_push(state.db().reader()).await {
+        Ok(rows) => {
+            let mut held = Held::default();
+            for m in &rows {
+                held.file(m);
+            }
+            held
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "could not load push deadlines");
+            Held::default()
+        }
+    }
+}
+
+/// Compares the deadlines with the store and reloads what differs (see
+/// [`crate::cluster::inventory`]); `full` skips the digest.
+async fn reconcile(state: &Core, held: &mut Held, full: bool) {
+    let diff = match held.inventory.scan(state.db(), Set::Push, full).await {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not compare push deadlines with the store");
+            return;
+        }
+    };
+    if diff.is_empty() {
+        return;
+    }
+    tracing::info!(
+        changed = diff.len(),
+        "push deadlines differed from the store: reloading what changed"
+    );
+    if diff.len() > RELOAD_ALL_ABOVE {
+        *held = load_all(state).await;
+        return;
+    }
+    for id in &diff.gone {
+        held.drop_id(id);
+    }
+    for id in &diff.reload {
+        reload_one(state, held, id).await;
+    }
+}
+
+/// The watcher task, until `cancel`. It judges only while this node holds the scheduler role
+/// ([`crate::cluster::lease`]; always on SQLite): without it, it holds nothing and waits; on
+/// gaining it, it loads every deadline afresh.
 pub async fn run(state: Core, cancel: CancellationToken) {
-    // Subscribe before loading, so no change between the load and the loop is missed.
-    let mut changes = state.monitor_changes().subscribe();
-    let mut deadlines = load_or_empty(&state).await;
+    let role = state.scheduler_role().clone();
+    let mut role_changes = role.watch();
     loop {
+        if role.is_held() {
+            if !lead(&state, &mut role_changes, &cancel).await {
+                break;
+            }
+            continue;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            changed = role_changes.changed() => if changed.is_err() { break },
+        }
+    }
+}
+
+/// Watches while the role is held; false when the task should stop.
+async fn lead(
+    state: &Core,
+    role_changes: &mut tokio::sync::watch::Receiver<bool>,
+    cancel: &CancellationToken,
+) -> bool {
+    let role = state.scheduler_role();
+    // Subscribe before loading, so no change between the load and the loop is missed.
+    let mut feed = state.feed().subscribe_all();
+    let mut held = load_all(state).await;
+    let scanning = state.db().backend() == Backend::Postgres;
+    let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
+    scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        if !role.is_held() {
+            return true;
+        }
         let now = state.clock().now_ms();
-        if let Err(e) = fire_due(&state, &mut deadlines, now).await {
+        if let Err(e) = fire_due(state, &mut held.deadlines, now).await {
             tracing::warn!(error = %e, "push watcher pass failed; retrying");
         }
-        let wait = deadlines
+        let wait = held
+            .deadlines
             .earliest()
             // Strictly past the deadline: wake a millisecond after it.
             .map(|d| Duration::from_millis(u64::try_from(d + 1 - now).unwrap_or(0)))
             .unwrap_or(MAX_SLEEP)
             .min(MAX_SLEEP);
         tokio::select! {
-            _ = cancel.cancelled() => break,
+            _ = cancel.cancelled() => return false,
             _ = tokio::time::sleep(wait) => {}
-            change = changes.recv() => match change {
-                Ok(c) => match c.kind {
-                    ChangeKind::Deleted | ChangeKind::Paused => deadlines.drop_id(&c.monitor_id),
-                    ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
-                        match monitors::get_by_id(state.db().reader(), &c.monitor_id).await {
-                            Ok(Some(m)) => deadlines.file(&m),
-                            Ok(None) => deadlines.drop_id(&c.monitor_id),
-                            Err(e) => tracing::warn!(monitor = %c.monitor_id, error = %e, "could not reload monitor"),
+            changed = role_changes.changed() => if changed.is_err() { return false },
+            _ = scan.tick(), if scanning => reconcile(state, &mut held, false).await,
+            delivery = feed.recv() => match delivery {
+                Ok(d) => match d.notice {
+                    Notice::Monitor(c) => match c.kind {
+                        ChangeKind::Deleted | ChangeKind::Paused => held.drop_id(&c.monitor_id),
+                        ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
+                            reload_one(state, &mut held, &c.monitor_id).await;
                         }
-                    }
+                    },
+                    Notice::Resync => reconcile(state, &mut held, true).await,
+                    _ => {}
                 },
-                Err(RecvError::Lagged(_)) => deadlines = load_or_empty(&state).await,
-                Err(RecvError::Closed) => break,
+                Err(RecvError::Lagged(_)) => held = load_all(state).await,
+                Err(RecvError::Closed) => return false,
             },
-        }
-    }
-}
-
-async fn load_or_empty(state: &Core) -> Deadlines {
-    match load(state).await {
-        Ok(d) => d,
-        Err(e) => {
-            tracing::error!(error = %e, "could not load push deadlines");
-            Deadlines::default()
         }
     }
 }

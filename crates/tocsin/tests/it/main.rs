@@ -6,6 +6,7 @@
 mod api_keys;
 mod auth;
 mod cli;
+mod cluster;
 mod common;
 mod contract;
 mod cycle_events;

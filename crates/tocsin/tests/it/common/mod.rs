@@ -119,6 +119,14 @@ impl TestServer {
         }
     }
 
+    /// A second server on this one's PostgreSQL database, as another node of a cluster would
+    /// be (`None` on SQLite). Stop it before this one, which drops the database.
+    pub async fn start_beside(&self, opts: Options) -> Option<TestServer> {
+        let url = self.database_url.clone().filter(|_| self.pg.is_some())?;
+        let dir = tempfile::tempdir().unwrap();
+        Some(TestServer::start_on(dir, None, Some(url), opts, None).await)
+    }
+
     /// Stops the server cleanly and starts a new one on the same data (same SQLite directory
     /// or PostgreSQL database), as a process restart would. The address changes.
     pub async fn restart(self, opts: Options) -> TestServer {

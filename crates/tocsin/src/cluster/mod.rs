@@ -1,0 +1,24 @@
+//! Several nodes on one database. Tocsin nodes that share a PostgreSQL database share all
+//! durable state through it; what each process holds in memory (the schedule, push deadlines,
+//! the push-token map, the API-key cache, the monitor-list builds) follows other nodes' writes
+//! through the change feed, and the work that must happen once per cluster runs on the node
+//! holding a lease.
+//!
+//! - [`feed`]: notices of committed writes, delivered to subscribers on every node
+//!   (`pg_notify` between nodes, a broadcast channel within one).
+//! - [`inventory`]: the reconciliation scan under the feed, for the scheduler and the push
+//!   watcher.
+//! - [`lease`]: the scheduler role, held by one node at a time.
+//! - [`caches`]: the task applying notices to the push-token map and the API-key cache.
+//!
+//! On SQLite there is one node: the feed stays in process and the role is always held.
+
+pub mod caches;
+pub mod feed;
+pub mod inventory;
+pub mod lease;
+
+/// A fresh id for this process, telling its notices and its lease apart from other nodes'.
+pub fn new_node_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

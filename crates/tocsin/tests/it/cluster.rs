@@ -1,0 +1,656 @@
+//! Several nodes on one PostgreSQL database: the scheduler lease (one holder; expiry hands it
+//! over), the change feed crossing nodes (in-process servers on one database), and two real
+//! `tocsin serve` processes with the scheduler enabled on both: checks run once per slot,
+//! edits, push-token and API-key changes made on one node hold on the other within a second,
+//! and checks go on from the other node after `kill -9` of the one holding the scheduler role.
+//! PostgreSQL only: on SQLite (one node) every test returns at once.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::Uri;
+use common::binary::{free_port, tocsin, wait_ready};
+use common::{pg_admin_url, Options, TestServer};
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{json, Value};
+use sqlx::Connection;
+use tocsin::cluster::feed::{ChangeKind, MonitorChange, Notice};
+use tocsin::cluster::lease::{self, Lease, Role, Timing};
+use tocsin_core::Grid;
+
+// ---------------------------------------------------------------------------------------------
+// The lease
+
+fn quick() -> Timing {
+    Timing {
+        ttl: Duration::from_millis(1_500),
+        renew_every: Duration::from_millis(250),
+        margin: Duration::from_millis(300),
+    }
+}
+
+#[tokio::test]
+async fn one_contender_holds_the_lease_until_it_expires() {
+    if pg_admin_url().is_none() {
+        return;
+    }
+    let srv = TestServer::start().await;
+    let db = srv.state.db().clone();
+    let a = Lease::new(db.clone(), "test", "node-a", quick());
+    let b = Lease::new(db.clone(), "test", "node-b", quick());
+    let term = a.try_acquire().await.unwrap();
+    assert_eq!(term, Some(1));
+    assert_eq!(b.try_acquire().await.unwrap(), None, "held by a");
+    assert_eq!(a.try_acquire().await.unwrap(), Some(1), "a renews");
+    // Both at once: exactly one wins.
+    let (ra, rb) = tokio::join!(a.try_acquire(), b.try_acquire());
+    assert_eq!((ra.unwrap(), rb.unwrap()), (Some(1), None));
+    // a stops renewing: b takes over once the lease expired, with a new term.
+    tokio::time::sleep(Duration::from_millis(1_700)).await;
+    assert_eq!(b.try_acquire().await.unwrap(), Some(2));
+    assert_eq!(a.try_acquire().await.unwrap(), None);
+    // A release hands it over at once.
+    b.release().await.unwrap();
+    assert_eq!(a.try_acquire().await.unwrap(), Some(3));
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn lease_tasks_never_overlap_and_take_over_when_the_holder_stops() {
+    if pg_admin_url().is_none() {
+        return;
+    }
+    let srv = TestServer::start().await;
+    let db = srv.state.db().clone();
+    let start = |holder: &str| {
+        let role = Role::default();
+        role.contend();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let lease = Lease::new(db.clone(), "scheduler-test", holder, quick());
+        let task = tokio::spawn(lease::run(lease, role.clone(), cancel.clone()));
+        (role, cancel, task)
+    };
+    let (ra, ca, ta) = start("node-a");
+    let (rb, cb, tb) = start("node-b");
+    // Exactly one holds it at every look, and someone does soon.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen_held = false;
+    while Instant::now() < deadline {
+        let (a, b) = (ra.is_held(), rb.is_held());
+        assert!(!(a && b), "both held the role");
+        seen_held |= a || b;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(seen_held);
+    // Stop the holder without releasing (as a crash would): the task is aborted.
+    let (holder, other, other_cancel, other_task) = if ra.is_held() {
+        ta.abort();
+        (ra, rb, cb, tb)
+    } else {
+        tb.abort();
+        (rb, ra, ca, ta)
+    };
+    let stopped = Instant::now();
+    while !other.is_held() {
+        assert!(
+            !holder.is_held() || stopped.elapsed() < Duration::from_secs(2),
+            "an unrenewed role must end"
+        );
+        assert!(stopped.elapsed() < Duration::from_secs(10), "no takeover");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !holder.is_held(),
+        "the old holder stopped before the takeover"
+    );
+    other_cancel.cancel();
+    other_task.await.unwrap();
+    assert!(!other.is_held(), "a stopped task gives the role up");
+    srv.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The feed between in-process nodes
+
+#[tokio::test]
+async fn a_notice_published_on_one_node_reaches_the_other() {
+    if pg_admin_url().is_none() {
+        return;
+    }
+    let a = TestServer::start().await;
+    let b = a.start_beside(Options::default()).await.unwrap();
+    let mut on_b = b.state.feed().subscribe_all();
+    let mut changes_on_b = b.state.monitor_changes().subscribe();
+    let mut on_a = a.state.feed().subscribe_all();
+    // Wait until b listens (its listener says so with a Resync), then publish on a.
+    wait_for(&mut on_b, |n| *n == Notice::Resync).await;
+    a.state.feed().publish("m1", ChangeKind::Updated);
+    a.state.feed().announce(Notice::ApiKeyChanged {
+        key_id: "k1".into(),
+    });
+    let got = wait_for(&mut on_b, |n| matches!(n, Notice::Monitor(_))).await;
+    assert!(got.remote);
+    assert_eq!(
+        got.notice,
+        Notice::Monitor(MonitorChange {
+            monitor_id: "m1".into(),
+            kind: ChangeKind::Updated
+        })
+    );
+    let got = wait_for(&mut on_b, |n| matches!(n, Notice::ApiKeyChanged { .. })).await;
+    assert_eq!(
+        got.notice,
+        Notice::ApiKeyChanged {
+            key_id: "k1".into()
+        }
+    );
+    assert_eq!(changes_on_b.recv().await.unwrap().monitor_id, "m1");
+    // a delivered its own notices once, locally, and ignores the echo.
+    let mut own = Vec::new();
+    let quiet = Instant::now() + Duration::from_millis(500);
+    while let Ok(Ok(d)) = tokio::time::timeout_at(quiet.into(), on_a.recv()).await {
+        if d.notice != Notice::Resync {
+            own.push(d);
+        }
+    }
+    assert_eq!(own.len(), 2, "{own:?}");
+    assert!(own.iter().all(|d| !d.remote));
+
+    // Through the API: a key revoked on a is refused on b at once.
+    let u = a.sign_up("feed@example.com").await;
+    let token = u.token(&["monitors:read"]).await;
+    let on_b_client = common::Bearer::new(&b.base, &token);
+    assert_eq!(
+        on_b_client
+            .call(Method::GET, "/monitors", None)
+            .await
+            .status(),
+        200
+    );
+    let keys = common::monitors::array(&u, "/api-keys").await;
+    let id = keys[0]["id"].as_str().unwrap().to_string();
+    let res = u
+        .call(Method::POST, &format!("/api-keys/{id}/revoke"), None)
+        .await;
+    assert_eq!(res.status(), 200);
+    let revoked = Instant::now();
+    loop {
+        let status = on_b_client
+            .call(Method::GET, "/monitors", None)
+            .await
+            .status();
+        if status == 401 {
+            break;
+        }
+        assert!(
+            revoked.elapsed() < Duration::from_secs(1),
+            "still {status} on the other node"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    b.stop().await;
+    a.stop().await;
+}
+
+async fn wait_for(
+    rx: &mut tokio::sync::broadcast::Receiver<tocsin::cluster::feed::Delivery>,
+    want: impl Fn(&Notice) -> bool,
+) -> tocsin::cluster::feed::Delivery {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(deadline.into(), rx.recv()).await {
+            Ok(Ok(d)) if want(&d.notice) => return d,
+            Ok(_) => {}
+            Err(_) => panic!("no such notice within 10 s"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two real nodes
+
+/// A fresh PostgreSQL database, dropped when this goes (even when the test fails).
+struct PgDatabase {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl PgDatabase {
+    async fn create(admin: &str) -> PgDatabase {
+        let name = format!("tocsin_c_{}", uuid::Uuid::now_v7().simple());
+        let mut conn = sqlx::PgConnection::connect(admin).await.unwrap();
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.ok();
+        let (prefix, _) = admin.rsplit_once('/').unwrap();
+        PgDatabase {
+            admin: admin.to_string(),
+            url: format!("{prefix}/{name}"),
+            name,
+        }
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        // Drop cannot await: a thread with a runtime of its own does the job.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// A `tocsin serve` process, killed when this goes.
+struct Node {
+    child: Child,
+    base: String,
+}
+
+impl Node {
+    async fn start(dir: &std::path::Path, url: &str) -> Node {
+        let port = free_port();
+        let child = tocsin(dir)
+            .args([
+                "serve",
+                "--database-url",
+                url,
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--public-url",
+                PUBLIC_URL,
+                "--config",
+                "tocsin.toml",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let node = Node {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
+        wait_ready(port).await;
+        node
+    }
+
+    async fn leads(&self) -> bool {
+        let Ok(res) = reqwest::get(format!("{}/metrics", self.base)).await else {
+            return false;
+        };
+        let text = res.text().await.unwrap_or_default();
+        text.lines().any(|l| l.trim() == "scheduler_leader 1")
+    }
+
+    fn kill9(&mut self) {
+        common::binary::signal(&self.child, "-9");
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Both nodes answer as one service behind one public address.
+const PUBLIC_URL: &str = "http://tocsin.test";
+
+/// A loopback HTTP target that notes every request: (wall-clock ms, path).
+#[derive(Clone, Default)]
+struct Hits(Arc<Mutex<Vec<(i64, String)>>>);
+
+impl Hits {
+    async fn serve(&self) -> (String, tokio::task::JoinHandle<()>) {
+        let app = axum::Router::new()
+            .fallback(|State(h): State<Hits>, uri: Uri| async move {
+                h.0.lock().unwrap().push((now_ms(), uri.path().to_string()));
+                "ok"
+            })
+            .with_state(self.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        (base, task)
+    }
+
+    fn on(&self, path: &str, since_ms: i64) -> Vec<i64> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(at, p)| p == path && *at >= since_ms)
+            .map(|(at, _)| *at)
+            .collect()
+    }
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+const INTERVAL_S: u64 = 2;
+
+/// Hits per grid slot of monitor `id`.
+fn per_slot(id: &str, hits: &[i64]) -> HashMap<i64, usize> {
+    let grid = Grid::for_monitor(id, INTERVAL_S * 1000);
+    let mut slots = HashMap::new();
+    for at in hits {
+        *slots
+            .entry(grid.last_run_at_or_before(*at).unwrap())
+            .or_default() += 1;
+    }
+    slots
+}
+
+/// Polls `f` every 50 ms until it is true; false if `within` passed first.
+async fn within<F, Fut>(within: Duration, mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if f().await {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn call(
+    c: &Client,
+    token: &str,
+    method: Method,
+    url: String,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut req = c.request(method, url).bearer_auth(token);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn two_nodes_share_one_scheduler_and_follow_each_others_writes() {
+    let Some(admin) = pg_admin_url() else {
+        return;
+    };
+    let db = PgDatabase::create(&admin).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
+    let out = tocsin(dir.path())
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut nodes = vec![
+        Node::start(dir.path(), &db.url).await,
+        Node::start(dir.path(), &db.url).await,
+    ];
+    let (a, b) = (nodes[0].base.clone(), nodes[1].base.clone());
+
+    // A person signs up on a; cookies work on both nodes (one database, one public URL).
+    let person = Client::builder()
+        .cookie_store(true)
+        .default_headers({
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(reqwest::header::ORIGIN, PUBLIC_URL.parse().unwrap());
+            h
+        })
+        .build()
+        .unwrap();
+    let res = person
+        .post(format!("{a}/auth/sign-up/email"))
+        .json(&json!({"email": "ops@example.com", "password": "correct horse battery", "name": "ops"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let mint = |name: &'static str| {
+        let person = person.clone();
+        let a = a.clone();
+        async move {
+            let k: Value = person
+                .post(format!("{a}/api-keys"))
+                .json(&json!({"name": name, "permissions": ["monitors:read", "monitors:write", "monitors:delete"], "surfaces": ["rest"]}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            (
+                k["id"].as_str().unwrap().to_string(),
+                k["token"].as_str().unwrap().to_string(),
+            )
+        }
+    };
+    let (_, token) = mint("ops").await;
+    let c = Client::new();
+
+    // Exactly one node leads.
+    assert!(
+        within(Duration::from_secs(20), || async {
+            nodes[0].leads().await != nodes[1].leads().await
+        })
+        .await,
+        "one node should hold the scheduler role"
+    );
+
+    // A monitor created on a is checked within its interval + 2 s, once per slot.
+    let hits = Hits::default();
+    let (target, _server) = hits.serve().await;
+    let started = now_ms();
+    let (status, m) = call(
+        &c,
+        &token,
+        Method::POST,
+        format!("{a}/monitors"),
+        Some(
+            json!({"name": "web", "type": "HTTP", "url": format!("{target}/one"),
+                    "interval": INTERVAL_S, "timeout": 1}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{m}");
+    let id = m["id"].as_str().unwrap().to_string();
+    assert!(
+        within(Duration::from_secs(INTERVAL_S + 2), || async {
+            !hits.on("/one", started).is_empty()
+        })
+        .await,
+        "not checked within interval + 2 s"
+    );
+    tokio::time::sleep(Duration::from_secs(5 * INTERVAL_S)).await;
+    let one = hits.on("/one", started);
+    let slots = per_slot(&id, &one);
+    assert!(
+        slots.values().all(|n| *n == 1),
+        "a slot ran twice: {slots:?}"
+    );
+    assert!(slots.len() >= 4, "too few slots ran: {slots:?}");
+
+    // Edited on b: the next slot checks the new path, and the old one no more.
+    let (status, _) = call(
+        &c,
+        &token,
+        Method::PATCH,
+        format!("{b}/monitors/{id}"),
+        Some(json!({"url": format!("{target}/two")})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let edited = now_ms();
+    assert!(
+        within(Duration::from_secs(INTERVAL_S + 2), || async {
+            !hits.on("/two", edited).is_empty()
+        })
+        .await,
+        "the edit made on the other node was not checked on the next slot"
+    );
+    let first_new = hits.on("/two", edited)[0];
+    tokio::time::sleep(Duration::from_secs(2 * INTERVAL_S)).await;
+    assert!(
+        hits.on("/one", first_new + 1).is_empty(),
+        "the old settings were checked after the new ones"
+    );
+    let slots = per_slot(&id, &hits.on("/two", edited));
+    assert!(
+        slots.values().all(|n| *n == 1),
+        "a slot ran twice: {slots:?}"
+    );
+
+    // Push tokens: regenerated on a, refused on b within a second; deleted likewise.
+    let (status, p) = call(
+        &c,
+        &token,
+        Method::POST,
+        format!("{a}/monitors"),
+        Some(json!({"name": "job", "type": "PUSH", "interval": 3600})),
+    )
+    .await;
+    assert_eq!(status, 201, "{p}");
+    let push_id = p["id"].as_str().unwrap().to_string();
+    let old = p["pushToken"].as_str().unwrap().to_string();
+    let push = |base: String, t: String| {
+        let c = c.clone();
+        async move {
+            c.post(format!("{base}/push/{t}"))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(push(b.clone(), old.clone()).await, 202, "b knows the token");
+    let (status, fresh) = call(
+        &c,
+        &token,
+        Method::POST,
+        format!("{a}/monitors/{push_id}/regenerate-push-token"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let new = fresh["pushToken"].as_str().unwrap().to_string();
+    assert!(
+        within(Duration::from_secs(1), || push(b.clone(), old.clone())
+            .map_404())
+        .await,
+        "the old token still worked on the other node after 1 s"
+    );
+    assert_eq!(push(b.clone(), new.clone()).await, 202);
+    let (status, _) = call(
+        &c,
+        &token,
+        Method::DELETE,
+        format!("{a}/monitors/{push_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    assert!(
+        within(Duration::from_secs(1), || push(b.clone(), new.clone())
+            .map_404())
+        .await,
+        "a deleted monitor's token still worked on the other node after 1 s"
+    );
+
+    // An API key revoked on a is refused on b within a second.
+    let (key_id, doomed) = mint("doomed").await;
+    let (status, _) = call(&c, &doomed, Method::GET, format!("{b}/monitors"), None).await;
+    assert_eq!(status, 200, "b caches the key");
+    let res = person
+        .post(format!("{a}/api-keys/{key_id}/revoke"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        within(Duration::from_secs(1), || async {
+            call(&c, &doomed, Method::GET, format!("{b}/monitors"), None)
+                .await
+                .0
+                == 401
+        })
+        .await,
+        "a revoked key still worked on the other node after 1 s"
+    );
+
+    // kill -9 of the leader: checks go on from the other node within 30 s.
+    let leader = if nodes[0].leads().await { 0 } else { 1 };
+    nodes[leader].kill9();
+    let killed = now_ms();
+    let survivor = &nodes[1 - leader];
+    assert!(
+        within(Duration::from_secs(30), || async {
+            !hits.on("/two", killed + 500).is_empty()
+        })
+        .await,
+        "no check within 30 s of the scheduler node's death"
+    );
+    assert!(survivor.leads().await);
+    // Once per slot there too.
+    tokio::time::sleep(Duration::from_secs(2 * INTERVAL_S)).await;
+    let slots = per_slot(&id, &hits.on("/two", killed + 500));
+    assert!(
+        slots.values().all(|n| *n == 1),
+        "a slot ran twice: {slots:?}"
+    );
+    drop(nodes);
+    drop(db);
+}
+
+/// Turns a push's status into "was it refused".
+trait Map404 {
+    fn map_404(self) -> impl std::future::Future<Output = bool>;
+}
+
+impl<F: std::future::Future<Output = u16>> Map404 for F {
+    async fn map_404(self) -> bool {
+        self.await == 404
+    }
+}
