@@ -220,6 +220,14 @@ impl ApiError {
     }
 }
 
+/// A stored status no status spells is a corrupt row: an internal error (logged with its
+/// cause by the envelope), never a guessed status.
+impl From<crate::store::status::CorruptStatus> for ApiError {
+    fn from(e: crate::store::status::CorruptStatus) -> Self {
+        ApiError::Internal(anyhow::Error::new(e))
+    }
+}
+
 impl From<Vec<FieldError>> for ApiError {
     fn from(fields: Vec<FieldError>) -> Self {
         ApiError::Validation {
