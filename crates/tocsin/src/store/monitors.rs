@@ -186,12 +186,24 @@ impl MonitorRow {
         ))
     }
 
-    /// Timeout, retries and (DNS_DIFF) the accepted baseline for one run.
-    pub fn run_options(&self) -> RunOptions {
+    /// How long one attempt may take.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(u64::try_from(self.timeout_s).unwrap_or(1))
+    }
+
+    /// Immediate retries of a failed attempt.
+    pub fn retries(&self) -> u32 {
+        to_u32(self.retries)
+    }
+
+    /// Timeout, retries, (DNS_DIFF) the accepted baseline and the run's time (from the
+    /// caller's clock: certificate days left count from it) for one run.
+    pub fn run_options(&self, now: DateTime<Utc>) -> RunOptions {
         RunOptions {
-            timeout: std::time::Duration::from_secs(u64::try_from(self.timeout_s).unwrap_or(1)),
-            retries: to_u32(self.retries),
+            timeout: self.timeout(),
+            retries: self.retries(),
             baseline: self.dns_baseline(),
+            now,
         }
     }
 
