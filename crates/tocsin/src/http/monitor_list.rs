@@ -483,7 +483,7 @@ async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> A
             out.push(b',');
         }
         first = false;
-        write_monitor(&mut out, part, s, projects.get(&s.id)).map_err(BuildError::from)?;
+        write_monitor(&mut out, part, s, projects.get(&s.id))?;
     }
     out.push(b']');
     Ok(Bytes::from(out))
