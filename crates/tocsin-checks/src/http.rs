@@ -40,7 +40,7 @@ use std::fmt;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -49,10 +49,8 @@ use http::header::{self, HeaderName, HeaderValue};
 use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
-use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
-use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::CertificateError;
+use rustls_pki_types::ServerName;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -60,7 +58,7 @@ use url::{Host, Position, Url};
 
 use crate::assertions::{self, Assertion, Observation, Severity};
 use crate::spec::{FieldError, RunOptions, SpecInput};
-use crate::{Outcome, Timings, Verdict};
+use crate::{tls, Outcome, Timings, Verdict};
 
 /// Largest request body a monitor may send.
 pub const MAX_REQUEST_BODY: usize = 64 * 1024;
@@ -734,7 +732,6 @@ pub enum HttpError {
 }
 
 /// What the attempt gathered so far; survives failures so a DOWN still shows what was seen.
-#[derive(Default)]
 struct Gathered {
     timings: Timings,
     measured: bool,
@@ -744,9 +741,24 @@ struct Gathered {
     headers: Option<BTreeMap<String, Vec<String>>>,
     /// Everything read of the last response body (at most [`MAX_RESPONSE_BODY`]).
     body: Vec<u8>,
+    /// The run's time ([`RunOptions::now`]), for certificate days left.
+    now: chrono::DateTime<chrono::Utc>,
 }
 
 impl Gathered {
+    fn new(now: chrono::DateTime<chrono::Utc>) -> Self {
+        Gathered {
+            timings: Timings::default(),
+            measured: false,
+            resolved_ip: None,
+            cert_days_left: None,
+            status_code: None,
+            headers: None,
+            body: Vec::new(),
+            now,
+        }
+    }
+
     fn note_cert(&mut self, days: i64) {
         self.cert_days_left = Some(self.cert_days_left.map_or(days, |d| d.min(days)));
     }
@@ -757,7 +769,7 @@ impl Gathered {
 /// [`crate::run`].
 pub async fn check(spec: &HttpSpec, opts: &RunOptions) -> Outcome {
     let started = Instant::now();
-    let mut gathered = Gathered::default();
+    let mut gathered = Gathered::new(opts.now);
     let result =
         match tokio::time::timeout(opts.timeout, fetch_following(spec, &mut gathered)).await {
             Ok(r) => r,
@@ -1118,126 +1130,14 @@ fn build_request(spec: &HttpSpec, hop: &Hop) -> Result<http::Request<Full<Bytes>
 // TLS
 // ---------------------------------------------------------------------------------------------
 
-fn provider() -> Arc<CryptoProvider> {
-    static PROVIDER: OnceLock<Arc<CryptoProvider>> = OnceLock::new();
-    PROVIDER
-        .get_or_init(|| Arc::new(rustls::crypto::ring::default_provider()))
-        .clone()
-}
-
-fn root_store() -> Arc<rustls::RootCertStore> {
-    static ROOTS: OnceLock<Arc<rustls::RootCertStore>> = OnceLock::new();
-    ROOTS
-        .get_or_init(|| {
-            Arc::new(rustls::RootCertStore::from_iter(
-                webpki_roots::TLS_SERVER_ROOTS.iter().cloned(),
-            ))
-        })
-        .clone()
-}
-
-/// Wraps the real verifier (or none, with `verify: false`) to keep the leaf certificate, so
-/// its expiry is known even when verification rejects it.
-#[derive(Debug)]
-struct LeafCapture {
-    inner: Option<Arc<dyn ServerCertVerifier>>,
-    provider: Arc<CryptoProvider>,
-    leaf: Mutex<Option<Vec<u8>>>,
-}
-
-impl ServerCertVerifier for LeafCapture {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        if let Ok(mut slot) = self.leaf.lock() {
-            *slot = Some(end_entity.as_ref().to_vec());
-        }
-        match &self.inner {
-            Some(v) => {
-                v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-            }
-            None => Ok(ServerCertVerified::assertion()),
-        }
-    }
-
-    // Signatures are always checked, even without chain validation: the handshake must still
-    // prove the server holds the certificate's key.
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
-}
-
-/// Days until the certificate's notAfter, rounded down (negative once expired).
-pub fn cert_days_left(der: &[u8], now_unix: i64) -> Option<i64> {
-    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
-    let not_after = cert.validity().not_after.timestamp();
-    Some((not_after - now_unix).div_euclid(86_400))
-}
-
 async fn tls_handshake(
     tcp: TcpStream,
     url: &Url,
     verify: bool,
     g: &mut Gathered,
 ) -> Result<tokio_rustls::client::TlsStream<TcpStream>, HttpError> {
-    let provider = provider();
-    let inner: Option<Arc<dyn ServerCertVerifier>> = if verify {
-        let v = rustls::client::WebPkiServerVerifier::builder_with_provider(
-            root_store(),
-            provider.clone(),
-        )
-        .build()
-        .map_err(|e| HttpError::Tls(format!("TLS setup failed: {e}")))?;
-        Some(v)
-    } else {
-        None
-    };
-    let capture = Arc::new(LeafCapture {
-        inner,
-        provider: provider.clone(),
-        leaf: Mutex::new(None),
-    });
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| HttpError::Tls(format!("TLS setup failed: {e}")))?
-        .dangerous()
-        .with_custom_certificate_verifier(capture.clone())
-        .with_no_client_auth();
+    let (mut config, capture) =
+        tls::client_config(verify).map_err(|e| HttpError::Tls(e.to_string()))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
 
     let server_name = match url.host() {
@@ -1250,9 +1150,10 @@ async fn tls_handshake(
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let result = connector.connect(server_name, tcp).await;
 
-    let now = chrono::Utc::now().timestamp();
-    let leaf = capture.leaf.lock().ok().and_then(|mut slot| slot.take());
-    let days = leaf.as_deref().and_then(|der| cert_days_left(der, now));
+    // The leaf is known even when verification rejected it, so an expired certificate says so.
+    let days = capture
+        .leaf()
+        .and_then(|der| tls::cert_days_left(&der, g.now));
     if let Some(d) = days {
         g.note_cert(d);
     }

@@ -11,6 +11,7 @@ pub mod outcome;
 pub mod ping;
 pub mod spec;
 pub mod tcp;
+pub mod tls;
 pub mod websocket;
 
 pub use outcome::{AssertionResult, Outcome, Timings, Verdict};

@@ -79,14 +79,20 @@ pub struct RunOptions {
     pub retries: u32,
     /// DNS_DIFF: the accepted answer set; `None` until the first answer becomes the baseline.
     pub baseline: Option<Vec<String>>,
+    /// The time of the run, from the caller's clock: certificate days left count from it. The
+    /// engine never reads the wall clock for a decision.
+    pub now: chrono::DateTime<chrono::Utc>,
 }
 
 impl Default for RunOptions {
+    /// Ten seconds, no retries, no baseline, and `now` from the wall clock: for tools and tests
+    /// that run checks directly (the server always sets `now` from its own clock).
     fn default() -> Self {
         RunOptions {
             timeout: Duration::from_secs(10),
             retries: 0,
             baseline: None,
+            now: chrono::Utc::now(),
         }
     }
 }

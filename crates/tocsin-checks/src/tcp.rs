@@ -19,8 +19,8 @@
 //! at `reply`; it is capped at 64 KiB.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -149,7 +149,7 @@ pub async fn check(spec: &TcpSpec, opts: &RunOptions) -> Outcome {
         }
         Some(tls) => {
             let name = tls.server_name.as_deref().unwrap_or(&spec.host);
-            match tls_handshake(connected.stream, name, tls.verify, deadline).await {
+            match tls_handshake(connected.stream, name, tls.verify, deadline, opts.now).await {
                 Err(message) => {
                     let mut outcome = Outcome::down(started.elapsed(), message);
                     outcome.resolved_ip = resolved_ip;
@@ -729,14 +729,17 @@ pub(crate) struct TlsSession<S> {
     pub(crate) cert_days_left: Option<i64>,
 }
 
-/// Runs a TLS handshake over `stream` for `server_name` (a hostname or an IP address).
+/// Runs a TLS handshake over `stream` for `server_name` (a hostname or an IP address); the
+/// certificate's days left count from `now`.
 pub(crate) async fn tls_handshake<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     server_name: &str,
     verify: bool,
     deadline: Instant,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Result<TlsSession<S>, String> {
-    let config = tls_client_config(verify)?;
+    let (config, capture) = crate::tls::client_config(verify).map_err(|e| e.to_string())?;
+    let config = Arc::new(config);
     let name = rustls_pki_types::ServerName::try_from(server_name.to_string())
         .map_err(|_| format!("invalid TLS server name {server_name:?}"))?;
     let connector = tokio_rustls::TlsConnector::from(config);
@@ -753,106 +756,12 @@ pub(crate) async fn tls_handshake<S: AsyncRead + AsyncWrite + Unpin>(
             Ok(Ok(s)) => s,
         };
     let tls_ms = ms(started.elapsed());
-    let cert_days_left = stream
-        .get_ref()
-        .1
-        .peer_certificates()
-        .and_then(|certs| certs.first())
-        .and_then(|leaf| cert_days_left(leaf.as_ref()));
+    let cert_days_left = capture
+        .leaf()
+        .and_then(|leaf| crate::tls::cert_days_left(&leaf, now));
     Ok(TlsSession {
         stream,
         tls_ms,
         cert_days_left,
     })
-}
-
-/// Whole days until the certificate's `notAfter` (negative once expired).
-pub(crate) fn cert_days_left(der: &[u8]) -> Option<i64> {
-    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
-    let not_after = cert.validity().not_after.timestamp();
-    let now = i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs()).ok()?;
-    Some((not_after - now).div_euclid(86_400))
-}
-
-/// Client configs are built once per process: loading the root store is not free and the result
-/// never changes.
-pub(crate) fn tls_client_config(verify: bool) -> Result<Arc<rustls::ClientConfig>, String> {
-    static VERIFYING: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-    static TRUSTING: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-    let cell = if verify { &VERIFYING } else { &TRUSTING };
-    cell.get_or_init(|| build_tls_config(verify)).clone()
-}
-
-fn build_tls_config(verify: bool) -> Result<Arc<rustls::ClientConfig>, String> {
-    // The ring provider is named explicitly so the engine never depends on which provider some
-    // other part of the process installed as the default.
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS setup failed: {e}"))?;
-    let config = if verify {
-        let roots =
-            rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        builder.with_root_certificates(roots).with_no_client_auth()
-    } else {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert { provider }))
-            .with_no_client_auth()
-    };
-    Ok(Arc::new(config))
-}
-
-/// `verify: false`: accept any certificate, but still check the handshake signatures so the
-/// connection is at least consistent with the certificate presented (and its expiry readable).
-#[derive(Debug)]
-struct AcceptAnyCert {
-    provider: Arc<rustls::crypto::CryptoProvider>,
-}
-
-impl rustls::client::danger::ServerCertVerifier for AcceptAnyCert {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &rustls_pki_types::CertificateDer<'_>,
-        _intermediates: &[rustls_pki_types::CertificateDer<'_>],
-        _server_name: &rustls_pki_types::ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: rustls_pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls_pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls_pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
 }

@@ -201,7 +201,7 @@ pub async fn check(spec: &WsSpec, opts: &RunOptions) -> Outcome {
     };
 
     if spec.url.scheme() == "wss" {
-        match tls_handshake(connected.stream, &host, spec.tls_verify, deadline).await {
+        match tls_handshake(connected.stream, &host, spec.tls_verify, deadline, opts.now).await {
             Err(message) => {
                 outcome.message = Some(message);
             }

@@ -464,6 +464,37 @@ async fn tls_without_verification_is_up() {
     assert_eq!(out.response_body.as_deref(), Some("tls-echo:hi"));
 }
 
+/// Days left count from the caller's `now`, not the wall clock: the same certificate (valid
+/// until 2100-01-01) is ten days from expiry late in 2099 and expired in 2100.
+#[tokio::test]
+async fn certificate_days_left_follow_the_given_time() {
+    let addr = tls_echo_server().await;
+    let s = spec(
+        addr.port(),
+        json!({"tls": {"verify": false, "serverName": "localhost"}, "send": "hi", "expect": "tls-echo:hi"}),
+    );
+    let at = |y, m, d| {
+        chrono::NaiveDate::from_ymd_opt(y, m, d)
+            .and_then(|d| d.and_hms_opt(12, 0, 0))
+            .map(|t| t.and_utc())
+            .expect("a valid date")
+    };
+    let late_2099 = RunOptions {
+        now: at(2099, 12, 21),
+        ..opts(3000)
+    };
+    let out = tcp::check(&s, &late_2099).await;
+    let days = out.cert_days_left.expect("days left");
+    assert!((10..=11).contains(&days), "{days}");
+    let in_2100 = RunOptions {
+        now: at(2100, 1, 3),
+        ..opts(3000)
+    };
+    let out = tcp::check(&s, &in_2100).await;
+    let days = out.cert_days_left.expect("days left");
+    assert!((-3..=-2).contains(&days), "{days}");
+}
+
 #[tokio::test]
 async fn tls_with_verification_rejects_self_signed() {
     let addr = tls_echo_server().await;

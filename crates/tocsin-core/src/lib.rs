@@ -40,6 +40,6 @@ pub use push::{
 pub use quorum::{aggregate, majority, pick_regions, RegionStrategy};
 pub use schedule::{next_run_after, start_offset, Grid};
 pub use state::{
-    accept_baseline, push_down, step, CycleInput, Event, EventKind, MonitorState, SettingsError,
-    StateSettings, Status, Transition, Verdict,
+    accept_baseline, push_down, resume, step, CycleInput, Event, EventKind, MonitorState,
+    SettingsError, StateSettings, Status, Transition, UnknownStatus, Verdict,
 };

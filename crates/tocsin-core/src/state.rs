@@ -44,9 +44,22 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// A monitor's (and a heartbeat's) status, serialized exactly as the API spells it.
+/// A monitor's (and a heartbeat's) status: the one type for it in every layer. Serialized
+/// exactly as the API spells it ([`Status::as_str`], which is also the stored text).
+///
+/// With the `schema` feature it is the API document's `MonitorStatus` schema. The description
+/// is spelled out rather than taken from this comment because the published document predates
+/// this type and must stay byte-identical.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
+#[cfg_attr(
+    feature = "schema",
+    derive(schemars::JsonSchema),
+    schemars(
+        rename = "MonitorStatus",
+        description = "A monitor's (and a heartbeat's) status as the API documents it; the same values as\n [`tocsin_core::Status`], which owns the transitions."
+    )
+)]
 pub enum Status {
     Up,
     Down,
@@ -54,6 +67,53 @@ pub enum Status {
     Changed,
     Maintenance,
     Pending,
+}
+
+impl Status {
+    /// Every status, in declaration order.
+    pub const ALL: [Status; 6] = [
+        Status::Up,
+        Status::Down,
+        Status::Degraded,
+        Status::Changed,
+        Status::Maintenance,
+        Status::Pending,
+    ];
+
+    /// The spelling of the API (the serde form) and of the stored text columns.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Status::Up => "UP",
+            Status::Down => "DOWN",
+            Status::Degraded => "DEGRADED",
+            Status::Changed => "CHANGED",
+            Status::Maintenance => "MAINTENANCE",
+            Status::Pending => "PENDING",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A text that is no status's spelling (a corrupt or foreign stored value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown status {0:?}")]
+pub struct UnknownStatus(pub String);
+
+impl std::str::FromStr for Status {
+    type Err = UnknownStatus;
+
+    /// The inverse of [`Status::as_str`]; anything else is an error, never a default.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Status::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| UnknownStatus(s.to_string()))
+    }
 }
 
 /// The aggregated verdict of one check cycle (see [`crate::quorum::aggregate`]).
@@ -248,6 +308,20 @@ pub enum EventKind {
     Pending,
 }
 
+impl EventKind {
+    /// The stored (and API) spelling, the same as the serde form.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Down => "down",
+            EventKind::Up => "up",
+            EventKind::Degraded => "degraded",
+            EventKind::Changed => "changed",
+            EventKind::Maintenance => "maintenance",
+            EventKind::Pending => "pending",
+        }
+    }
+}
+
 /// A recorded status change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -344,6 +418,13 @@ pub fn accept_baseline(state: &MonitorState) -> Transition {
             event: None,
         }
     }
+}
+
+/// The monitor was resumed after a pause: it starts afresh from [`MonitorState::initial`], as on
+/// creation. A status other than `PENDING` before the pause gives a (non-alerting) `pending`
+/// event, so the event stream never ends on a status the monitor no longer has.
+pub fn resume(state: &MonitorState) -> Transition {
+    Transition::new(state.status, MonitorState::initial())
 }
 
 /// Leaving maintenance restarts evaluation exactly as on creation.

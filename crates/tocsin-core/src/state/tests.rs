@@ -690,3 +690,52 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn status_spelling_is_the_serde_form_and_round_trips() {
+    for s in Status::ALL {
+        assert_eq!(
+            serde_json::to_value(s).ok(),
+            Some(serde_json::Value::from(s.as_str()))
+        );
+        assert_eq!(s.as_str().parse::<Status>(), Ok(s));
+    }
+    assert_eq!(
+        "up".parse::<Status>(),
+        Err(crate::state::UnknownStatus("up".into()))
+    );
+}
+
+#[test]
+fn event_kind_spelling_is_the_serde_form() {
+    use crate::state::EventKind as K;
+    for k in [
+        K::Down,
+        K::Up,
+        K::Degraded,
+        K::Changed,
+        K::Maintenance,
+        K::Pending,
+    ] {
+        assert_eq!(
+            serde_json::to_value(k).ok(),
+            Some(serde_json::Value::from(k.as_str()))
+        );
+    }
+}
+
+#[test]
+fn resume_starts_from_the_initial_state_with_a_quiet_pending_event() {
+    let down = MonitorState {
+        status: Status::Down,
+        consecutive_failures: 3,
+        consecutive_successes: 0,
+        pending_failure_since: None,
+    };
+    let t = crate::state::resume(&down);
+    assert_eq!(t.state, MonitorState::initial());
+    let ev = t.event.expect("a status change");
+    assert_eq!((ev.from, ev.to), (Status::Down, Status::Pending));
+    assert!(!ev.is_alert_worthy());
+    assert_eq!(crate::state::resume(&MonitorState::initial()).event, None);
+}

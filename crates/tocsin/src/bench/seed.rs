@@ -11,7 +11,7 @@ use tocsin_core::Status;
 use crate::app::Core;
 use crate::ids::new_id;
 use crate::monitoring::heartbeats::NewHeartbeat;
-use crate::monitoring::{self, LOCAL_REGION};
+use crate::monitoring::LOCAL_REGION;
 use crate::store::monitors::{self, MonitorRow};
 
 /// Monitors per insert transaction: large enough to amortise the commit, small enough that the
@@ -40,7 +40,7 @@ pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRo
         workspace_id: seed.workspace_id.clone(),
         name: format!("bench {i}"),
         kind_text: "HTTP".into(),
-        status_text: monitoring::status_str(Status::Up).into(),
+        status_text: crate::store::status::text(Status::Up).into(),
         url: Some(seed.url.clone()),
         host: None,
         port: None,

@@ -154,6 +154,14 @@ impl From<Vec<FieldError>> for DomainError {
     }
 }
 
+/// A stored status no status spells is a corrupt row: an internal error (logged with its
+/// cause by the envelope), never a guessed status.
+impl From<crate::store::status::CorruptStatus> for DomainError {
+    fn from(e: crate::store::status::CorruptStatus) -> Self {
+        DomainError::Internal(anyhow::Error::new(e))
+    }
+}
+
 /// Maps a unique-constraint violation to a precise conflict; other database errors pass through.
 pub fn on_constraint(err: sqlx::Error, map: &[(&str, DomainError)]) -> DomainError {
     if let sqlx::Error::Database(db) = &err {

@@ -127,6 +127,12 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+impl From<crate::store::status::CorruptStatus> for ApiError {
+    fn from(e: crate::store::status::CorruptStatus) -> Self {
+        ApiError::Domain(e.into())
+    }
+}
+
 impl From<Vec<FieldError>> for ApiError {
     fn from(fields: Vec<FieldError>) -> Self {
         ApiError::Domain(fields.into())

@@ -17,9 +17,11 @@ use crate::domain::DomainError;
 use crate::http::auth::Auth;
 use crate::http::error::{ApiResult, FieldError, Resource};
 use crate::http::AppState;
-use crate::monitoring::{parse_status, ApiStatus};
+use tocsin_core::Status;
+
 use crate::store::events::{self, EventRow};
 use crate::store::monitors;
+use crate::store::status::{self, CorruptStatus};
 
 pub const DEFAULT_EVENT_LIMIT: u32 = 100;
 pub const MAX_EVENT_LIMIT: u32 = 1000;
@@ -115,9 +117,9 @@ pub struct MonitorEvent {
     pub seq: i64,
     pub kind: MonitorEventKind,
     /// The status before the change.
-    pub from: ApiStatus,
+    pub from: Status,
     /// The status after the change.
-    pub to: ApiStatus,
+    pub to: Status,
     /// Why, in words (the failing check's message for `down`), when known.
     pub message: Option<String>,
     /// Whether notification channels should hear of this change.
@@ -126,18 +128,23 @@ pub struct MonitorEvent {
     pub created_at: String,
 }
 
-fn view(r: EventRow) -> Option<MonitorEvent> {
-    Some(MonitorEvent {
-        kind: MonitorEventKind::parse(&r.kind)?,
-        from: parse_status(&r.from_status)?.into(),
-        to: parse_status(&r.to_status)?.into(),
+/// An event as the API shows it; `None` for a kind this build does not know (an event from a
+/// newer build), an error for a corrupt status.
+fn view(r: EventRow) -> Result<Option<MonitorEvent>, CorruptStatus> {
+    let Some(kind) = MonitorEventKind::parse(&r.kind) else {
+        return Ok(None);
+    };
+    Ok(Some(MonitorEvent {
+        kind,
+        from: status::from_text(&r.from_status)?,
+        to: status::from_text(&r.to_status)?,
         seq: r.seq,
         message: r.message,
         alert: r.alert != 0,
         created_at: rfc3339(r.created_at),
         id: r.id,
         monitor_id: r.monitor_id,
-    })
+    }))
 }
 
 async fn list(
@@ -157,5 +164,9 @@ async fn list(
     let rows =
         events::list_recent(db, &caller.workspace_id, &p.monitor_id, q.before, limit).await?;
     // Rows this build cannot read (a kind from a newer release) are skipped, not fatal.
-    Ok(Json(rows.into_iter().filter_map(view).collect()))
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        out.extend(view(r)?);
+    }
+    Ok(Json(out))
 }

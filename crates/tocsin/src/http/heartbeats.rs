@@ -26,13 +26,12 @@ use crate::domain::DomainError;
 use crate::http::auth::Auth;
 use crate::http::error::{ApiError, ApiResult, FieldError, Resource};
 use crate::http::AppState;
-use crate::monitoring::heartbeats::{
-    decode_id, encode_id, status_code, status_from_code, unpack_timings,
-};
+use crate::monitoring::heartbeats::{decode_id, encode_id, unpack_timings};
 use crate::monitoring::histogram::{to_ms, Histogram};
 use crate::monitoring::report::{self, DAY_MS};
 use crate::monitoring::rollup::{floor_hour, Summary};
 use crate::store::heartbeats::{self as hb_store, ListFilter, StoredHeartbeat};
+use crate::store::status::{self, CorruptStatus};
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()
@@ -114,9 +113,15 @@ pub fn router() -> ApiRouter<AppState> {
 
 pub use super::schema::exact_object;
 
+// Schema only: heartbeats carry `tocsin_core::Status`, the one status type. The published
+// document names a heartbeat's status `HeartbeatStatus` (described by the doc line below, which
+// is all the document may say) beside the monitor's `MonitorStatus`, and must stay
+// byte-identical, so this enum exists only to be referenced by `#[schemars(with = ...)]` and is
+// never built.
 /// A check status.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
+#[allow(dead_code)]
 pub enum HeartbeatStatus {
     Up,
     Down,
@@ -124,32 +129,6 @@ pub enum HeartbeatStatus {
     Changed,
     Maintenance,
     Pending,
-}
-
-impl From<Status> for HeartbeatStatus {
-    fn from(s: Status) -> Self {
-        match s {
-            Status::Up => HeartbeatStatus::Up,
-            Status::Down => HeartbeatStatus::Down,
-            Status::Degraded => HeartbeatStatus::Degraded,
-            Status::Changed => HeartbeatStatus::Changed,
-            Status::Maintenance => HeartbeatStatus::Maintenance,
-            Status::Pending => HeartbeatStatus::Pending,
-        }
-    }
-}
-
-impl From<HeartbeatStatus> for Status {
-    fn from(s: HeartbeatStatus) -> Self {
-        match s {
-            HeartbeatStatus::Up => Status::Up,
-            HeartbeatStatus::Down => Status::Down,
-            HeartbeatStatus::Degraded => Status::Degraded,
-            HeartbeatStatus::Changed => Status::Changed,
-            HeartbeatStatus::Maintenance => Status::Maintenance,
-            HeartbeatStatus::Pending => Status::Pending,
-        }
-    }
 }
 
 /// Phase timings in milliseconds.
@@ -190,7 +169,8 @@ pub struct HeartbeatAssertion {
 pub struct Heartbeat {
     pub id: String,
     pub monitor_id: String,
-    pub status: HeartbeatStatus,
+    #[schemars(with = "HeartbeatStatus")]
+    pub status: Status,
     /// Milliseconds (0.1 ms resolution).
     pub latency: f64,
     pub status_code: Option<u32>,
@@ -326,7 +306,8 @@ pub struct HeartbeatQuery {
     pub from: Option<DateTime<Utc>>,
     /// Checks before this time.
     pub to: Option<DateTime<Utc>>,
-    pub status: Option<HeartbeatStatus>,
+    #[schemars(with = "Option<HeartbeatStatus>")]
+    pub status: Option<Status>,
     /// A region name.
     pub region: Option<String>,
     /// The correlation id of an on-demand check.
@@ -426,12 +407,11 @@ async fn monitor_seq(
         .ok_or(DomainError::NotFound(Resource::Monitor))
 }
 
-fn view(monitor_id: &str, seq: i64, h: StoredHeartbeat) -> Heartbeat {
-    let status = status_from_code(h.status).unwrap_or(Status::Down);
-    Heartbeat {
+fn view(monitor_id: &str, seq: i64, h: StoredHeartbeat) -> Result<Heartbeat, CorruptStatus> {
+    Ok(Heartbeat {
         id: encode_id(seq, h.ts, h.region_id),
         monitor_id: monitor_id.to_string(),
-        status: status.into(),
+        status: status::from_code(h.status)?,
         latency: to_ms(h.latency as f64),
         status_code: h.status_code.and_then(|c| u32::try_from(c).ok()),
         message: h.message,
@@ -459,7 +439,7 @@ fn view(monitor_id: &str, seq: i64, h: StoredHeartbeat) -> Heartbeat {
             .as_deref()
             .and_then(|s| serde_json::from_str(s).ok()),
         created_at: rfc3339(h.ts),
-    }
+    })
 }
 
 async fn list(
@@ -490,7 +470,7 @@ async fn list(
     let filter = ListFilter {
         from: q.from.map(|t| t.timestamp_millis()),
         to: q.to.map(|t| t.timestamp_millis()),
-        status: q.status.map(|s| status_code(s.into())),
+        status: q.status.map(status::code),
         region_id,
         correlation_id: q.correlation_id.clone(),
         before,
@@ -500,7 +480,7 @@ async fn list(
     Ok(Json(
         rows.into_iter()
             .map(|h| view(&p.monitor_id, seq, h))
-            .collect(),
+            .collect::<Result<_, _>>()?,
     ))
 }
 

@@ -38,9 +38,9 @@ use crate::clock::rfc3339;
 use crate::domain::DomainError;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::AppState;
-use crate::monitoring::{self, ApiStatus};
 use crate::store::monitor_list::{self, ListError, ListedState};
 use crate::store::monitors::MonitorFilter;
+use crate::store::status::{self, CorruptStatus};
 
 /// Full-list builds at once, across workspaces; the rest wait their turn (they are short once
 /// parts are cached). One, so a stream of full lists keeps at most one core and one reader
@@ -168,6 +168,8 @@ enum BuildError {
     Encode(#[from] serde_json::Error),
     #[error("the monitor part cache lock was poisoned")]
     Poisoned,
+    #[error(transparent)]
+    Corrupt(#[from] CorruptStatus),
 }
 
 impl From<BuildError> for ApiError {
@@ -262,7 +264,7 @@ fn write_monitor(
     part: &Part,
     state: &ListedState,
     projects: Option<&Vec<String>>,
-) -> Result<(), serde_json::Error> {
+) -> Result<(), BuildError> {
     let [c0, c1, c2] = part.cuts;
     let p = &part.parts;
     out.extend_from_slice(&p[..c0]);
@@ -271,8 +273,7 @@ fn write_monitor(
         None => out.extend_from_slice(b"[]"),
     }
     out.extend_from_slice(&p[c0..c1]);
-    let status = monitoring::parse_status(&state.status).unwrap_or(tocsin_core::Status::Pending);
-    put(out, &ApiStatus::from(status))?;
+    put(out, &status::from_text(&state.status)?)?;
     out.extend_from_slice(&p[c1..c2]);
     put(out, &state.consecutive_failures)?;
     out.extend_from_slice(b",\"consecutiveSuccesses\":");
@@ -464,7 +465,11 @@ async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> A
         let rows = monitor_list::rows(db.reader(), ws, &stale).await?;
         let mut fresh = HashMap::with_capacity(rows.len());
         for row in &rows {
-            let part = part_of(&view(row, Vec::new()), row.version).map_err(BuildError::from)?;
+            let part = part_of(
+                &view(row, Vec::new()).map_err(BuildError::from)?,
+                row.version,
+            )
+            .map_err(BuildError::from)?;
             fresh.insert(row.id.clone(), Arc::new(part));
         }
         for (s, p) in states.iter().zip(parts.iter_mut()) {
@@ -488,7 +493,7 @@ async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> A
             out.push(b',');
         }
         first = false;
-        write_monitor(&mut out, part, s, projects.get(&s.id)).map_err(BuildError::from)?;
+        write_monitor(&mut out, part, s, projects.get(&s.id))?;
     }
     out.push(b']');
     Ok(Bytes::from(out))
@@ -552,7 +557,6 @@ mod tests {
             ("DOWN", 3, 0, Some(1_700_000_000_123), None),
             ("UP", 0, 7, None, Some(1_700_000_001_000)),
             ("DEGRADED", 1, 2, Some(0), Some(-5)),
-            ("what", 0, 0, None, None),
         ];
         for i in 0..10 {
             for (st, failures, successes, pending, push) in states {
@@ -563,10 +567,10 @@ mod tests {
                 r.pending_failure_since = pending;
                 r.last_push_at = push;
                 let projects: Vec<String> = (0..i % 3).map(|p| format!("p{p}")).collect();
-                let expected = serde_json::to_vec(&view(&r, projects.clone())).unwrap();
+                let expected = serde_json::to_vec(&view(&r, projects.clone()).unwrap()).unwrap();
 
                 // The part is cut from a view with other state, as the cache holds it.
-                let part = part_of(&view(&row(i), Vec::new()), r.version).unwrap();
+                let part = part_of(&view(&row(i), Vec::new()).unwrap(), r.version).unwrap();
                 let listed = ListedState {
                     id: r.id.clone(),
                     version: r.version,
@@ -585,5 +589,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A stored status no status spells used to show as PENDING in both; it is now an error
+    /// in both (a corrupt row is reported, never guessed).
+    #[test]
+    fn a_corrupt_status_is_an_error_in_the_view_and_the_list() {
+        let mut r = row(1);
+        r.status_text = "what".into();
+        assert!(view(&r, Vec::new()).is_err());
+        let part = part_of(&view(&row(1), Vec::new()).unwrap(), r.version).unwrap();
+        let listed = ListedState {
+            id: r.id.clone(),
+            version: r.version,
+            status: r.status_text.clone(),
+            consecutive_failures: 0,
+            consecutive_successes: 0,
+            pending_failure_since: None,
+            last_push_at: None,
+        };
+        let mut got = Vec::new();
+        assert!(matches!(
+            write_monitor(&mut got, &part, &listed, None),
+            Err(BuildError::Corrupt(_))
+        ));
     }
 }

@@ -74,9 +74,11 @@ use crate::http::error::{ApiResult, ErrorBody, FieldError, Resource};
 use crate::http::AppState;
 use crate::ids::new_id;
 use crate::monitoring::changes::{ChangeKind, Notice};
-use crate::monitoring::{self, known_regions, ApiRegionStrategy, ApiStatus, MonitorType};
+use crate::monitoring::transition::{record_transition, StatusChange};
+use crate::monitoring::{self, known_regions, ApiRegionStrategy, MonitorType};
 use crate::plans::{ensure_interval, ensure_room, Quota};
 use crate::store::monitors::{MonitorFilter, MonitorRow};
+use crate::store::status::CorruptStatus;
 use crate::store::{self};
 
 const TAG: &str = "Monitors";
@@ -204,7 +206,7 @@ pub struct Monitor {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: MonitorType,
-    pub status: ApiStatus,
+    pub status: Status,
     /// HTTP and WEBSOCKET: the target URL.
     pub url: Option<String>,
     /// TCP, PING, DNS, DNS_DIFF: the host name or address (DNS: the name queried).
@@ -267,14 +269,14 @@ fn config_view(m: &MonitorRow) -> Map<String, Value> {
     config
 }
 
-pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Monitor {
-    Monitor {
+pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, CorruptStatus> {
+    Ok(Monitor {
         id: m.id.clone(),
         workspace_id: m.workspace_id.clone(),
         project_ids,
         name: m.name.clone(),
         kind: m.kind().unwrap_or(MonitorType::Http),
-        status: m.status().into(),
+        status: m.status()?,
         url: m.url.clone(),
         host: m.host.clone(),
         port: m.port,
@@ -296,7 +298,7 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Monitor {
         push_token: None,
         grace_period: m.grace_s,
         last_push_at: m.last_push_at.map(rfc3339),
-    }
+    })
 }
 
 /// Views of several monitors, with their project memberships read in one query.
@@ -306,7 +308,7 @@ async fn views(state: &AppState, rows: &[MonitorRow]) -> ApiResult<Vec<Monitor>>
     Ok(rows
         .iter()
         .map(|r| view(r, projects.remove(&r.id).unwrap_or_default()))
-        .collect())
+        .collect::<Result<_, _>>()?)
 }
 
 async fn view_one(state: &AppState, row: &MonitorRow) -> ApiResult<Monitor> {
@@ -775,7 +777,7 @@ async fn create(
         workspace_id: caller.workspace_id.clone(),
         name: String::new(),
         kind_text: draft.kind.as_str().to_string(),
-        status_text: monitoring::status_str(Status::Pending).to_string(),
+        status_text: store::status::text(Status::Pending).to_string(),
         url: None,
         host: None,
         port: None,
@@ -845,7 +847,7 @@ async fn create(
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MonitorListQuery {
     /// Only monitors with this status (paused monitors keep the status they had).
-    pub status: Option<ApiStatus>,
+    pub status: Option<Status>,
     /// Only monitors of this type.
     #[serde(rename = "type")]
     pub kind: Option<MonitorType>,
@@ -866,7 +868,7 @@ pub struct MonitorPageQuery {
     /// Items per page, 1 to 200 (default 50).
     pub limit: Option<u32>,
     /// Only monitors with this status (paused monitors keep the status they had).
-    pub status: Option<ApiStatus>,
+    pub status: Option<Status>,
     /// Only monitors of this type.
     #[serde(rename = "type")]
     pub kind: Option<MonitorType>,
@@ -913,14 +915,14 @@ impl Validate for MonitorPageQuery {
 }
 
 fn filter_of(
-    status: Option<ApiStatus>,
+    status: Option<Status>,
     kind: Option<MonitorType>,
     tag: &Option<String>,
     project_id: &Option<String>,
     search: &Option<String>,
 ) -> MonitorFilter {
     MonitorFilter {
-        status: status.map(Status::from),
+        status,
         kind,
         tag: tag.clone(),
         project_id: project_id.clone(),
@@ -1014,13 +1016,13 @@ async fn stats(
             s.paused += n;
             continue;
         }
-        match monitoring::parse_status(&status) {
-            Some(Status::Up) => s.up += n,
-            Some(Status::Down) => s.down += n,
-            Some(Status::Degraded) => s.degraded += n,
-            Some(Status::Changed) => s.changed += n,
-            Some(Status::Maintenance) => s.maintenance += n,
-            Some(Status::Pending) | None => s.pending += n,
+        match store::status::from_text(&status)? {
+            Status::Up => s.up += n,
+            Status::Down => s.down += n,
+            Status::Degraded => s.degraded += n,
+            Status::Changed => s.changed += n,
+            Status::Maintenance => s.maintenance += n,
+            Status::Pending => s.pending += n,
         }
     }
     Ok(Json(s))
@@ -1278,6 +1280,17 @@ async fn resume(
         let rows =
             store::monitors::resume(&mut *tx, &caller.workspace_id, &m.id, now, expected).await?;
         check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
+        let mut change = StatusChange::of(
+            &m.id,
+            m.seq,
+            &tocsin_core::resume(&m.monitor_state()?),
+            m.status_changed_at,
+            now,
+            m.last_check_at,
+            None,
+        );
+        change.state.status_changed_at = now; // a resumed monitor's status starts now, changed or not
+        record_transition(&mut tx, &change).await?;
         audit::record(
             &mut *tx,
             &caller,
@@ -1365,40 +1378,23 @@ async fn accept_baseline(
         return Err(wrong_type("only DNS_DIFF monitors have a baseline").into());
     }
     let now = state.clock().now_ms();
-    let transition = tocsin_core::accept_baseline(&m.monitor_state());
-    let changed_at = if transition.state.status != m.status() {
-        now
-    } else {
-        m.status_changed_at
-    };
+    let transition = tocsin_core::accept_baseline(&m.monitor_state()?);
     let mut tx = state.db().begin().await?;
-    let rows = store::monitors::accept_baseline(
-        &mut *tx,
-        &caller.workspace_id,
-        &m.id,
-        &transition.state,
-        changed_at,
-        now,
-        expected,
-    )
-    .await?;
+    let rows =
+        store::monitors::accept_baseline(&mut *tx, &caller.workspace_id, &m.id, now, expected)
+            .await?;
     check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
-    if let Some(ev) = transition.event {
-        // A status change like any other: its event goes in the same transaction.
-        store::events::append(
-            &mut tx,
-            &store::events::NewEvent {
-                monitor_id: &m.id,
-                kind: monitoring::cycle::event_kind_str(ev.kind),
-                from_status: monitoring::status_str(ev.from),
-                to_status: monitoring::status_str(ev.to),
-                message: Some("new answers accepted as the baseline"),
-                alert: ev.is_alert_worthy(),
-                created_at: now,
-            },
-        )
-        .await?;
-    }
+    let mut change = StatusChange::of(
+        &m.id,
+        m.seq,
+        &transition,
+        m.status_changed_at,
+        now,
+        m.last_check_at,
+        Some("new answers accepted as the baseline".into()),
+    );
+    change.even_paused = true; // a person's action, whether or not the monitor runs
+    record_transition(&mut tx, &change).await?;
     audit::record(
         &mut *tx,
         &caller,
@@ -1406,7 +1402,7 @@ async fn accept_baseline(
             action: "monitor.accept_baseline",
             resource_type: "monitor",
             resource_id: &m.id,
-            metadata: json!({"name": m.name, "from": m.status_text, "to": monitoring::status_str(transition.state.status)}),
+            metadata: json!({"name": m.name, "from": m.status_text, "to": transition.state.status.as_str()}),
         },
         now,
     )

@@ -30,15 +30,17 @@
 use std::sync::Arc;
 
 use tocsin_checks::{CheckSpec, Outcome};
-use tocsin_core::state::{EventKind, Status, Verdict};
+use tocsin_core::state::{Status, Verdict};
 use tocsin_core::{aggregate, step, CycleInput, Transition};
 
 use super::heartbeats::{NewHeartbeat, WriteError, MAX_MESSAGE_BYTES};
-use super::{status_str, MonitorType};
+use super::transition::{record_transition, StatusChange};
+use super::MonitorType;
 use crate::app::Core;
 use crate::clock::from_ms;
-use crate::store::events::{self, EventRow, NewEvent};
+use crate::store::events::EventRow;
 use crate::store::monitors::{self, MonitorRow, StateUpdate};
+use crate::store::status::CorruptStatus;
 
 /// One region's part of a cycle: `None` when the region has no live probe (or no result).
 #[derive(Debug, Clone)]
@@ -66,6 +68,9 @@ pub struct CycleReport {
 pub enum CycleError {
     #[error(transparent)]
     Db(#[from] sqlx::Error),
+    /// The stored row cannot be read as a monitor: the run is skipped (and logged).
+    #[error(transparent)]
+    Corrupt(#[from] CorruptStatus),
 }
 
 /// The engine's verdict as the state machine's.
@@ -161,54 +166,38 @@ pub async fn apply(
         return Ok(report);
     };
     let transition = step(
-        &m.monitor_state(),
+        &m.monitor_state()?,
         &m.state_settings(),
         CycleInput::new(verdict),
         from_ms(ran_at_ms),
     );
-    let changed_at = if transition.event.is_some() {
-        ran_at_ms
-    } else {
-        m.status_changed_at
-    };
-
-    let update = StateUpdate::from_state(&transition.state, changed_at, Some(ran_at_ms));
     let needs_baseline = m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none();
     if transition.event.is_none() && !needs_baseline {
+        let update =
+            StateUpdate::from_state(&transition.state, m.status_changed_at, Some(ran_at_ms));
         return Ok(
             apply_with_heartbeats(state, m, ran_at_ms, results, update, transition, report).await,
         );
     }
 
-    let mut tx = state.db().begin().await?;
-    if monitors::update_state(&mut *tx, &m.id, &update).await? == 0 {
-        // Paused or deleted while the check ran: the result belongs to nobody.
-        tx.rollback().await?;
-        return Ok(report);
-    }
-    if let Some(ev) = transition.event {
-        // The words of the first region that agrees with the cycle's verdict explain it best.
-        let message = results
-            .iter()
-            .filter_map(|r| r.outcome.as_ref())
-            .find(|o| core_verdict(o.verdict) == verdict)
-            .and_then(|o| o.message.as_deref())
-            .map(|s| truncate(s, MAX_MESSAGE_BYTES));
-        let row = events::append(
-            &mut tx,
-            &NewEvent {
-                monitor_id: &m.id,
-                kind: event_kind_str(ev.kind),
-                from_status: status_str(ev.from),
-                to_status: status_str(ev.to),
-                message: message.as_deref(),
-                alert: ev.is_alert_worthy(),
-                created_at: ran_at_ms,
-            },
-        )
-        .await?;
-        report.events.extend(row);
-        let expiring = cert_warn_days(m).and_then(|warn| {
+    // The words of the first region that agrees with the cycle's verdict explain it best.
+    let message = results
+        .iter()
+        .filter_map(|r| r.outcome.as_ref())
+        .find(|o| core_verdict(o.verdict) == verdict)
+        .and_then(|o| o.message.as_deref())
+        .map(|s| truncate(s, MAX_MESSAGE_BYTES));
+    let mut change = StatusChange::of(
+        &m.id,
+        m.seq,
+        &transition,
+        m.status_changed_at,
+        ran_at_ms,
+        Some(ran_at_ms),
+        message,
+    );
+    if let Some(ev) = change.events.first_mut() {
+        ev.certificate_expiring_days = cert_warn_days(m).and_then(|warn| {
             results
                 .iter()
                 .filter_map(|r| r.outcome.as_ref()?.cert_days_left)
@@ -216,28 +205,14 @@ pub async fn apply(
                 .filter(|days| (0..warn).contains(days))
                 .min()
         });
-        if let Some(days) = expiring {
-            let text = match days {
-                0 => "the certificate expires today".to_string(),
-                1 => "the certificate expires in 1 day".to_string(),
-                n => format!("the certificate expires in {n} days"),
-            };
-            let row = events::append(
-                &mut tx,
-                &NewEvent {
-                    monitor_id: &m.id,
-                    kind: "certificate_expiring",
-                    from_status: status_str(ev.from),
-                    to_status: status_str(ev.to),
-                    message: Some(&text),
-                    alert: true,
-                    created_at: ran_at_ms,
-                },
-            )
-            .await?;
-            report.events.extend(row);
-        }
     }
+    let mut tx = state.db().begin().await?;
+    let Some(events) = record_transition(&mut tx, &change).await? else {
+        // Paused or deleted while the check ran: the result belongs to nobody.
+        tx.rollback().await?;
+        return Ok(report);
+    };
+    report.events = events;
     if m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none() {
         // The first answer set becomes the baseline later cycles are compared against.
         let first = results
@@ -322,18 +297,6 @@ async fn apply_with_heartbeats(
     report
 }
 
-/// The stored spelling of an event kind.
-pub fn event_kind_str(k: EventKind) -> &'static str {
-    match k {
-        EventKind::Down => "down",
-        EventKind::Up => "up",
-        EventKind::Degraded => "degraded",
-        EventKind::Changed => "changed",
-        EventKind::Maintenance => "maintenance",
-        EventKind::Pending => "pending",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,7 +317,6 @@ mod tests {
             (V::Changed, Status::Changed),
         ] {
             assert_eq!(heartbeat_status(v), s);
-            assert_eq!(status_str(s), status_str(heartbeat_status(v)));
         }
     }
 }

@@ -721,7 +721,7 @@ impl WriterTask {
             monitor_seq: hb.monitor_seq,
             ts: hb.ts_ms,
             region_id,
-            status: status_code(hb.status),
+            status: crate::store::status::code(hb.status),
             latency: to_units(hb.latency_ms),
             status_code: hb.status_code.map(i64::from),
             timings: hb.timings.as_ref().map(pack_timings),
@@ -808,34 +808,6 @@ const TWIN_WINDOW_MS: i64 = 1_000;
 const MAX_TS: i64 = 1 << 48;
 const MAX_REGION: i64 = (1 << 12) - 1;
 const MAX_SEQ: i64 = (1 << 62) - 1;
-
-/// The stored code of a status (UP is 0, which SQLite stores in no bytes at all).
-pub fn status_code(s: Status) -> i64 {
-    match s {
-        Status::Up => 0,
-        Status::Down => 1,
-        Status::Degraded => 2,
-        Status::Changed => 3,
-        Status::Maintenance => 4,
-        Status::Pending => 5,
-    }
-}
-
-pub const DOWN: i64 = 1;
-pub const UP: i64 = 0;
-pub const DEGRADED: i64 = 2;
-
-pub fn status_from_code(c: i64) -> Option<Status> {
-    Some(match c {
-        0 => Status::Up,
-        1 => Status::Down,
-        2 => Status::Degraded,
-        3 => Status::Changed,
-        4 => Status::Maintenance,
-        5 => Status::Pending,
-        _ => return None,
-    })
-}
 
 /// The API id of the heartbeat `(monitor_seq, ts, region_id)`: a UUIDv7 carrying the key.
 pub fn encode_id(monitor_seq: i64, ts: i64, region_id: i64) -> String {

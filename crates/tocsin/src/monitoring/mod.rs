@@ -17,11 +17,12 @@ pub mod retention;
 pub mod rollup;
 pub mod sched_stats;
 pub mod scheduler;
+pub mod transition;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tocsin_checks::MonitorKind;
-use tocsin_core::{RegionStrategy, Status};
+use tocsin_core::RegionStrategy;
 
 use crate::app::Core;
 
@@ -89,70 +90,6 @@ impl MonitorType {
             MonitorType::Push => return None,
         })
     }
-}
-
-/// A monitor's (and a heartbeat's) status as the API documents it; the same values as
-/// [`tocsin_core::Status`], which owns the transitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "UPPERCASE")]
-#[schemars(rename = "MonitorStatus")]
-pub enum ApiStatus {
-    Up,
-    Down,
-    Degraded,
-    Changed,
-    Maintenance,
-    Pending,
-}
-
-impl From<Status> for ApiStatus {
-    fn from(s: Status) -> Self {
-        match s {
-            Status::Up => ApiStatus::Up,
-            Status::Down => ApiStatus::Down,
-            Status::Degraded => ApiStatus::Degraded,
-            Status::Changed => ApiStatus::Changed,
-            Status::Maintenance => ApiStatus::Maintenance,
-            Status::Pending => ApiStatus::Pending,
-        }
-    }
-}
-
-impl From<ApiStatus> for Status {
-    fn from(s: ApiStatus) -> Self {
-        match s {
-            ApiStatus::Up => Status::Up,
-            ApiStatus::Down => Status::Down,
-            ApiStatus::Degraded => Status::Degraded,
-            ApiStatus::Changed => Status::Changed,
-            ApiStatus::Maintenance => Status::Maintenance,
-            ApiStatus::Pending => Status::Pending,
-        }
-    }
-}
-
-/// The stored (and API) spelling of a status.
-pub fn status_str(s: Status) -> &'static str {
-    match s {
-        Status::Up => "UP",
-        Status::Down => "DOWN",
-        Status::Degraded => "DEGRADED",
-        Status::Changed => "CHANGED",
-        Status::Maintenance => "MAINTENANCE",
-        Status::Pending => "PENDING",
-    }
-}
-
-pub fn parse_status(s: &str) -> Option<Status> {
-    Some(match s {
-        "UP" => Status::Up,
-        "DOWN" => Status::Down,
-        "DEGRADED" => Status::Degraded,
-        "CHANGED" => Status::Changed,
-        "MAINTENANCE" => Status::Maintenance,
-        "PENDING" => Status::Pending,
-        _ => return None,
-    })
 }
 
 /// How a monitor's regions share its cycles, as the API documents it (see

@@ -14,10 +14,10 @@
 //! - Maintenance windows excluded from uptime are a list of intervals handed to
 //!   [`maintenance_exclusions`]'s callers; today the list is empty.
 
-use super::heartbeats::DOWN;
 use super::rollup::{summarize, Summary};
 use crate::app::Core;
 use crate::store::heartbeats as hb_store;
+use crate::store::status::DOWN;
 
 pub const DAY_MS: i64 = 86_400_000;
 

@@ -17,9 +17,9 @@
 
 use std::collections::BTreeMap;
 
-use super::heartbeats::{DEGRADED, DOWN, UP};
 use super::histogram::{bin_of, Histogram};
 use crate::store::heartbeats::{self as hb_store, HeartbeatRow, HourlyDelta};
+use crate::store::status::{DEGRADED, DOWN, UP};
 use crate::store::Db;
 
 pub const HOUR_MS: i64 = 3_600_000;

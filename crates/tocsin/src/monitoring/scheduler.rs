@@ -37,6 +37,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 use tocsin_checks::Outcome;
 use tocsin_core::schedule::stable_hash;
 use tocsin_core::{pick_regions, Grid};
@@ -88,8 +90,9 @@ impl Checks {
         };
     }
 
-    /// Runs one check on the built-in probe, within the in-flight bound.
-    pub async fn probe(&self, m: &MonitorRow) -> Option<Outcome> {
+    /// Runs one check on the built-in probe, within the in-flight bound; certificate days
+    /// left count from `now` (the server's clock).
+    pub async fn probe(&self, m: &MonitorRow, now: DateTime<Utc>) -> Option<Outcome> {
         let spec = match m.check_spec()? {
             Ok(spec) => spec,
             Err(errors) => {
@@ -99,7 +102,7 @@ impl Checks {
             }
         };
         let _permit = self.permits.clone().acquire_owned().await.ok()?;
-        Some(tocsin_checks::run(&spec, &m.run_options()).await)
+        Some(tocsin_checks::run(&spec, &m.run_options(now)).await)
     }
 }
 
@@ -162,7 +165,7 @@ pub async fn run_cycle(
 /// time — never a failure.
 pub async fn check_in(state: &Core, m: &MonitorRow, region: &str) -> Option<Outcome> {
     if region == LOCAL_REGION {
-        state.checks().probe(m).await
+        state.checks().probe(m, state.clock().now()).await
     } else {
         let deadline = crate::probes::registry::deadline_of(m);
         state.probes().dispatch(region, m, deadline).await

@@ -28,6 +28,7 @@ use super::protocol::MISSED_PINGS;
 use super::protocol::{
     Job, JobResult, ProbeMessage, ServerMessage, WireOutcome, CONNECT_PATH, REGION_HEADER,
 };
+use crate::clock::{Clock, SystemClock};
 
 /// Longest wait between results and their batch leaving.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
@@ -244,7 +245,8 @@ async fn connect_once(
 }
 
 async fn run_job(job: Job, permits: Arc<Semaphore>, results: mpsc::Sender<JobResult>) {
-    let result = match job.spec() {
+    // The probe is its own process: its clock is the system clock (the server's stays its own).
+    let result = match job.spec(SystemClock.now()) {
         Ok((spec, opts)) => {
             let Ok(_permit) = permits.acquire_owned().await else {
                 return;

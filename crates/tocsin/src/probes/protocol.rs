@@ -73,7 +73,6 @@ impl Job {
     pub fn of(id: u64, m: &MonitorRow) -> Option<Job> {
         let kind = m.kind()?;
         kind.check_kind()?;
-        let opts = m.run_options();
         Some(Job {
             id,
             monitor_id: m.id.clone(),
@@ -82,14 +81,18 @@ impl Job {
             host: m.host.clone(),
             port: m.port.and_then(|p| u16::try_from(p).ok()),
             config: m.config(),
-            timeout_ms: u64::try_from(opts.timeout.as_millis()).unwrap_or(u64::MAX),
-            retries: opts.retries,
-            baseline: opts.baseline,
+            timeout_ms: u64::try_from(m.timeout().as_millis()).unwrap_or(u64::MAX),
+            retries: m.retries(),
+            baseline: m.dns_baseline(),
         })
     }
 
-    /// The validated check and its options, or why the probe cannot run it.
-    pub fn spec(&self) -> Result<(CheckSpec, RunOptions), String> {
+    /// The validated check and its options for a run at `now` (the probe's clock), or why
+    /// the probe cannot run it.
+    pub fn spec(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(CheckSpec, RunOptions), String> {
         let kind = self
             .kind
             .check_kind()
@@ -114,6 +117,7 @@ impl Job {
             timeout: Duration::from_millis(self.timeout_ms),
             retries: self.retries,
             baseline: self.baseline.clone(),
+            now,
         };
         Ok((spec, opts))
     }

@@ -186,9 +186,8 @@ impl Registry {
 /// How long the server waits for a remote result of `m`: every attempt may use the whole
 /// timeout, plus slack for the round trip and the probe's batching.
 pub fn deadline_of(m: &MonitorRow) -> Duration {
-    let opts = m.run_options();
-    opts.timeout
-        .saturating_mul(opts.retries.saturating_add(1))
+    m.timeout()
+        .saturating_mul(m.retries().saturating_add(1))
         .saturating_add(Duration::from_secs(3))
 }
 

@@ -12,13 +12,12 @@ use std::collections::{HashMap, HashSet};
 
 use chrono::Duration;
 use tocsin_core::state::{push_down, step, CycleInput, MonitorState, Verdict};
-use tocsin_core::Status;
 
 use super::{PushStatus, IDEMPOTENCY_WINDOW_MS};
 use crate::clock::from_ms;
-use crate::monitoring::cycle::event_kind_str;
-use crate::monitoring::{status_str, MonitorType};
-use crate::store::events::{self, EventRow, NewEvent};
+use crate::monitoring::transition::{record_transitions, ChangeEvent, StatusChange};
+use crate::monitoring::MonitorType;
+use crate::store::events::EventRow;
 use crate::store::monitors::{MonitorRow, StateUpdate};
 use crate::store::{push as store, Tx};
 
@@ -211,17 +210,26 @@ pub async fn apply(
         }
         list.push(r);
     }
-    let mut events_out = Vec::new();
-    let mut pushed = Vec::with_capacity(order.len());
+    let mut changes = Vec::with_capacity(order.len());
+    let mut paused = Vec::new();
     for seq in order {
         let (Some(m), Some(list)) = (plan.monitors.get(&seq), per_monitor.get(&seq)) else {
             continue;
         };
         let settings = m.state_settings();
-        let mut state: MonitorState = m.monitor_state();
+        // A corrupt stored status cannot be stepped: the pushes are still recorded as
+        // heartbeats and check-ins, and the row is reported, never taken for PENDING.
+        let mut state: Option<MonitorState> = match m.monitor_state() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::error!(monitor = %m.id, error = %e, "push monitor state unreadable");
+                None
+            }
+        };
         let mut changed_at = m.status_changed_at;
         let mut last_push = m.last_push_at;
         let mut last_check = m.last_check_at;
+        let mut events = Vec::new();
         for r in list {
             let ts = r.item.ts_ms;
             let transition = match r.item.effect {
@@ -231,57 +239,59 @@ pub async fn apply(
                     if m.active == 0 {
                         continue;
                     }
+                    let Some(current) = &state else { continue };
                     match status {
-                        PushStatus::Up => {
-                            step(&state, &settings, CycleInput::new(Verdict::Up), from_ms(ts))
-                        }
-                        PushStatus::Down => push_down(&state, false, from_ms(ts)),
+                        PushStatus::Up => step(
+                            current,
+                            &settings,
+                            CycleInput::new(Verdict::Up),
+                            from_ms(ts),
+                        ),
+                        PushStatus::Down => push_down(current, false, from_ms(ts)),
                     }
                 }
                 PushEffect::Missed => {
                     let expected = plan.expected.get(r.index).copied().flatten().unwrap_or(ts);
                     last_check = Some(last_check.map_or(expected, |c| c.max(expected)));
-                    push_down(&state, false, from_ms(ts))
+                    let Some(current) = &state else { continue };
+                    push_down(current, false, from_ms(ts))
                 }
             };
             if let Some(ev) = transition.event {
                 changed_at = ts;
-                let message = event_message(r, &ev.to);
-                let row = events::append(
-                    tx,
-                    &NewEvent {
-                        monitor_id: &m.id,
-                        kind: event_kind_str(ev.kind),
-                        from_status: status_str(ev.from),
-                        to_status: status_str(ev.to),
-                        message: message.as_deref(),
-                        alert: ev.is_alert_worthy(),
-                        created_at: ts,
-                    },
-                )
-                .await?;
-                events_out.extend(row);
+                events.push(ChangeEvent::new(ev, ts, event_message(r)));
             }
-            state = transition.state;
+            state = Some(transition.state);
         }
-        pushed.push(store::Pushed {
-            seq,
-            state: (m.active != 0).then(|| StateUpdate::from_state(&state, changed_at, last_check)),
-            last_check_at: last_check,
-            last_push_at: last_push,
-        });
+        match state {
+            Some(state) if m.active != 0 => changes.push(StatusChange {
+                monitor_id: &m.id,
+                monitor_seq: seq,
+                state: StateUpdate::from_state(&state, changed_at, last_check),
+                events,
+                last_push_at: Some(last_push),
+                even_paused: false,
+            }),
+            // Paused (or unreadable): only the check-in times move.
+            _ => paused.push(store::Pushed {
+                seq,
+                last_check_at: last_check,
+                last_push_at: last_push,
+            }),
+        }
     }
-    store::record_pushes(tx, &pushed).await?;
-    Ok(events_out)
+    let recorded = record_transitions(tx, &changes).await?;
+    store::record_pushes(tx, &paused).await?;
+    Ok(recorded.events)
 }
 
-fn event_message(r: &Recorded<'_>, to: &Status) -> Option<String> {
+fn event_message(r: &Recorded<'_>) -> Option<String> {
     match r.item.effect {
         PushEffect::Missed => Some("no push received within the grace period".to_string()),
-        PushEffect::Push { status, .. } => match (r.message, status, to) {
-            (Some(m), _, _) => Some(m.to_string()),
-            (None, PushStatus::Down, _) => Some("the job reported status=down".to_string()),
-            (None, PushStatus::Up, _) => None,
+        PushEffect::Push { status, .. } => match (r.message, status) {
+            (Some(m), _) => Some(m.to_string()),
+            (None, PushStatus::Down) => Some("the job reported status=down".to_string()),
+            (None, PushStatus::Up) => None,
         },
     }
 }

@@ -23,6 +23,7 @@ pub mod probes;
 pub mod projects;
 pub mod push;
 pub mod sessions;
+pub mod status;
 pub mod users;
 pub mod workspaces;
 

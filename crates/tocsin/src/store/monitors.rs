@@ -22,6 +22,7 @@ use tocsin_checks::spec::SpecInput;
 use tocsin_checks::{CheckSpec, RunOptions};
 use tocsin_core::{MonitorState, PushSchedule, RegionStrategy, StateSettings, Status};
 
+use super::status::CorruptStatus;
 use super::Exec;
 use crate::clock::from_ms;
 use crate::monitoring::{self, MonitorType};
@@ -117,8 +118,10 @@ impl MonitorRow {
         MonitorType::parse(&self.kind_text)
     }
 
-    pub fn status(&self) -> Status {
-        monitoring::parse_status(&self.status_text).unwrap_or(Status::Pending)
+    /// The stored status; an error for a value no status spells (a corrupt row), which the
+    /// caller reports rather than guessing a status.
+    pub fn status(&self) -> Result<Status, CorruptStatus> {
+        super::status::from_text(&self.status_text)
     }
 
     /// False while paused.
@@ -157,13 +160,13 @@ impl MonitorRow {
     }
 
     /// The fields the state machine owns, for [`tocsin_core::step`].
-    pub fn monitor_state(&self) -> MonitorState {
-        MonitorState {
-            status: self.status(),
+    pub fn monitor_state(&self) -> Result<MonitorState, CorruptStatus> {
+        Ok(MonitorState {
+            status: self.status()?,
             consecutive_failures: to_u32(self.consecutive_failures),
             consecutive_successes: to_u32(self.consecutive_successes),
             pending_failure_since: at(self.pending_failure_since),
-        }
+        })
     }
 
     /// The check to run (`None` for PUSH). Stored monitors were validated on write, so an
@@ -183,12 +186,24 @@ impl MonitorRow {
         ))
     }
 
-    /// Timeout, retries and (DNS_DIFF) the accepted baseline for one run.
-    pub fn run_options(&self) -> RunOptions {
+    /// How long one attempt may take.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(u64::try_from(self.timeout_s).unwrap_or(1))
+    }
+
+    /// Immediate retries of a failed attempt.
+    pub fn retries(&self) -> u32 {
+        to_u32(self.retries)
+    }
+
+    /// Timeout, retries, (DNS_DIFF) the accepted baseline and the run's time (from the
+    /// caller's clock: certificate days left count from it) for one run.
+    pub fn run_options(&self, now: DateTime<Utc>) -> RunOptions {
         RunOptions {
-            timeout: std::time::Duration::from_secs(u64::try_from(self.timeout_s).unwrap_or(1)),
-            retries: to_u32(self.retries),
+            timeout: self.timeout(),
+            retries: self.retries(),
             baseline: self.dns_baseline(),
+            now,
         }
     }
 
@@ -361,11 +376,7 @@ pub(crate) fn filter_sql(filter: &MonitorFilter, first: usize) -> (String, Vec<S
         binds.push(value);
     };
     if let Some(s) = filter.status {
-        next(
-            &mut sql,
-            " AND status = $?",
-            monitoring::status_str(s).into(),
-        );
+        next(&mut sql, " AND status = $?", super::status::text(s).into());
     }
     if let Some(k) = filter.kind {
         next(&mut sql, " AND type = $?", k.as_str().into());
@@ -507,8 +518,9 @@ pub async fn pause<'e>(
         .rows_affected())
 }
 
-/// Resumes a monitor: active again, state back to [`MonitorState::initial`] (`PENDING`,
-/// counters zero), and `started_at = now` so schedules and push deadlines start afresh.
+/// Resumes a monitor: active again, and `started_at = now` so schedules and push deadlines
+/// start afresh. The state it starts in ([`tocsin_core::resume`]) is written in the same
+/// transaction by `monitoring::transition`.
 pub async fn resume<'e>(
     e: impl Exec<'e>,
     ws: &str,
@@ -517,10 +529,8 @@ pub async fn resume<'e>(
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
     let sql = format!(
-        "UPDATE monitors SET active = 1, status = 'PENDING', consecutive_failures = 0, \
-         consecutive_successes = 0, pending_failure_since = NULL, status_changed_at = $1, \
-         started_at = $1, updated_at = $1, version = version + 1 \
-         WHERE workspace_id = $2 AND id = $3{}",
+        "UPDATE monitors SET active = 1, started_at = $1, updated_at = $1, \
+         version = version + 1 WHERE workspace_id = $2 AND id = $3{}",
         super::version_clause(expected, 4)
     );
     let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
@@ -552,32 +562,22 @@ pub async fn set_push_token_hash<'e>(
 }
 
 /// A person accepted a DNS_DIFF monitor's new answers: the baseline is cleared (the next
-/// answer becomes the new one) and the state is set to `state` (see
-/// [`tocsin_core::accept_baseline`]). A user action, so `version` is bumped.
+/// answer becomes the new one). A user action, so `version` is bumped. The status change that
+/// goes with it (see [`tocsin_core::accept_baseline`]) is written in the same transaction by
+/// `monitoring::transition`.
 pub async fn accept_baseline<'e>(
     e: impl Exec<'e>,
     ws: &str,
     id: &str,
-    state: &MonitorState,
-    status_changed_at: i64,
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
     let sql = format!(
-        "UPDATE monitors SET dns_baseline = NULL, status = $1, consecutive_failures = $2, \
-         consecutive_successes = $3, pending_failure_since = $4, status_changed_at = $5, \
-         updated_at = $6, version = version + 1 WHERE workspace_id = $7 AND id = $8{}",
-        super::version_clause(expected, 9)
+        "UPDATE monitors SET dns_baseline = NULL, updated_at = $1, version = version + 1 \
+         WHERE workspace_id = $2 AND id = $3{}",
+        super::version_clause(expected, 4)
     );
-    let q = sqlx::query(&sql)
-        .bind(monitoring::status_str(state.status))
-        .bind(i64::from(state.consecutive_failures))
-        .bind(i64::from(state.consecutive_successes))
-        .bind(state.pending_failure_since.map(|t| t.timestamp_millis()))
-        .bind(status_changed_at)
-        .bind(now)
-        .bind(ws)
-        .bind(id);
+    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
     Ok(super::bind_version(q, expected)
         .execute(e)
         .await?
@@ -673,7 +673,7 @@ pub async fn update_state<'e>(
          pending_failure_since = $4, status_changed_at = $5, last_check_at = $6 \
          WHERE id = $7 AND active = 1",
     )
-    .bind(monitoring::status_str(u.status))
+    .bind(super::status::text(u.status))
     .bind(u.consecutive_failures)
     .bind(u.consecutive_successes)
     .bind(u.pending_failure_since)
@@ -685,14 +685,33 @@ pub async fn update_state<'e>(
     .rows_affected())
 }
 
-/// [`update_state`] for many monitors by `seq`, in one statement (the heartbeat writer's
-/// batch). Returns the seqs written: the active ones.
-pub async fn update_states(
+/// One row of [`write_states`]: a monitor's new state columns, by `seq`.
+#[derive(Debug, Clone, Copy)]
+pub struct StateWrite<'a> {
+    pub seq: i64,
+    pub update: &'a StateUpdate,
+    /// PUSH: the last push, written with the state when [`write_states`] is asked to.
+    pub last_push_at: Option<i64>,
+    /// Whether the write applies to a paused monitor too: a person's action (accepting a
+    /// baseline) does; a check or push result does not, as it belongs to nobody once the
+    /// monitor is paused or deleted.
+    pub even_paused: bool,
+}
+
+/// The one batch state `UPDATE`: writes many monitors' state columns in one statement (see
+/// [`super::batch`]), `last_push_at` too when `with_last_push` (push recording). Does not bump
+/// `version`. Returns the seqs written. Used by the heartbeat writer ([`update_states`]) and by
+/// every status change (`monitoring::transition`).
+pub async fn write_states(
     tx: &mut super::Tx,
-    rows: &[(i64, &StateUpdate)],
+    rows: &[StateWrite<'_>],
+    with_last_push: bool,
 ) -> Result<std::collections::HashSet<i64>, sqlx::Error> {
     use super::batch::{self, Col};
-    const COLS: [Col; 7] = [
+    if rows.is_empty() {
+        return Ok(std::collections::HashSet::new());
+    }
+    const COLS: [Col; 9] = [
         batch::int("mseq"),
         batch::text("status"),
         batch::int("failures"),
@@ -700,28 +719,39 @@ pub async fn update_states(
         batch::int("pending_since"),
         batch::int("changed_at"),
         batch::int("checked_at"),
+        batch::int("pushed_at"),
+        batch::int("even_paused"),
     ];
     // `mseq`, not `seq`: RETURNING must name the updated table's column unambiguously.
     let sql = format!(
         "WITH v AS ({}) \
          UPDATE monitors SET status = v.status, consecutive_failures = v.failures, \
          consecutive_successes = v.successes, pending_failure_since = v.pending_since, \
-         status_changed_at = v.changed_at, last_check_at = v.checked_at \
-         FROM v WHERE monitors.seq = v.mseq AND monitors.active = 1 RETURNING seq",
-        batch::select_rows(super::backend_of(tx), &COLS, 1)
+         status_changed_at = v.changed_at, last_check_at = v.checked_at{} \
+         FROM v WHERE monitors.seq = v.mseq AND (monitors.active = 1 OR v.even_paused = 1) \
+         RETURNING seq",
+        batch::select_rows(super::backend_of(tx), &COLS, 1),
+        if with_last_push {
+            ", last_push_at = v.pushed_at"
+        } else {
+            ""
+        },
     );
     let json = batch::encode(
         &rows
             .iter()
-            .map(|(seq, u)| {
+            .map(|r| {
+                let u = r.update;
                 (
-                    *seq,
-                    monitoring::status_str(u.status),
+                    r.seq,
+                    super::status::text(u.status),
                     u.consecutive_failures,
                     u.consecutive_successes,
                     u.pending_failure_since,
                     u.status_changed_at,
                     u.last_check_at,
+                    r.last_push_at,
+                    i64::from(r.even_paused),
                 )
             })
             .collect::<Vec<_>>(),
@@ -731,6 +761,24 @@ pub async fn update_states(
         .fetch_all(&mut **tx)
         .await
         .map(|seqs: Vec<i64>| seqs.into_iter().collect())
+}
+
+/// [`update_state`] for many active monitors by `seq`, in one statement (the heartbeat
+/// writer's batch: counters that moved without a status change). Returns the seqs written.
+pub async fn update_states(
+    tx: &mut super::Tx,
+    rows: &[(i64, &StateUpdate)],
+) -> Result<std::collections::HashSet<i64>, sqlx::Error> {
+    let rows: Vec<StateWrite<'_>> = rows
+        .iter()
+        .map(|(seq, update)| StateWrite {
+            seq: *seq,
+            update,
+            last_push_at: None,
+            even_paused: false,
+        })
+        .collect();
+    write_states(tx, &rows, false).await
 }
 
 /// DNS_DIFF: stores the accepted answer set (`None` clears it). No `version` bump.

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use sqlx::{AnyConnection, Row};
 
 use super::batch::{self, Col};
-use super::monitors::{MonitorRow, StateUpdate};
+use super::monitors::MonitorRow;
 use super::{Exec, Tx};
 
 /// Claims `(monitor_seq, key, at)` triples; a pair already claimed at or after `cutoff` is
@@ -80,84 +80,43 @@ pub async fn monitors_by_seq(
         .await
 }
 
-/// What a batch of pushes did to one monitor: the new state when it is active (`None` for a
-/// paused monitor, whose status a push does not touch), and the check-in times.
-/// `last_check_at` is, for push monitors, the later of the last push and the last expected
-/// check-in already answered by a miss: the watcher's next deadline counts from it.
+/// A paused push monitor's check-in times after a batch of pushes (a push does not touch a
+/// paused monitor's status). `last_check_at` is, for push monitors, the later of the last push
+/// and the last expected check-in already answered by a miss: the watcher's next deadline
+/// counts from it. Active monitors' state, with their `last_push_at`, is written through
+/// [`super::monitors::write_states`] as a status change.
 #[derive(Debug, Clone)]
 pub struct Pushed {
     pub seq: i64,
-    pub state: Option<StateUpdate>,
     pub last_check_at: Option<i64>,
     pub last_push_at: Option<i64>,
 }
 
-/// Writes [`Pushed`] rows: one statement for the active monitors and one for the paused
-/// (a statement per monitor would cost more than everything else a push does).
+/// Writes [`Pushed`] rows in one statement (a statement per monitor would cost more than
+/// everything else a push does).
 pub async fn record_pushes(tx: &mut Tx, rows: &[Pushed]) -> Result<(), sqlx::Error> {
-    let backend = super::backend_of(tx);
-    let active: Vec<_> = rows
-        .iter()
-        .filter_map(|r| {
-            let u = r.state.as_ref()?;
-            Some((
-                r.seq,
-                crate::monitoring::status_str(u.status),
-                u.consecutive_failures,
-                u.consecutive_successes,
-                u.pending_failure_since,
-                u.status_changed_at,
-                r.last_check_at,
-                r.last_push_at,
-            ))
-        })
-        .collect();
-    if !active.is_empty() {
-        const COLS: [Col; 8] = [
-            batch::int("seq"),
-            batch::text("status"),
-            batch::int("failures"),
-            batch::int("successes"),
-            batch::int("pending_since"),
-            batch::int("changed_at"),
-            batch::int("checked_at"),
-            batch::int("pushed_at"),
-        ];
-        let sql = format!(
-            "WITH v AS ({}) \
-             UPDATE monitors SET status = v.status, consecutive_failures = v.failures, \
-             consecutive_successes = v.successes, pending_failure_since = v.pending_since, \
-             status_changed_at = v.changed_at, last_check_at = v.checked_at, \
-             last_push_at = v.pushed_at FROM v WHERE monitors.seq = v.seq AND monitors.active = 1",
-            batch::select_rows(backend, &COLS, 1)
-        );
-        sqlx::query(&sql)
-            .bind(batch::encode(&active)?)
-            .execute(&mut **tx)
-            .await?;
+    if rows.is_empty() {
+        return Ok(());
     }
-    let paused: Vec<_> = rows
+    const COLS: [Col; 3] = [
+        batch::int("seq"),
+        batch::int("checked_at"),
+        batch::int("pushed_at"),
+    ];
+    let sql = format!(
+        "WITH v AS ({}) \
+         UPDATE monitors SET last_check_at = v.checked_at, last_push_at = v.pushed_at \
+         FROM v WHERE monitors.seq = v.seq",
+        batch::select_rows(super::backend_of(tx), &COLS, 1)
+    );
+    let rows: Vec<_> = rows
         .iter()
-        .filter(|r| r.state.is_none())
         .map(|r| (r.seq, r.last_check_at, r.last_push_at))
         .collect();
-    if !paused.is_empty() {
-        const COLS: [Col; 3] = [
-            batch::int("seq"),
-            batch::int("checked_at"),
-            batch::int("pushed_at"),
-        ];
-        let sql = format!(
-            "WITH v AS ({}) \
-             UPDATE monitors SET last_check_at = v.checked_at, last_push_at = v.pushed_at \
-             FROM v WHERE monitors.seq = v.seq",
-            batch::select_rows(backend, &COLS, 1)
-        );
-        sqlx::query(&sql)
-            .bind(batch::encode(&paused)?)
-            .execute(&mut **tx)
-            .await?;
-    }
+    sqlx::query(&sql)
+        .bind(batch::encode(&rows)?)
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }
 

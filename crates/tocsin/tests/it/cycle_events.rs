@@ -97,7 +97,8 @@ fn certificate(expires_in_days: Option<i64>) -> rcgen::CertifiedKey {
         rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
             .unwrap();
     if let Some(days) = expires_in_days {
-        let at = chrono::Utc::now() + chrono::Duration::days(days);
+        // Relative to the server's (manual) clock: days left count from the run's time.
+        let at = tocsin::clock::from_ms(T0) + chrono::Duration::days(days);
         params.not_before = rcgen::date_time_ymd(2020, 1, 1);
         params.not_after = rcgen::date_time_ymd(at.year(), at.month() as u8, at.day() as u8);
     }

@@ -1,0 +1,244 @@
+//! The one place where a monitor's status changes are stored.
+//!
+//! Every site that changes a monitor's status — a scheduled cycle ([`super::cycle`]), a push
+//! or a missed push deadline (`push::record`), accepting a DNS_DIFF baseline and resuming a
+//! paused monitor (the monitor API), and later maintenance windows — computes the change with
+//! the state machine in `tocsin-core` and hands it to [`record_transitions`] (or
+//! [`record_transition`]) inside **its own transaction**. This writes the new state columns
+//! and, in order, the status-change events (plus any event that rides with one, such as
+//! `certificate_expiring`), so a committed status always has its event and an event never
+//! describes a status that was rolled back.
+//!
+//! A batch of changes is written with one state `UPDATE` (the push writer records a whole
+//! batch of pushes this way: push ingestion is measured in tens of thousands per second), then
+//! one event append per event. Changes that carry no event (a push batch's counters) may ride
+//! along, so the batch stays one statement. The common scheduled cycle that changes no status
+//! does not come here: its counters travel with its heartbeats through the group-commit writer.
+
+use std::collections::HashSet;
+
+use tocsin_core::{Event, Transition};
+
+use crate::store::events::{self, EventRow, NewEvent};
+use crate::store::monitors::{self, StateUpdate, StateWrite};
+use crate::store::Tx;
+
+/// One monitor's state change, to be stored by [`record_transitions`].
+#[derive(Debug, Clone)]
+pub struct StatusChange<'a> {
+    pub monitor_id: &'a str,
+    pub monitor_seq: i64,
+    /// The state columns to store.
+    pub state: StateUpdate,
+    /// The status changes that led to `state`, in order (none when only counters moved).
+    pub events: Vec<ChangeEvent>,
+    /// PUSH: the last push, stored with the state (`None`: not a push; the column is left
+    /// alone). Within one call either every change sets it or none does.
+    pub last_push_at: Option<Option<i64>>,
+    /// Whether the change applies to a paused monitor (a person's action does; a check or
+    /// push result that lands after a pause belongs to nobody and is dropped).
+    pub even_paused: bool,
+}
+
+/// One status change's event, with what explains it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeEvent {
+    pub event: Event,
+    /// When it happened (ms).
+    pub at_ms: i64,
+    pub message: Option<String>,
+    /// Days left of a certificate inside its warning threshold, seen by the change's cycle:
+    /// recorded as a `certificate_expiring` event (alerting) right after this one. Once per
+    /// status change, so a monitor `DEGRADED` by its certificate does not repeat it each cycle.
+    pub certificate_expiring_days: Option<i64>,
+}
+
+impl ChangeEvent {
+    pub fn new(event: Event, at_ms: i64, message: Option<String>) -> Self {
+        ChangeEvent {
+            event,
+            at_ms,
+            message,
+            certificate_expiring_days: None,
+        }
+    }
+}
+
+impl<'a> StatusChange<'a> {
+    /// One state-machine step at `at_ms`: the new state, and its event if the status changed
+    /// (then `status_changed_at` becomes `at_ms`, otherwise it stays `previous_changed_at`).
+    pub fn of(
+        monitor_id: &'a str,
+        monitor_seq: i64,
+        transition: &Transition,
+        previous_changed_at: i64,
+        at_ms: i64,
+        last_check_at: Option<i64>,
+        message: Option<String>,
+    ) -> Self {
+        let changed_at = if transition.event.is_some() {
+            at_ms
+        } else {
+            previous_changed_at
+        };
+        StatusChange {
+            monitor_id,
+            monitor_seq,
+            state: StateUpdate::from_state(&transition.state, changed_at, last_check_at),
+            events: transition
+                .event
+                .map(|ev| ChangeEvent::new(ev, at_ms, message))
+                .into_iter()
+                .collect(),
+            last_push_at: None,
+            even_paused: false,
+        }
+    }
+}
+
+/// What [`record_transitions`] stored.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// The seqs of the monitors whose change applied (the others were paused or deleted).
+    pub applied: HashSet<i64>,
+    /// The events appended, in order.
+    pub events: Vec<EventRow>,
+}
+
+/// Stores status changes in the caller's transaction: the state of every change in one
+/// statement, then the events of those that applied, in order.
+///
+/// This is the one place where alerting will enqueue deliveries: an alerting outbox hooks in
+/// here, in the same transaction, so a delivery exists exactly when its event does.
+pub async fn record_transitions(
+    tx: &mut Tx,
+    changes: &[StatusChange<'_>],
+) -> Result<Recorded, sqlx::Error> {
+    let mut recorded = Recorded::default();
+    if changes.is_empty() {
+        return Ok(recorded);
+    }
+    let with_last_push = changes.iter().any(|c| c.last_push_at.is_some());
+    let rows: Vec<StateWrite<'_>> = changes
+        .iter()
+        .map(|c| StateWrite {
+            seq: c.monitor_seq,
+            update: &c.state,
+            last_push_at: c.last_push_at.flatten(),
+            even_paused: c.even_paused,
+        })
+        .collect();
+    recorded.applied = monitors::write_states(tx, &rows, with_last_push).await?;
+    for c in changes {
+        if !recorded.applied.contains(&c.monitor_seq) {
+            continue;
+        }
+        for e in &c.events {
+            append(tx, c.monitor_id, e, &mut recorded.events).await?;
+        }
+    }
+    Ok(recorded)
+}
+
+/// [`record_transitions`] for one change: the events appended, or `None` when the change did
+/// not apply (the monitor was paused or deleted meanwhile; the caller should roll back).
+pub async fn record_transition(
+    tx: &mut Tx,
+    change: &StatusChange<'_>,
+) -> Result<Option<Vec<EventRow>>, sqlx::Error> {
+    let recorded = record_transitions(tx, std::slice::from_ref(change)).await?;
+    Ok(recorded
+        .applied
+        .contains(&change.monitor_seq)
+        .then_some(recorded.events))
+}
+
+async fn append(
+    tx: &mut Tx,
+    monitor_id: &str,
+    e: &ChangeEvent,
+    out: &mut Vec<EventRow>,
+) -> Result<(), sqlx::Error> {
+    let ev = e.event;
+    let row = events::append(
+        tx,
+        &NewEvent {
+            monitor_id,
+            kind: ev.kind.as_str(),
+            from_status: ev.from.as_str(),
+            to_status: ev.to.as_str(),
+            message: e.message.as_deref(),
+            alert: ev.is_alert_worthy(),
+            created_at: e.at_ms,
+        },
+    )
+    .await?;
+    out.extend(row);
+    if let Some(days) = e.certificate_expiring_days {
+        let text = expiry_text(days);
+        let row = events::append(
+            tx,
+            &NewEvent {
+                monitor_id,
+                kind: CERTIFICATE_EXPIRING,
+                from_status: ev.from.as_str(),
+                to_status: ev.to.as_str(),
+                message: Some(&text),
+                alert: true,
+                created_at: e.at_ms,
+            },
+        )
+        .await?;
+        out.extend(row);
+    }
+    Ok(())
+}
+
+/// The event kind of a certificate inside its warning threshold.
+pub const CERTIFICATE_EXPIRING: &str = "certificate_expiring";
+
+fn expiry_text(days: i64) -> String {
+    match days {
+        0 => "the certificate expires today".to_string(),
+        1 => "the certificate expires in 1 day".to_string(),
+        n => format!("the certificate expires in {n} days"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tocsin_core::{EventKind, MonitorState, Status};
+
+    #[test]
+    fn expiry_text_counts_days() {
+        assert_eq!(expiry_text(0), "the certificate expires today");
+        assert_eq!(expiry_text(1), "the certificate expires in 1 day");
+        assert_eq!(expiry_text(9), "the certificate expires in 9 days");
+    }
+
+    #[test]
+    fn a_change_moves_status_changed_at_and_a_non_change_keeps_it() {
+        let changed = Transition {
+            state: MonitorState {
+                status: Status::Down,
+                ..MonitorState::initial()
+            },
+            event: Some(Event {
+                kind: EventKind::Down,
+                from: Status::Up,
+                to: Status::Down,
+            }),
+        };
+        let c = StatusChange::of("m", 1, &changed, 5, 10, Some(10), None);
+        assert_eq!(c.state.status_changed_at, 10);
+        assert_eq!(c.events.len(), 1);
+        let same = Transition {
+            state: MonitorState::initial(),
+            event: None,
+        };
+        let c = StatusChange::of("m", 1, &same, 5, 10, Some(10), None);
+        assert_eq!(c.state.status_changed_at, 5);
+        assert!(c.events.is_empty());
+    }
+}
