@@ -14,6 +14,7 @@ pub mod input;
 pub mod pagination;
 pub mod plans;
 pub mod schema;
+pub mod workspaces;
 
 pub use error::{DomainError, DomainResult, FieldError, Resource};
 
