@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod input;
+pub mod invitations;
 pub mod members;
 pub mod pagination;
 pub mod plans;
