@@ -9,6 +9,7 @@
 //! Nothing here imports axum or `crate::http`; HTTP-only state (rate limiters, the
 //! current-workspace cache) stays at the edge.
 
+pub mod api_keys;
 pub mod error;
 pub mod input;
 pub mod invitations;
@@ -16,6 +17,7 @@ pub mod members;
 pub mod pagination;
 pub mod plans;
 pub mod schema;
+pub mod users;
 pub mod workspaces;
 
 pub use error::{DomainError, DomainResult, FieldError, Resource};
