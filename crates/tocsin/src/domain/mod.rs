@@ -16,6 +16,7 @@ pub mod invitations;
 pub mod members;
 pub mod pagination;
 pub mod plans;
+pub mod projects;
 pub mod schema;
 pub mod users;
 pub mod workspaces;
