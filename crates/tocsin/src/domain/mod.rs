@@ -10,6 +10,7 @@
 //! current-workspace cache) stays at the edge.
 
 pub mod api_keys;
+pub mod audit;
 pub mod error;
 pub mod input;
 pub mod invitations;
