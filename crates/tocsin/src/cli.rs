@@ -1,6 +1,7 @@
 //! The command line: `serve`, `migrate`, `user create`, `token create`, `probe` (a remote
 //! probe), `probe-key create|list|revoke`, `bench`, and `openapi` (prints the document). Each
-//! subcommand is a thin call into the library.
+//! subcommand is a thin call into the library: the domain layer for users and tokens (never
+//! the HTTP handlers), and `server::openapi_text` for the document.
 
 use std::process::ExitCode;
 
@@ -8,7 +9,9 @@ use clap::{Parser, Subcommand};
 
 use crate::auth::{Caller, Capability, Role, Via};
 use crate::config::{Config, ServeArgs, StoreArgs};
-use crate::http::api_keys::{self, Surface};
+use crate::domain::api_keys::{self, CreateApiKey, Surface};
+use crate::domain::users::{self, SignUp};
+use crate::domain::DomainError;
 use crate::store;
 
 #[derive(Debug, Parser)]
@@ -164,21 +167,12 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             store,
         }) => {
             let state = crate::server::start(Config::for_store(&store)?, None).await?;
-            let mut errors = Vec::new();
-            crate::http::auth_routes::check_email("email", email.trim(), &mut errors);
-            if let Some(e) = errors.first() {
-                anyhow::bail!("{}: {}", e.field, e.message);
-            }
-            if password.chars().count() < crate::auth::password::MIN_LENGTH {
-                anyhow::bail!(
-                    "password: must be at least {} characters",
-                    crate::auth::password::MIN_LENGTH
-                );
-            }
-            let (user, ws) =
-                crate::http::auth_routes::create_user(&state, &email, &password, name.as_deref())
-                    .await
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let input = SignUp {
+                email,
+                password,
+                name,
+            };
+            let (user, ws) = users::create_user(&state, &input).await.map_err(describe)?;
             state.db().close().await;
             println!(
                 "{}",
@@ -203,7 +197,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::ProbeKey(cmd) => probe_key(cmd).await,
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Openapi => {
-            print!("{}", crate::http::openapi::document_text());
+            print!("{}", crate::server::openapi_text());
             Ok(())
         }
     }
@@ -347,8 +341,31 @@ pub async fn mint_token(
     if surfaces.is_empty() {
         anyhow::bail!("no surfaces given");
     }
-    let issued = api_keys::issue(state, &caller, name, &perms, &surfaces, None)
+    let input = CreateApiKey {
+        name: name.to_string(),
+        permissions: perms,
+        surfaces: Some(surfaces),
+        expires_at: None,
+    };
+    let issued = api_keys::create(state, &caller, input)
         .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map_err(describe)?;
     Ok(issued.token)
+}
+
+/// A domain refusal as one line: validation failures name their field, as the API does.
+fn describe(e: DomainError) -> anyhow::Error {
+    match &e {
+        DomainError::Validation { fields, .. } if !fields.is_empty() => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{}: {}", f.field, f.message))
+                .collect();
+            anyhow::anyhow!("{}", parts.join("; "))
+        }
+        DomainError::Validation { form, .. } if !form.is_empty() => {
+            anyhow::anyhow!("{}", form.join("; "))
+        }
+        _ => anyhow::anyhow!("{e}"),
+    }
 }

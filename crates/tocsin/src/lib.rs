@@ -16,7 +16,8 @@ pub mod http;
 pub mod ids;
 pub mod mail;
 pub mod monitoring;
-pub mod plans;
+/// Plan quotas now live in the domain layer; the old path stays for existing callers.
+pub use domain::plans;
 pub mod probes;
 pub mod push;
 pub mod server;

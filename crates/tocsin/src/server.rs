@@ -17,6 +17,11 @@ use crate::config::Config;
 pub use crate::http::AppState;
 use crate::store::Db;
 
+/// The OpenAPI document as printed by `tocsin openapi`.
+pub fn openapi_text() -> String {
+    crate::http::openapi::document_text()
+}
+
 /// Opens the database, applies migrations, builds the state.
 pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result<AppState> {
     let db = Db::connect(config.database_url.as_deref(), &config.data_dir).await?;

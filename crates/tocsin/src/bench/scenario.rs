@@ -109,14 +109,14 @@ impl Fixture {
             .token
             .get_or_try_init(|| async {
                 let state = self.state("api-token")?;
-                crate::http::auth_routes::create_user(
-                    state,
-                    BENCH_EMAIL,
-                    BENCH_PASSWORD,
-                    Some("Bench"),
-                )
-                .await
-                .map_err(|e| anyhow::anyhow!("creating the bench user: {e}"))?;
+                let input = crate::domain::users::SignUp {
+                    email: BENCH_EMAIL.into(),
+                    password: BENCH_PASSWORD.into(),
+                    name: Some("Bench".into()),
+                };
+                crate::domain::users::create_user(state, &input)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("creating the bench user: {e}"))?;
                 crate::cli::mint_token(state, BENCH_EMAIL, "bench", "all", "rest").await
             })
             .await?;

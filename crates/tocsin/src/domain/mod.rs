@@ -1,9 +1,26 @@
-//! The domain layer: each resource's operations as functions over typed inputs. An operation
-//! validates its input, authorises the [`Caller`](crate::auth::Caller), runs its transaction,
-//! appends the audit entry and publishes the change. The HTTP handlers, the command line and
-//! the MCP tools are thin adapters over it; it imports none of them.
+//! The domain layer: each resource's operations as functions over typed inputs, shared by
+//! every surface (the HTTP handlers, the command line, the bench, later the MCP tools).
+//!
+//! The rule, for every operation `op(core: &Core, caller: &Caller, input) -> Result<_, DomainError>`:
+//! authorise (`caller.require::<caps::X>()`, the same marker the HTTP route declares), validate
+//! (field errors with dotted paths), run the transaction, append the audit entry inside it,
+//! commit, then invalidate caches held in [`Core`](crate::app::Core) and publish changes.
+//! Request and response types (serde and schemars, no HTTP) live with their operations.
+//! Nothing here imports axum or `crate::http`; HTTP-only state (rate limiters, the
+//! current-workspace cache) stays at the edge.
 
+pub mod api_keys;
+pub mod audit;
 pub mod error;
+pub mod input;
+pub mod invitations;
+pub mod members;
+pub mod pagination;
+pub mod plans;
+pub mod projects;
+pub mod schema;
+pub mod users;
+pub mod workspaces;
 
 pub use error::{DomainError, DomainResult, FieldError, Resource};
 

@@ -1,32 +1,19 @@
-//! Personal access tokens: mint, list, read, update, rotate, revoke. Managed by the signed-in
-//! person (a token cannot mint tokens). The secret is shown once, in `IssuedApiKey`; only its
-//! hash is stored. A key never carries more than its creator holds, and never a session-only
-//! capability.
+//! HTTP adapter for personal access tokens (operations and rules in `domain::api_keys`).
 
 use aide::axum::routing::{get_with, post_with};
 use aide::axum::ApiRouter;
 use axum::extract::{Path, State};
 use axum::Json;
-use chrono::{DateTime, Utc};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use super::extract::{check_write, ApiJson, Created, IfMatch, Tagged, Validate};
-use crate::app::Core;
-use crate::audit::{self, Entry};
-use crate::auth::capability::TOKEN_CAPABILITIES;
+use super::extract::{ApiJson, Created, IfMatch, Tagged};
 use crate::auth::caps;
-use crate::auth::{secrets, Caller, Capability};
-use crate::clock::rfc3339;
-use crate::cluster::feed::Notice;
-use crate::domain::DomainError;
+use crate::domain::api_keys::{self, ApiKey, CreateApiKey, IssuedApiKey, KeyPath, UpdateApiKey};
 use crate::http::auth::Auth;
-use crate::http::error::{ApiError, ApiResult, FieldError, Resource};
+use crate::http::error::ApiResult;
 use crate::http::AppState;
-use crate::ids::new_id;
-use crate::plans::{ensure_room, Quota};
-use crate::store::{self, api_keys::ApiKeyRow};
+
+/// Kept at this path for the monitor handlers' partial updates.
+pub(crate) use crate::domain::input::double_option;
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()
@@ -72,335 +59,19 @@ pub fn router() -> ApiRouter<AppState> {
         )
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum Surface {
-    Rest,
-    Mcp,
-}
-
-impl Surface {
-    fn as_str(self) -> &'static str {
-        match self {
-            Surface::Rest => "rest",
-            Surface::Mcp => "mcp",
-        }
-    }
-}
-
-/// The seventeen capabilities a token may carry. Schema only: values are parsed as
-/// [`Capability`], and the four session-only capabilities are refused with a field error.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-pub enum TokenCapability {
-    #[schemars(rename = "monitors:read")]
-    MonitorsRead,
-    #[schemars(rename = "monitors:write")]
-    MonitorsWrite,
-    #[schemars(rename = "monitors:delete")]
-    MonitorsDelete,
-    #[schemars(rename = "status_pages:read")]
-    StatusPagesRead,
-    #[schemars(rename = "status_pages:write")]
-    StatusPagesWrite,
-    #[schemars(rename = "status_pages:delete")]
-    StatusPagesDelete,
-    #[schemars(rename = "incidents:read")]
-    IncidentsRead,
-    #[schemars(rename = "incidents:write")]
-    IncidentsWrite,
-    #[schemars(rename = "incidents:delete")]
-    IncidentsDelete,
-    #[schemars(rename = "postmortems:read")]
-    PostmortemsRead,
-    #[schemars(rename = "postmortems:write")]
-    PostmortemsWrite,
-    #[schemars(rename = "postmortems:delete")]
-    PostmortemsDelete,
-    #[schemars(rename = "notifications:read")]
-    NotificationsRead,
-    #[schemars(rename = "notifications:write")]
-    NotificationsWrite,
-    #[schemars(rename = "notifications:delete")]
-    NotificationsDelete,
-    #[schemars(rename = "maintenance:write")]
-    MaintenanceWrite,
-    #[schemars(rename = "identity:read")]
-    IdentityRead,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum ApiKeyStatus {
-    Active,
-    Revoked,
-}
-
-/// A personal access token record.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::http::schema::exact_object)]
-pub struct ApiKey {
-    pub id: String,
-    pub name: String,
-    pub token_hint: String,
-    pub surfaces: Vec<Surface>,
-    #[schemars(with = "Vec<TokenCapability>")]
-    pub permissions: Vec<Capability>,
-    pub status: ApiKeyStatus,
-    #[schemars(with = "Option<crate::http::schema::Timestamp>")]
-    pub expires_at: Option<String>,
-    #[schemars(with = "Option<crate::http::schema::Timestamp>")]
-    pub last_used_at: Option<String>,
-    pub created_by: String,
-    #[schemars(with = "crate::http::schema::Timestamp")]
-    pub created_at: String,
-    #[schemars(with = "crate::http::schema::Timestamp")]
-    pub updated_at: String,
-}
-
-/// A key as issued: every `ApiKey` field plus the secret, shown this once.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::http::schema::exact_object)]
-pub struct IssuedApiKey {
-    #[serde(flatten)]
-    pub key: ApiKey,
-    /// The full secret (`svc_...`). It cannot be read again.
-    pub token: String,
-}
-
-pub fn view(k: &ApiKeyRow) -> ApiKey {
-    ApiKey {
-        id: k.id.clone(),
-        name: k.name.clone(),
-        token_hint: k.token_hint.clone(),
-        surfaces: store::split_list(&k.surfaces)
-            .iter()
-            .filter_map(|s| match s.as_str() {
-                "rest" => Some(Surface::Rest),
-                "mcp" => Some(Surface::Mcp),
-                _ => None,
-            })
-            .collect(),
-        permissions: store::split_list(&k.permissions)
-            .iter()
-            .filter_map(|p| Capability::parse(p))
-            .collect(),
-        status: if k.status == "ACTIVE" {
-            ApiKeyStatus::Active
-        } else {
-            ApiKeyStatus::Revoked
-        },
-        expires_at: k.expires_at.map(rfc3339),
-        last_used_at: k.last_used_at.map(rfc3339),
-        created_by: k.created_by.clone(),
-        created_at: rfc3339(k.created_at),
-        updated_at: rfc3339(k.updated_at),
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CreateApiKey {
-    /// 1 to 100 characters.
-    #[schemars(length(min = 1, max = 100))]
-    pub name: String,
-    /// Capabilities, from the seventeen token capabilities; at most what the creator holds.
-    #[schemars(length(min = 1))]
-    #[schemars(with = "Vec<TokenCapability>")]
-    pub permissions: Vec<Capability>,
-    /// Where the key may be used; `["rest"]` by default.
-    pub surfaces: Option<Vec<Surface>>,
-    /// When the key stops working; must be in the future. Null or absent: never.
-    pub expires_at: Option<DateTime<Utc>>,
-}
-
-fn check_permissions(perms: &[Capability], errors: &mut Vec<FieldError>) {
-    if perms.is_empty() {
-        errors.push(FieldError::new(
-            "permissions",
-            "must name at least one capability",
-        ));
-    }
-    for (i, p) in perms.iter().enumerate() {
-        if !TOKEN_CAPABILITIES.contains(p) {
-            errors.push(FieldError::new(
-                format!("permissions.{i}"),
-                format!(
-                    "{} is session-only and cannot be put on a token",
-                    p.as_str()
-                ),
-            ));
-        }
-    }
-}
-
-fn check_surfaces(s: &[Surface], errors: &mut Vec<FieldError>) {
-    if s.is_empty() {
-        errors.push(FieldError::new(
-            "surfaces",
-            "must name at least one surface",
-        ));
-    }
-}
-
-impl Validate for CreateApiKey {
-    fn validate(&self) -> Vec<FieldError> {
-        let mut errors = Vec::new();
-        super::workspace::check_name("name", &self.name, 100, &mut errors);
-        check_permissions(&self.permissions, &mut errors);
-        if let Some(s) = &self.surfaces {
-            check_surfaces(s, &mut errors);
-        }
-        errors
-    }
-}
-
-/// Refuses capabilities the creator does not hold themselves.
-fn within_creator(perms: &[Capability], caller: &Caller) -> ApiResult<()> {
-    let errors: Vec<FieldError> = perms
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| !caller.caps.contains(**p))
-        .map(|(i, p)| {
-            FieldError::new(
-                format!("permissions.{i}"),
-                format!("you do not hold {} yourself", p.as_str()),
-            )
-        })
-        .collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.into())
-    }
-}
-
-fn future(field: &str, at: Option<DateTime<Utc>>, now: i64) -> ApiResult<Option<i64>> {
-    match at {
-        Some(t) if t.timestamp_millis() <= now => {
-            Err(ApiError::field(field, "must be in the future"))
-        }
-        Some(t) => Ok(Some(t.timestamp_millis())),
-        None => Ok(None),
-    }
-}
-
-fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
-    let mut out: Vec<T> = Vec::new();
-    for i in items {
-        if !out.contains(i) {
-            out.push(*i);
-        }
-    }
-    out
-}
-
-/// Mints a key for `caller`. Shared by the API and `tocsin token create`.
-pub async fn issue(
-    state: &Core,
-    caller: &Caller,
-    name: &str,
-    perms: &[Capability],
-    surfaces: &[Surface],
-    expires_at: Option<i64>,
-) -> ApiResult<IssuedApiKey> {
-    let db = state.db();
-    let current = store::api_keys::count_active(db.reader(), &caller.workspace_id).await?;
-    ensure_room(state, &caller.workspace_id, Quota::ApiKeys, current).await?;
-    let token = secrets::generate(secrets::API_KEY_PREFIX);
-    let now = state.clock().now_ms();
-    let perms = dedup(perms);
-    let surfaces = dedup(surfaces);
-    let row = ApiKeyRow {
-        id: new_id(),
-        workspace_id: caller.workspace_id.clone(),
-        name: name.trim().to_string(),
-        token_hint: secrets::hint(&token),
-        surfaces: store::join_list(surfaces.iter().map(|s| s.as_str())),
-        permissions: store::join_list(perms.iter().map(|p| p.as_str())),
-        status: "ACTIVE".into(),
-        expires_at,
-        last_used_at: None,
-        created_by: caller.user_id.clone(),
-        version: 1,
-        created_at: now,
-        updated_at: now,
-    };
-    let mut tx = db.begin().await?;
-    store::api_keys::insert(&mut *tx, &row, &secrets::hash(&token)).await?;
-    audit::record(
-        &mut *tx,
-        caller,
-        Entry {
-            action: "api_key.create",
-            resource_type: "api_key",
-            resource_id: &row.id,
-            metadata: json!({"name": row.name, "permissions": perms.iter().map(|p| p.as_str()).collect::<Vec<_>>(), "surfaces": surfaces.iter().map(|s| s.as_str()).collect::<Vec<_>>()}),
-        },
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(IssuedApiKey {
-        key: view(&row),
-        token,
-    })
-}
-
 async fn create(
     State(state): State<AppState>,
     caller: Auth<caps::SignedIn>,
     ApiJson(body): ApiJson<CreateApiKey>,
 ) -> ApiResult<Created<IssuedApiKey>> {
-    within_creator(&body.permissions, &caller)?;
-    let expires_at = future("expiresAt", body.expires_at, state.clock().now_ms())?;
-    let surfaces = body.surfaces.unwrap_or_else(|| vec![Surface::Rest]);
-    Ok(Created(
-        issue(
-            &state,
-            &caller,
-            &body.name,
-            &body.permissions,
-            &surfaces,
-            expires_at,
-        )
-        .await?,
-    ))
+    Ok(Created(api_keys::create(&state, &caller, body).await?))
 }
 
 async fn list(
     State(state): State<AppState>,
     caller: Auth<caps::SignedIn>,
 ) -> ApiResult<Json<Vec<ApiKey>>> {
-    let mut out = Vec::new();
-    let mut after = String::new();
-    // The spec's ApiKeyList is a plain array; read it in slices so memory stays flat.
-    loop {
-        let rows =
-            store::api_keys::list(state.db().reader(), &caller.workspace_id, &after, 500).await?;
-        let done = rows.len() < 500;
-        if let Some(last) = rows.last() {
-            after = last.id.clone();
-        }
-        out.extend(rows.iter().map(view));
-        if done {
-            break;
-        }
-    }
-    Ok(Json(out))
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct KeyPath {
-    pub key_id: String,
-}
-
-async fn load(state: &AppState, caller: &Caller, id: &str) -> Result<ApiKeyRow, DomainError> {
-    store::api_keys::get(state.db().reader(), &caller.workspace_id, id)
-        .await?
-        .ok_or(DomainError::NotFound(Resource::ApiKey))
+    Ok(Json(api_keys::list(&state, &caller).await?))
 }
 
 async fn get_one(
@@ -408,44 +79,8 @@ async fn get_one(
     caller: Auth<caps::SignedIn>,
     Path(p): Path<KeyPath>,
 ) -> ApiResult<Tagged<ApiKey>> {
-    let k = load(&state, &caller, &p.key_id).await?;
-    Ok(Tagged(view(&k), k.version))
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct UpdateApiKey {
-    /// 1 to 100 characters. Absent: unchanged.
-    #[schemars(length(min = 1, max = 100))]
-    pub name: Option<String>,
-    /// Replaces the capabilities, with the same rules as on creation. Absent: unchanged.
-    #[schemars(length(min = 1))]
-    #[schemars(with = "Option<Vec<TokenCapability>>")]
-    pub permissions: Option<Vec<Capability>>,
-    /// A new expiry in the future, or null to never expire. Absent: unchanged.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub expires_at: Option<Option<DateTime<Utc>>>,
-}
-
-/// Tells "absent" (outer None) from "null" (Some(None)).
-pub(crate) fn double_option<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
-
-impl Validate for UpdateApiKey {
-    fn validate(&self) -> Vec<FieldError> {
-        let mut errors = Vec::new();
-        if let Some(n) = &self.name {
-            super::workspace::check_name("name", n, 100, &mut errors);
-        }
-        if let Some(p) = &self.permissions {
-            check_permissions(p, &mut errors);
-        }
-        errors
-    }
+    let (key, version) = api_keys::get(&state, &caller, &p.key_id).await?;
+    Ok(Tagged(key, version))
 }
 
 async fn update(
@@ -455,43 +90,8 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateApiKey>,
 ) -> ApiResult<Tagged<ApiKey>> {
-    let mut k = load(&state, &caller, &p.key_id).await?;
-    if k.status != "ACTIVE" {
-        return Err(DomainError::Conflict(
-            "API_KEY_REVOKED",
-            "a revoked key cannot be changed".into(),
-        )
-        .into());
-    }
-    let now = state.clock().now_ms();
-    if let Some(perms) = &body.permissions {
-        within_creator(perms, &caller)?;
-        k.permissions = store::join_list(dedup(perms).iter().map(|c| c.as_str()));
-    }
-    if let Some(n) = &body.name {
-        k.name = n.trim().to_string();
-    }
-    if let Some(exp) = body.expires_at {
-        k.expires_at = future("expiresAt", exp, now)?;
-    }
-    k.updated_at = now;
-    let mut tx = state.db().begin().await?;
-    let rows = store::api_keys::update(&mut *tx, &k, None, expected).await?;
-    check_write(rows, expected, DomainError::NotFound(Resource::ApiKey))?;
-    audit::record(
-        &mut *tx,
-        &caller,
-        Entry { action: "api_key.update", resource_type: "api_key", resource_id: &k.id, metadata: json!({"name": k.name, "permissions": store::split_list(&k.permissions), "expiresAt": k.expires_at.map(rfc3339)}) },
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    state.keys().forget_key(&k.id);
-    state.feed().announce(Notice::ApiKeyChanged {
-        key_id: k.id.clone(),
-    });
-    let k = load(&state, &caller, &p.key_id).await?;
-    Ok(Tagged(view(&k), k.version))
+    let (key, version) = api_keys::update(&state, &caller, &p.key_id, expected, body).await?;
+    Ok(Tagged(key, version))
 }
 
 async fn rotate(
@@ -500,45 +100,9 @@ async fn rotate(
     Path(p): Path<KeyPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Json<IssuedApiKey>> {
-    let mut k = load(&state, &caller, &p.key_id).await?;
-    if k.status != "ACTIVE" {
-        return Err(DomainError::Conflict(
-            "API_KEY_REVOKED",
-            "a revoked key cannot be rotated".into(),
-        )
-        .into());
-    }
-    let token = secrets::generate(secrets::API_KEY_PREFIX);
-    let now = state.clock().now_ms();
-    k.token_hint = secrets::hint(&token);
-    k.updated_at = now;
-    let mut tx = state.db().begin().await?;
-    let rows =
-        store::api_keys::update(&mut *tx, &k, Some(&secrets::hash(&token)), expected).await?;
-    check_write(rows, expected, DomainError::NotFound(Resource::ApiKey))?;
-    audit::record(
-        &mut *tx,
-        &caller,
-        Entry {
-            action: "api_key.rotate",
-            resource_type: "api_key",
-            resource_id: &k.id,
-            metadata: json!({"name": k.name}),
-        },
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    // The old secret dies now on this node (and within the cache lifetime on any other).
-    state.keys().forget_key(&k.id);
-    state.feed().announce(Notice::ApiKeyChanged {
-        key_id: k.id.clone(),
-    });
-    let k = load(&state, &caller, &p.key_id).await?;
-    Ok(Json(IssuedApiKey {
-        key: view(&k),
-        token,
-    }))
+    Ok(Json(
+        api_keys::rotate(&state, &caller, &p.key_id, expected).await?,
+    ))
 }
 
 async fn revoke(
@@ -546,41 +110,5 @@ async fn revoke(
     caller: Auth<caps::SignedIn>,
     Path(p): Path<KeyPath>,
 ) -> ApiResult<Json<ApiKey>> {
-    let mut k = load(&state, &caller, &p.key_id).await?;
-    let now = state.clock().now_ms();
-    if k.status == "ACTIVE" {
-        k.status = "REVOKED".into();
-        k.updated_at = now;
-        let mut tx = state.db().begin().await?;
-        let rows = store::api_keys::update(&mut *tx, &k, None, None).await?;
-        check_write(rows, None, DomainError::NotFound(Resource::ApiKey))?;
-        audit::record(
-            &mut *tx,
-            &caller,
-            Entry {
-                action: "api_key.revoke",
-                resource_type: "api_key",
-                resource_id: &k.id,
-                metadata: json!({"name": k.name}),
-            },
-            now,
-        )
-        .await?;
-        tx.commit().await?;
-        state.keys().forget_key(&k.id);
-        state.feed().announce(Notice::ApiKeyChanged {
-            key_id: k.id.clone(),
-        });
-    }
-    let k = load(&state, &caller, &p.key_id).await?;
-    Ok(Json(view(&k)))
-}
-
-/// Every token capability the caller holds (for `--permissions all`).
-pub fn all_held(caller: &Caller) -> Vec<Capability> {
-    TOKEN_CAPABILITIES
-        .iter()
-        .copied()
-        .filter(|c| caller.caps.contains(*c))
-        .collect()
+    Ok(Json(api_keys::revoke(&state, &caller, &p.key_id).await?))
 }

@@ -17,18 +17,14 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::http::error::{error_response, ApiError, FieldError};
+use crate::http::error::{error_response, ApiError};
 use crate::http::AppState;
 
 /// The largest request body accepted anywhere.
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
-/// Domain validation after deserialization: every failure, with its dotted path.
-pub trait Validate {
-    fn validate(&self) -> Vec<FieldError> {
-        Vec::new()
-    }
-}
+/// Domain validation after deserialization (the trait lives with the typed inputs).
+pub use crate::domain::input::Validate;
 
 /// Converts serde_path_to_error's `a.b[0].c` into the envelope's `a.b.0.c`.
 pub fn dotted(path: &serde_path_to_error::Path) -> Option<String> {

@@ -1,0 +1,362 @@
+//! Invitations by email. The inviter gets the invitation; the invitee gets a signed accept link
+//! that expires (by email when SMTP is configured, otherwise in the create response, for the
+//! inviter to pass on). Accepting needs the invitee signed in with the invited address, and
+//! makes the joined workspace the session's active one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::input::{check_email, Validate};
+use super::pagination::{finish, PageParams};
+use super::plans::{ensure_room, Quota};
+use super::workspaces::{self, CurrentWorkspace};
+use super::{DomainError, FieldError, Resource};
+use crate::app::Core;
+use crate::audit::{self, Entry};
+use crate::auth::signed::{self, Verify};
+use crate::auth::{caps, Caller, Role, Via};
+use crate::clock::rfc3339;
+use crate::cluster::feed::Notice;
+use crate::ids::new_id;
+use crate::store::{self, invitations::InvitationRow};
+
+/// Invitations stay valid for 7 days.
+pub const INVITATION_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InvitationStatus {
+    Pending,
+    Accepted,
+    Revoked,
+    Expired,
+}
+
+/// An invitation to join the workspace.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct Invitation {
+    pub id: String,
+    pub email: String,
+    pub role: Role,
+    pub status: InvitationStatus,
+    pub invited_by: String,
+    #[schemars(with = "crate::domain::schema::Timestamp")]
+    pub expires_at: String,
+    #[schemars(with = "crate::domain::schema::Timestamp")]
+    pub created_at: String,
+    /// The accept link: only in the response that creates the invitation, and only when the
+    /// server has no SMTP to email it; null otherwise.
+    pub accept_url: Option<String>,
+    /// True when the link was emailed to the invitee.
+    pub emailed: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct InvitationPage {
+    pub invitations: Vec<Invitation>,
+    pub next_cursor: Option<String>,
+}
+
+fn view(i: &InvitationRow, now: i64) -> Invitation {
+    let status = match i.status.as_str() {
+        "accepted" => InvitationStatus::Accepted,
+        "revoked" => InvitationStatus::Revoked,
+        _ if i.expires_at <= now => InvitationStatus::Expired,
+        _ => InvitationStatus::Pending,
+    };
+    Invitation {
+        id: i.id.clone(),
+        email: i.email.clone(),
+        role: Role::parse(&i.role).unwrap_or(Role::Member),
+        status,
+        invited_by: i.invited_by.clone(),
+        expires_at: rfc3339(i.expires_at),
+        created_at: rfc3339(i.created_at),
+        accept_url: None,
+        emailed: false,
+    }
+}
+
+pub async fn list(
+    core: &Core,
+    caller: &Caller,
+    page: PageParams,
+) -> Result<InvitationPage, DomainError> {
+    caller.require::<caps::MembersManage>()?;
+    page.check()?;
+    let rows = store::invitations::list(
+        core.db().reader(),
+        &caller.workspace_id,
+        &page.after(),
+        i64::from(page.limit()) + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = finish(rows, page.limit(), |i| i.id.clone());
+    let now = core.clock().now_ms();
+    Ok(InvitationPage {
+        invitations: rows.iter().map(|i| view(i, now)).collect(),
+        next_cursor,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct InvitationPath {
+    pub invitation_id: String,
+}
+
+async fn load(core: &Core, caller: &Caller, id: &str) -> Result<InvitationRow, DomainError> {
+    store::invitations::get(core.db().reader(), &caller.workspace_id, id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Invitation))
+}
+
+pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<Invitation, DomainError> {
+    caller.require::<caps::MembersManage>()?;
+    let i = load(core, caller, id).await?;
+    Ok(view(&i, core.clock().now_ms()))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInvitation {
+    #[schemars(email)]
+    pub email: String,
+    /// `member` by default. Only an owner may invite an owner.
+    pub role: Option<Role>,
+}
+
+impl Validate for CreateInvitation {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        check_email("email", self.email.trim(), &mut errors);
+        errors
+    }
+}
+
+/// Invites someone; emails the accept link when the server can, otherwise returns it.
+pub async fn create(
+    core: &Core,
+    caller: &Caller,
+    input: CreateInvitation,
+) -> Result<Invitation, DomainError> {
+    caller.require::<caps::MembersManage>()?;
+    input.check()?;
+    let db = core.db();
+    let ws = caller.workspace_id.clone();
+    let email = input.email.trim().to_lowercase();
+    let role = input.role.unwrap_or(Role::Member);
+    if role == Role::Owner
+        && !matches!(
+            caller.via,
+            Via::Session {
+                role: Role::Owner,
+                ..
+            }
+        )
+    {
+        return Err(DomainError::Forbidden(
+            "OWNER_REQUIRED",
+            "only an owner may invite an owner".into(),
+        ));
+    }
+    let now = core.clock().now_ms();
+    if let Some(u) = store::users::find_by_email(db.reader(), &email).await? {
+        if store::members::get(db.reader(), &ws, &u.id)
+            .await?
+            .is_some()
+        {
+            return Err(DomainError::Conflict(
+                "ALREADY_MEMBER",
+                "this person is already a member".into(),
+            ));
+        }
+    }
+    let occupied = store::members::count(db.reader(), &ws).await?
+        + store::invitations::count_pending(db.reader(), &ws, now).await?;
+    ensure_room(core, &ws, Quota::Members, occupied).await?;
+    let row = InvitationRow {
+        id: new_id(),
+        workspace_id: ws.clone(),
+        email: email.clone(),
+        role: role.as_str().into(),
+        invited_by: caller.user_id.clone(),
+        status: "pending".into(),
+        expires_at: now + INVITATION_TTL_MS,
+        created_at: now,
+        updated_at: now,
+    };
+    let mut tx = db.begin().await?;
+    store::invitations::insert(&mut *tx, &row).await?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "invitation.create",
+            resource_type: "invitation",
+            resource_id: &row.id,
+            metadata: json!({"email": email, "role": role.as_str()}),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+
+    let token = signed::sign(core.link_secret(), &row.id, row.expires_at);
+    let mut base = core.config().public_url.clone();
+    base.set_path("/app/invitations/accept");
+    base.set_query(Some(&format!("token={token}")));
+    let link = base.to_string();
+    let mut out = view(&row, now);
+    match core.mailer() {
+        Some(mailer) => {
+            let ws_name = workspaces::view(core, &ws)
+                .await
+                .map(|w| w.name)
+                .unwrap_or_default();
+            let text = format!(
+                "You have been invited to join the workspace \"{ws_name}\" on Tocsin as {}.\n\nAccept the invitation (valid for 7 days):\n{link}\n",
+                role.as_str()
+            );
+            match mailer
+                .send(
+                    &email,
+                    &format!("Invitation to join {ws_name} on Tocsin"),
+                    text,
+                )
+                .await
+            {
+                Ok(()) => out.emailed = true,
+                Err(e) => {
+                    // The invitation stands; the inviter still gets the link to pass on.
+                    tracing::warn!(error = %e, "could not email invitation; returning the link instead");
+                    out.accept_url = Some(link);
+                }
+            }
+        }
+        None => out.accept_url = Some(link),
+    }
+    Ok(out)
+}
+
+/// Revokes a pending invitation; the record stays, with status revoked.
+pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<Invitation, DomainError> {
+    caller.require::<caps::MembersManage>()?;
+    let db = core.db();
+    let i = load(core, caller, id).await?;
+    let now = core.clock().now_ms();
+    let mut tx = db.begin().await?;
+    if store::invitations::set_status(&mut *tx, &i.id, "pending", "revoked", now).await? == 0 {
+        return Err(DomainError::Conflict(
+            "INVITATION_NOT_PENDING",
+            "only a pending invitation can be revoked".into(),
+        ));
+    }
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "invitation.revoke",
+            resource_type: "invitation",
+            resource_id: &i.id,
+            metadata: json!({"email": i.email}),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    let fresh = load(core, caller, &i.id).await?;
+    Ok(view(&fresh, now))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptInvitation {
+    /// The `token` query parameter of the accept link.
+    pub token: String,
+}
+
+impl Validate for AcceptInvitation {}
+
+/// Joins the invitation's workspace as the signed-in invitee and makes it the session's
+/// active workspace; returns its view (the member count changed: HTTP refreshes its cache).
+pub async fn accept(
+    core: &Core,
+    caller: &Caller,
+    input: AcceptInvitation,
+) -> Result<CurrentWorkspace, DomainError> {
+    caller.require::<caps::SignedIn>()?;
+    input.check()?;
+    let now = core.clock().now_ms();
+    let id = match signed::verify(core.link_secret(), &input.token, now) {
+        Verify::Valid(id) => id,
+        Verify::Expired => {
+            return Err(DomainError::Conflict(
+                "INVITATION_EXPIRED",
+                "this invitation has expired".into(),
+            ))
+        }
+        Verify::Invalid => {
+            return Err(DomainError::field(
+                "token",
+                "is not a valid invitation token",
+            ))
+        }
+    };
+    let db = core.db();
+    let inv = store::invitations::get_unscoped(db.reader(), &id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Invitation))?;
+    if !inv.email.eq_ignore_ascii_case(&caller.email) {
+        // Not the invitee: as far as this caller is concerned there is no such invitation.
+        return Err(DomainError::NotFound(Resource::Invitation));
+    }
+    if inv.status != "pending" {
+        return Err(DomainError::Conflict(
+            "INVITATION_NOT_PENDING",
+            format!("this invitation is {}", inv.status),
+        ));
+    }
+    let mut tx = db.begin().await?;
+    if store::invitations::set_status(&mut *tx, &inv.id, "pending", "accepted", now).await? == 0 {
+        return Err(DomainError::Conflict(
+            "INVITATION_NOT_PENDING",
+            "this invitation was already used".into(),
+        ));
+    }
+    if store::members::get(&mut *tx, &inv.workspace_id, &caller.user_id)
+        .await?
+        .is_none()
+    {
+        store::members::insert(&mut *tx, &inv.workspace_id, &caller.user_id, &inv.role, now)
+            .await?;
+    }
+    // The entry belongs to the workspace joined, not the one the caller was acting in.
+    let mut actor = caller.clone();
+    actor.workspace_id = inv.workspace_id.clone();
+    audit::record(
+        &mut *tx,
+        &actor,
+        Entry {
+            action: "invitation.accept",
+            resource_type: "invitation",
+            resource_id: &inv.id,
+            metadata: json!({"role": inv.role}),
+        },
+        now,
+    )
+    .await?;
+    if let Some(session) = caller.session_id() {
+        store::sessions::set_workspace(&mut *tx, session, &inv.workspace_id).await?;
+    }
+    tx.commit().await?;
+    // Other nodes drop what they cached of this workspace's memberships.
+    core.feed().announce(Notice::MembershipChanged {
+        workspace_id: inv.workspace_id.clone(),
+    });
+    workspaces::view(core, &inv.workspace_id).await
+}

@@ -1,0 +1,212 @@
+//! Workspace members: list, read, change role, remove. A workspace always keeps at least one
+//! owner, and only an owner may make or unmake owners. Role changes and removals forget the
+//! workspace's cached API keys, so keys lose what their creator lost at once.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::input::Validate;
+use super::pagination::{finish, PageParams};
+use super::{check_write, DomainError, Resource};
+use crate::app::Core;
+use crate::audit::{self, Entry};
+use crate::auth::{caps, Caller, Role, Via};
+use crate::clock::rfc3339;
+use crate::cluster::feed::Notice;
+use crate::store::{self, members::MemberRow};
+
+/// A member of the workspace.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct Member {
+    pub user_id: String,
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    #[schemars(with = "crate::domain::schema::Timestamp")]
+    pub joined_at: String,
+    #[schemars(with = "crate::domain::schema::Timestamp")]
+    pub updated_at: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct MemberPage {
+    pub members: Vec<Member>,
+    pub next_cursor: Option<String>,
+}
+
+fn view(m: &MemberRow) -> Member {
+    Member {
+        user_id: m.user_id.clone(),
+        email: m.email.clone(),
+        name: m.name.clone(),
+        role: Role::parse(&m.role).unwrap_or(Role::Member),
+        joined_at: rfc3339(m.created_at),
+        updated_at: rfc3339(m.updated_at),
+    }
+}
+
+pub async fn list(
+    core: &Core,
+    caller: &Caller,
+    page: PageParams,
+) -> Result<MemberPage, DomainError> {
+    caller.require::<caps::IdentityRead>()?;
+    page.check()?;
+    let after = page.after();
+    let rows = store::members::list(
+        core.db().reader(),
+        &caller.workspace_id,
+        Some(&after),
+        i64::from(page.limit()) + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = finish(rows, page.limit(), |m| m.user_id.clone());
+    Ok(MemberPage {
+        members: rows.iter().map(view).collect(),
+        next_cursor,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct MemberPath {
+    pub user_id: String,
+}
+
+/// One member and its version.
+pub async fn get(
+    core: &Core,
+    caller: &Caller,
+    user_id: &str,
+) -> Result<(Member, i64), DomainError> {
+    caller.require::<caps::IdentityRead>()?;
+    let m = load(core, &caller.workspace_id, user_id).await?;
+    Ok((view(&m), m.version))
+}
+
+async fn load(core: &Core, ws: &str, user_id: &str) -> Result<MemberRow, DomainError> {
+    store::members::get(core.db().reader(), ws, user_id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Member))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateMember {
+    pub role: Role,
+}
+
+impl Validate for UpdateMember {}
+
+fn caller_role(c: &Caller) -> Option<Role> {
+    match &c.via {
+        Via::Session { role, .. } => Some(*role),
+        Via::ApiKey { .. } => None,
+    }
+}
+
+fn last_owner() -> DomainError {
+    DomainError::Conflict(
+        "LAST_OWNER",
+        "a workspace must keep at least one owner".into(),
+    )
+}
+
+/// Changes a member's role if `expected` (when given) is still its version.
+pub async fn update(
+    core: &Core,
+    caller: &Caller,
+    user_id: &str,
+    expected: Option<i64>,
+    input: UpdateMember,
+) -> Result<(Member, i64), DomainError> {
+    caller.require::<caps::MembersManage>()?;
+    input.check()?;
+    let db = core.db();
+    let ws = &caller.workspace_id;
+    let current = load(core, ws, user_id).await?;
+    let from = Role::parse(&current.role).unwrap_or(Role::Member);
+    let touches_owner = from == Role::Owner || input.role == Role::Owner;
+    if touches_owner && caller_role(caller) != Some(Role::Owner) {
+        return Err(DomainError::Forbidden(
+            "OWNER_REQUIRED",
+            "only an owner may grant or remove the owner role".into(),
+        ));
+    }
+    let now = core.clock().now_ms();
+    let mut tx = db.begin().await?;
+    if from == Role::Owner
+        && input.role != Role::Owner
+        && store::members::count_owners(&mut *tx, ws).await? <= 1
+    {
+        return Err(last_owner());
+    }
+    let rows =
+        store::members::update_role(&mut *tx, ws, user_id, input.role.as_str(), now, expected)
+            .await?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Member))?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "member.update",
+            resource_type: "member",
+            resource_id: user_id,
+            metadata: json!({"from": from.as_str(), "to": input.role.as_str()}),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    core.keys().forget_workspace(ws);
+    core.feed().announce(Notice::MembershipChanged {
+        workspace_id: ws.clone(),
+    });
+    let m = load(core, ws, user_id).await?;
+    Ok((view(&m), m.version))
+}
+
+/// Removes a member. The workspace's member count changes: HTTP forgets its cached view.
+pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), DomainError> {
+    caller.require::<caps::MembersManage>()?;
+    let db = core.db();
+    let ws = &caller.workspace_id;
+    let current = load(core, ws, user_id).await?;
+    let role = Role::parse(&current.role).unwrap_or(Role::Member);
+    if role == Role::Owner && caller_role(caller) != Some(Role::Owner) {
+        return Err(DomainError::Forbidden(
+            "OWNER_REQUIRED",
+            "only an owner may remove an owner".into(),
+        ));
+    }
+    let now = core.clock().now_ms();
+    let mut tx = db.begin().await?;
+    if role == Role::Owner && store::members::count_owners(&mut *tx, ws).await? <= 1 {
+        return Err(last_owner());
+    }
+    let rows = store::members::delete(&mut *tx, ws, user_id).await?;
+    check_write(rows, None, DomainError::NotFound(Resource::Member))?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "member.remove",
+            resource_type: "member",
+            resource_id: user_id,
+            metadata: json!({"email": current.email, "role": role.as_str()}),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    // Keys the removed member made stop working at once.
+    core.keys().forget_workspace(ws);
+    core.feed().announce(Notice::MembershipChanged {
+        workspace_id: ws.clone(),
+    });
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! People and their sessions: creating a user with a workspace of their own (sign-up and
+//! `tocsin user create`), signing in with email and password, starting and ending sessions,
+//! and reading the signed-in session.
+//!
+//! A session is a random token whose SHA-256 is stored; these operations hand the token back
+//! and the surface decides how to carry it (the HTTP edge puts it in an `HttpOnly` cookie).
+//! Rate limits on sign-up and sign-in are the HTTP edge's: they key on the client address.
+//! Sign-up and sign-in have no [`Caller`] yet, so they take no requirement.
+
+use serde::{Deserialize, Serialize};
+
+use super::input::{check_email, Validate};
+use super::workspaces::{self, CurrentWorkspace};
+use super::{DomainError, FieldError};
+use crate::app::Core;
+use crate::auth::{password, secrets, Caller, Role, SESSION_TTL_MS};
+use crate::clock::rfc3339;
+use crate::domain::error::on_constraint;
+use crate::ids::new_id;
+use crate::store::{self, sessions::NewSession, users::UserRow, workspaces::WorkspaceRow};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignUp {
+    pub email: String,
+    pub password: String,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+impl Validate for SignUp {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        check_email("email", self.email.trim(), &mut errors);
+        let n = self.password.chars().count();
+        if !(password::MIN_LENGTH..=password::MAX_LENGTH).contains(&n) {
+            errors.push(FieldError::new(
+                "password",
+                format!(
+                    "must be {} to {} characters",
+                    password::MIN_LENGTH,
+                    password::MAX_LENGTH
+                ),
+            ));
+        }
+        if let Some(name) = &self.name {
+            if name.trim().chars().count() > 100 {
+                errors.push(FieldError::new("name", "must be at most 100 characters"));
+            }
+        }
+        errors
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignIn {
+    pub email: String,
+    pub password: String,
+}
+
+impl Validate for SignIn {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if self.email.trim().is_empty() {
+            errors.push(FieldError::new("email", "is required"));
+        }
+        if self.password.is_empty() || self.password.len() > 1024 {
+            errors.push(FieldError::new("password", "is required"));
+        }
+        errors
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserView {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub created_at: String,
+}
+
+/// The answer to a sign-up or sign-in.
+#[derive(Debug, Serialize)]
+pub struct SignedIn {
+    pub user: UserView,
+    pub workspace: CurrentWorkspace,
+}
+
+/// Where a session was started from, kept on the session record.
+#[derive(Debug, Clone, Default)]
+pub struct ClientMeta {
+    pub ip: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+fn user_view(u: &UserRow) -> UserView {
+    UserView {
+        id: u.id.clone(),
+        email: u.email.clone(),
+        name: u.name.clone(),
+        created_at: rfc3339(u.created_at),
+    }
+}
+
+fn email_taken() -> DomainError {
+    DomainError::Conflict(
+        "EMAIL_TAKEN",
+        "an account with this email already exists".into(),
+    )
+}
+
+/// A new workspace owned by `owner_id`, on the default plan.
+async fn new_workspace(
+    core: &Core,
+    owner_id: &str,
+    name: String,
+    now: i64,
+) -> Result<WorkspaceRow, DomainError> {
+    Ok(WorkspaceRow {
+        id: new_id(),
+        slug: workspaces::free_slug(core, &name).await?,
+        name,
+        owner_id: owner_id.to_string(),
+        plan: core.config().plans.default.clone(),
+        timezone: "UTC".into(),
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    })
+}
+
+/// Creates a user with their own workspace, as owner. Shared by sign-up and
+/// `tocsin user create`.
+pub async fn create_user(
+    core: &Core,
+    input: &SignUp,
+) -> Result<(UserRow, WorkspaceRow), DomainError> {
+    input.check()?;
+    let email = input.email.trim().to_lowercase();
+    let db = core.db();
+    if store::users::find_by_email(db.reader(), &email)
+        .await?
+        .is_some()
+    {
+        return Err(email_taken());
+    }
+    let hash = password::hash(input.password.clone()).await?;
+    let now = core.clock().now_ms();
+    let name = input
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| email.split('@').next().unwrap_or("").to_string());
+    let user = UserRow {
+        id: new_id(),
+        email: email.clone(),
+        name: name.clone(),
+        password_hash: hash,
+        created_at: now,
+        updated_at: now,
+    };
+    let ws = new_workspace(core, &user.id, format!("{name}'s workspace"), now).await?;
+    let mut tx = db.begin().await?;
+    store::users::insert(&mut *tx, &user)
+        .await
+        .map_err(|e| on_constraint(e, &[("email", email_taken())]))?;
+    store::workspaces::insert(&mut *tx, &ws).await?;
+    store::members::insert(&mut *tx, &ws.id, &user.id, Role::Owner.as_str(), now).await?;
+    tx.commit().await?;
+    Ok((user, ws))
+}
+
+/// Starts a session in `workspace_id`; returns its secret token.
+async fn start_session(
+    core: &Core,
+    user_id: &str,
+    workspace_id: &str,
+    client: &ClientMeta,
+) -> Result<String, DomainError> {
+    let token = secrets::generate("");
+    let now = core.clock().now_ms();
+    store::sessions::insert(
+        core.db().writer(),
+        &NewSession {
+            id: &new_id(),
+            token_hash: &secrets::hash(&token),
+            user_id,
+            workspace_id,
+            expires_at: now + SESSION_TTL_MS,
+            now,
+            ip: client.ip.as_deref(),
+            user_agent: client.user_agent.as_deref(),
+        },
+    )
+    .await?;
+    Ok(token)
+}
+
+/// Creates the user and signs them in: the answer and the new session's token.
+pub async fn sign_up(
+    core: &Core,
+    input: SignUp,
+    client: &ClientMeta,
+) -> Result<(SignedIn, String), DomainError> {
+    let (user, ws) = create_user(core, &input).await?;
+    let token = start_session(core, &user.id, &ws.id, client).await?;
+    let workspace = workspaces::view(core, &ws.id).await?;
+    Ok((
+        SignedIn {
+            user: user_view(&user),
+            workspace,
+        },
+        token,
+    ))
+}
+
+/// Checks email and password and starts a session in the person's first workspace: the
+/// answer and the new session's token. A wrong email and a wrong password are one error.
+pub async fn sign_in(
+    core: &Core,
+    input: SignIn,
+    client: &ClientMeta,
+) -> Result<(SignedIn, String), DomainError> {
+    input.check()?;
+    let email = input.email.trim().to_lowercase();
+    let user = store::users::find_by_email(core.db().reader(), &email).await?;
+    // Verify even when there is no such user, so timing does not tell who has an account.
+    let ok = password::verify(
+        input.password,
+        user.as_ref().map(|u| u.password_hash.clone()),
+    )
+    .await;
+    let Some(user) = user.filter(|_| ok) else {
+        return Err(DomainError::InvalidCredentials);
+    };
+    let mine = store::workspaces::list_for_user(core.db().reader(), &user.id).await?;
+    let ws_id = match mine.first() {
+        Some(w) => w.id.clone(),
+        None => {
+            // Someone removed from every workspace gets a fresh one rather than a dead end.
+            let now = core.clock().now_ms();
+            let ws =
+                new_workspace(core, &user.id, format!("{}'s workspace", user.name), now).await?;
+            let mut tx = core.db().begin().await?;
+            store::workspaces::insert(&mut *tx, &ws).await?;
+            store::members::insert(&mut *tx, &ws.id, &user.id, Role::Owner.as_str(), now).await?;
+            tx.commit().await?;
+            ws.id
+        }
+    };
+    let token = start_session(core, &user.id, &ws_id, client).await?;
+    let workspace = workspaces::view(core, &ws_id).await?;
+    Ok((
+        SignedIn {
+            user: user_view(&user),
+            workspace,
+        },
+        token,
+    ))
+}
+
+/// Ends the session whose token this is; an unknown token is already signed out.
+pub async fn sign_out(core: &Core, token: &str) -> Result<(), DomainError> {
+    let hash = secrets::hash(token);
+    if let Some(s) = store::sessions::find(core.db().reader(), &hash).await? {
+        store::sessions::delete(core.db().writer(), &s.id).await?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    pub id: String,
+    pub active_workspace_id: String,
+    pub expires_at: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SessionAnswer {
+    pub session: SessionView,
+    pub user: UserView,
+    pub workspace: CurrentWorkspace,
+}
+
+/// The session `token` belongs to, for a caller already authenticated by it (which applied
+/// expiry, sliding renewal and the workspace fallback).
+pub async fn session(
+    core: &Core,
+    caller: &Caller,
+    token: &str,
+) -> Result<SessionAnswer, DomainError> {
+    let db = core.db().reader();
+    let s = store::sessions::find(db, &secrets::hash(token))
+        .await?
+        .ok_or(DomainError::Unauthorized)?;
+    let user = store::users::get(db, &caller.user_id)
+        .await?
+        .ok_or(DomainError::Unauthorized)?;
+    let workspace = workspaces::view(core, &caller.workspace_id).await?;
+    Ok(SessionAnswer {
+        session: SessionView {
+            id: s.id,
+            active_workspace_id: caller.workspace_id.clone(),
+            expires_at: rfc3339(s.expires_at),
+        },
+        user: user_view(&user),
+        workspace,
+    })
+}
