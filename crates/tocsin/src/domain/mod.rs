@@ -4,6 +4,8 @@
 //! the MCP tools are thin adapters over it; it imports none of them.
 
 pub mod error;
+pub mod page;
+pub mod schema;
 
 pub use error::{DomainError, DomainResult, FieldError, Resource};
 
