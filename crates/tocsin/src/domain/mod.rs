@@ -4,6 +4,7 @@
 //! the MCP tools are thin adapters over it; it imports none of them.
 
 pub mod error;
+pub mod monitors;
 pub mod page;
 pub mod schema;
 
