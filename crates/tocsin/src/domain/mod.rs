@@ -4,8 +4,11 @@
 //! the MCP tools are thin adapters over it; it imports none of them.
 
 pub mod error;
+pub mod events;
+pub mod heartbeats;
 pub mod monitors;
 pub mod page;
+pub mod regions;
 pub mod schema;
 
 pub use error::{DomainError, DomainResult, FieldError, Resource};
