@@ -130,6 +130,24 @@ fn on_panic(err: Box<dyn Any + Send + 'static>) -> Response {
     envelope(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
+/// Counts and times every request by route template (never the raw path, which would let
+/// clients create unbounded label values), method and status.
+pub async fn record_request(req: Request, next: Next) -> Response {
+    let started = std::time::Instant::now();
+    let method = req.method().as_str().to_owned();
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".into());
+    let response = next.run(req).await;
+    let status = response.status().as_u16().to_string();
+    let elapsed = started.elapsed().as_secs_f64();
+    metrics::counter!("http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status.clone()).increment(1);
+    metrics::histogram!("http_request_duration_seconds", "method" => method, "route" => route, "status" => status).record(elapsed);
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use axum::body::Body;
@@ -168,22 +186,4 @@ mod tests {
         assert_eq!(body["statusCode"], 500);
         assert!(!body.to_string().contains("secret detail"));
     }
-}
-
-/// Counts and times every request by route template (never the raw path, which would let
-/// clients create unbounded label values), method and status.
-pub async fn record_request(req: Request, next: Next) -> Response {
-    let started = std::time::Instant::now();
-    let method = req.method().as_str().to_owned();
-    let route = req
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".into());
-    let response = next.run(req).await;
-    let status = response.status().as_u16().to_string();
-    let elapsed = started.elapsed().as_secs_f64();
-    metrics::counter!("http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status.clone()).increment(1);
-    metrics::histogram!("http_request_duration_seconds", "method" => method, "route" => route, "status" => status).record(elapsed);
-    response
 }
