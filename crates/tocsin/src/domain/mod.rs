@@ -12,12 +12,16 @@
 pub mod api_keys;
 pub mod audit;
 pub mod error;
+pub mod events;
+pub mod heartbeats;
 pub mod input;
 pub mod invitations;
 pub mod members;
+pub mod monitors;
 pub mod pagination;
 pub mod plans;
 pub mod projects;
+pub mod regions;
 pub mod schema;
 pub mod users;
 pub mod workspaces;

@@ -12,9 +12,6 @@ use crate::http::auth::Auth;
 use crate::http::error::ApiResult;
 use crate::http::AppState;
 
-/// Kept at this path for the monitor handlers' partial updates.
-pub(crate) use crate::domain::input::double_option;
-
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()
         .api_route(

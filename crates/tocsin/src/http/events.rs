@@ -1,30 +1,19 @@
 //! `GET /monitors/{monitor_id}/events`: a monitor's status changes, newest first
-//! (`monitors:read`). The rows are written by the check cycle ([`crate::monitoring::cycle`])
-//! in the transaction of the state update they describe; see [`crate::store::events`].
+//! (`monitors:read`); the operation and its shapes are [`crate::domain::events`].
 
 use aide::axum::routing::get_with;
 use aide::axum::ApiRouter;
 use axum::extract::{Path, State};
 use axum::Json;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::extract::{ApiQuery, Validate};
-use super::heartbeats::exact_object;
 use crate::auth::caps;
-use crate::clock::rfc3339;
-use crate::domain::DomainError;
+use crate::domain::events::{self as ops, EventQuery, MonitorEvent};
 use crate::http::auth::Auth;
-use crate::http::error::{ApiResult, FieldError, Resource};
+use crate::http::error::{ApiResult, FieldError};
 use crate::http::AppState;
-use tocsin_core::Status;
-
-use crate::store::events::{self, EventRow};
-use crate::store::monitors;
-use crate::store::status::{self, CorruptStatus};
-
-pub const DEFAULT_EVENT_LIMIT: u32 = 100;
-pub const MAX_EVENT_LIMIT: u32 = 1000;
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(
@@ -53,98 +42,10 @@ pub struct MonitorPath {
     pub monitor_id: String,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EventQuery {
-    /// Only events with a smaller `seq` (the `seq` of the last event of the previous page).
-    pub before: Option<i64>,
-    /// 1 to 1000 (default 100).
-    pub limit: Option<u32>,
-}
-
 impl Validate for EventQuery {
     fn validate(&self) -> Vec<FieldError> {
-        let mut errors = Vec::new();
-        if let Some(l) = self.limit {
-            if !(1..=MAX_EVENT_LIMIT).contains(&l) {
-                errors.push(FieldError::new("limit", "must be 1 to 1000"));
-            }
-        }
-        if self.before.is_some_and(|b| b < 1) {
-            errors.push(FieldError::new("before", "must be at least 1"));
-        }
-        errors
+        self.check()
     }
-}
-
-/// What a status change was about.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum MonitorEventKind {
-    Down,
-    Up,
-    Degraded,
-    Changed,
-    CertificateExpiring,
-    Maintenance,
-    Pending,
-}
-
-impl MonitorEventKind {
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "down" => Self::Down,
-            "up" => Self::Up,
-            "degraded" => Self::Degraded,
-            "changed" => Self::Changed,
-            "certificate_expiring" => Self::CertificateExpiring,
-            "maintenance" => Self::Maintenance,
-            "pending" => Self::Pending,
-            _ => return None,
-        })
-    }
-}
-
-/// One status change of a monitor.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(transform = exact_object)]
-pub struct MonitorEvent {
-    pub id: String,
-    pub monitor_id: String,
-    /// 1, 2, 3 ... per monitor, in the order the changes happened.
-    #[schemars(with = "f64")]
-    pub seq: i64,
-    pub kind: MonitorEventKind,
-    /// The status before the change.
-    pub from: Status,
-    /// The status after the change.
-    pub to: Status,
-    /// Why, in words (the failing check's message for `down`), when known.
-    pub message: Option<String>,
-    /// Whether notification channels should hear of this change.
-    pub alert: bool,
-    /// RFC 3339.
-    pub created_at: String,
-}
-
-/// An event as the API shows it; `None` for a kind this build does not know (an event from a
-/// newer build), an error for a corrupt status.
-fn view(r: EventRow) -> Result<Option<MonitorEvent>, CorruptStatus> {
-    let Some(kind) = MonitorEventKind::parse(&r.kind) else {
-        return Ok(None);
-    };
-    Ok(Some(MonitorEvent {
-        kind,
-        from: status::from_text(&r.from_status)?,
-        to: status::from_text(&r.to_status)?,
-        seq: r.seq,
-        message: r.message,
-        alert: r.alert != 0,
-        created_at: rfc3339(r.created_at),
-        id: r.id,
-        monitor_id: r.monitor_id,
-    }))
 }
 
 async fn list(
@@ -153,20 +54,5 @@ async fn list(
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<EventQuery>,
 ) -> ApiResult<Json<Vec<MonitorEvent>>> {
-    let db = state.db().reader();
-    if monitors::get(db, &caller.workspace_id, &p.monitor_id)
-        .await?
-        .is_none()
-    {
-        return Err(DomainError::NotFound(Resource::Monitor).into());
-    }
-    let limit = i64::from(q.limit.unwrap_or(DEFAULT_EVENT_LIMIT));
-    let rows =
-        events::list_recent(db, &caller.workspace_id, &p.monitor_id, q.before, limit).await?;
-    // Rows this build cannot read (a kind from a newer release) are skipped, not fatal.
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        out.extend(view(r)?);
-    }
-    Ok(Json(out))
+    Ok(Json(ops::list(&state, &caller, &p.monitor_id, &q).await?))
 }

@@ -33,8 +33,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use super::monitors::{view, Monitor};
 use crate::clock::rfc3339;
+use crate::domain::monitors::{view, Monitor};
 use crate::domain::DomainError;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::AppState;

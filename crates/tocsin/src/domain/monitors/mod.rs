@@ -1,0 +1,378 @@
+//! The monitor operations: create, read, list (all, or in cursor pages with filters), count by
+//! status, update (version-locked), delete, pause, resume, regenerate a push token, and accept
+//! a DNS_DIFF monitor's new answers. Reads need `monitors:read`; deleting needs
+//! `monitors:delete`; every other write needs `monitors:write`.
+//!
+//! Decisions the interface leaves open, kept here and in the OpenAPI descriptions:
+//! - Units: `interval` and `timeout` are seconds; `minFailureDurationMs` milliseconds;
+//!   `gracePeriod` seconds.
+//! - Defaults on create: `interval` 60, `timeout` min(30, interval - 1), `retries` 0,
+//!   `confirmationsRequired` 1, `recoveryConfirmationsRequired` 1, `minFailureDurationMs` 0,
+//!   `regions` `["local"]`, `regionStrategy` `all`, `tags` `[]`, `config` `{}`, `active` true,
+//!   PUSH `gracePeriod` 60.
+//! - Limits: `interval` from the server minimum (`min_interval_seconds`, default 10) to 86,400
+//!   (PUSH: to 31,622,400); `timeout` 1..=120 and below `interval` (except PUSH); `retries`
+//!   0..=10; confirmations 1..=20; `minFailureDurationMs` 0..=86,400,000; at most 20 `tags` of
+//!   1..=50 characters; `name` 1..=200; `description` at most 2,000 characters. A plan's
+//!   `min_interval_seconds` stricter than the server's answers 402 `PLAN_LIMIT_EXCEEDED`.
+//! - `url` is used by HTTP and WEBSOCKET, `host` by TCP, PING, DNS and DNS_DIFF, `port` by
+//!   TCP; sending one a type does not use is a validation error.
+//! - Quorum: `config.quorum` (an integer, only with `regionStrategy: all`, 1..=number of
+//!   regions) is how many regions must fail for a cycle to fail; absent means a majority of
+//!   the regions that reported.
+//! - PUSH: the top-level `gracePeriod` is the one grace setting. Pushes are expected every
+//!   `interval` seconds unless `config.schedule` (5-field cron, read in `config.timezone`,
+//!   default UTC) is set. No other `config` keys.
+//! - Push token: generated on create and by regenerate, shown in that one response; every read
+//!   has `pushToken: null`; only the SHA-256 is stored.
+//! - Regenerating a token of a non-PUSH monitor, or accepting the baseline of a non-DNS_DIFF
+//!   monitor, answers 409 `WRONG_MONITOR_TYPE`.
+//! - `PATCH` replaces the fields it names (`config` as a whole object), re-validates the
+//!   merged monitor, and cannot change `type`. Changing a DNS_DIFF monitor's query forgets its
+//!   baseline.
+//! - Pause keeps the status as it was (`active: false` marks it paused); resume restarts
+//!   monitoring from `PENDING` with counters reset. Pausing a paused or resuming an active
+//!   monitor changes nothing.
+//! - The `ETag` is the settings version: check results do not change it.
+//! - On-demand checks (`POST /monitors/{id}/check`, 202 with a `correlationId`) run at once in
+//!   the background in every region the monitor uses that has a live probe (regions without
+//!   one, or whose probe does not answer in time, are skipped). Their results are stored as
+//!   heartbeats carrying the `correlationId` (`GET /monitors/{id}/heartbeats?correlationId=`)
+//!   but never step the state machine, so a manual check cannot page anyone or move the
+//!   status. Paused monitors may be checked this way (checking a target by hand is useful
+//!   exactly while monitoring is off); PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
+//!
+//! Every committed write is audited in its transaction and announced on the monitor change
+//! feed ([`crate::monitoring::changes`]) so the scheduler applies it at once.
+//!
+//! Layout: [`input`] (what callers send), [`validate`] (the rules), [`view`] (what callers
+//! get back), [`reads`], [`status`] (pause, resume, accept a baseline: the writes that move
+//! a monitor's state) and, here, the settings writes and the on-demand check.
+
+pub mod input;
+pub mod reads;
+pub mod status;
+pub mod validate;
+pub mod view;
+
+use serde_json::{json, Value};
+use tocsin_core::Status;
+
+use crate::app::Core;
+use crate::audit::{self, Entry};
+use crate::auth::{caps, secrets, Caller};
+use crate::domain::{check_write, DomainError, Resource};
+use crate::ids::new_id;
+use crate::monitoring::changes::ChangeKind;
+use crate::monitoring::{self, MonitorType};
+use crate::plans::{ensure_interval, ensure_room, Quota};
+use crate::store;
+use crate::store::monitors::MonitorRow;
+
+pub use input::{CreateMonitor, MonitorListQuery, MonitorPageQuery, UpdateMonitor};
+pub use reads::{get, list, list_filter, page, stats};
+pub use status::{accept_baseline, pause, resume};
+pub use view::{view, CheckResult, Monitor, MonitorPage, MonitorStats, PushTokenIssued};
+
+use reads::{current, load};
+use validate::{apply, check, check_projects, draft_of, merged, Limits};
+use view::{config_view, view_one};
+
+/// A resource as it is now with its version: the REST surface sends the version as the
+/// `ETag`, and every version-locked write takes it back as the expected version.
+#[derive(Debug)]
+pub struct Versioned<T> {
+    pub value: T,
+    pub version: i64,
+}
+
+/// What the audit log keeps of a monitor: its identity and schedule, never secrets (config
+/// may hold credentials, so it is left out).
+fn audit_meta(m: &MonitorRow) -> Value {
+    json!({"name": m.name, "type": m.kind_text, "interval": m.interval_s, "active": m.is_active()})
+}
+
+fn wrong_type(what: &str) -> DomainError {
+    DomainError::Conflict("WRONG_MONITOR_TYPE", what.to_string())
+}
+
+/// Creates a monitor. A PUSH monitor's token is in the answer, and only there.
+pub async fn create(
+    core: &Core,
+    caller: &Caller,
+    body: &CreateMonitor,
+) -> Result<Monitor, DomainError> {
+    caller.require::<caps::MonitorsWrite>()?;
+    let draft = draft_of(body);
+    let mut errors = Vec::new();
+    let checked = match check(&draft, &Limits::of(core).await?) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            errors = e;
+            None
+        }
+    };
+    let project_ids = body.project_ids.clone().unwrap_or_default();
+    check_projects(core, &caller.workspace_id, &project_ids, &mut errors).await?;
+    let Some(checked) = checked.filter(|_| errors.is_empty()) else {
+        return Err(errors.into());
+    };
+    if draft.kind != MonitorType::Push {
+        ensure_interval(core, &caller.workspace_id, draft.interval).await?;
+    }
+    let current = store::monitors::count(core.db().reader(), &caller.workspace_id).await?;
+    ensure_room(core, &caller.workspace_id, Quota::Monitors, current).await?;
+
+    let now = core.clock().now_ms();
+    let token = (draft.kind == MonitorType::Push).then(|| secrets::generate(""));
+    let mut row = MonitorRow {
+        id: new_id(),
+        seq: 0,
+        workspace_id: caller.workspace_id.clone(),
+        name: String::new(),
+        kind_text: draft.kind.as_str().to_string(),
+        status_text: store::status::text(Status::Pending).to_string(),
+        url: None,
+        host: None,
+        port: None,
+        interval_s: 0,
+        retries: 0,
+        timeout_s: 0,
+        tags: String::new(),
+        description: None,
+        config: String::new(),
+        regions: String::new(),
+        region_strategy: String::new(),
+        quorum: None,
+        confirmations_required: 1,
+        recovery_confirmations_required: 1,
+        min_failure_duration_ms: 0,
+        consecutive_failures: 0,
+        consecutive_successes: 0,
+        pending_failure_since: None,
+        active: i64::from(body.active.unwrap_or(true)),
+        grace_s: None,
+        last_push_at: None,
+        dns_baseline: None,
+        status_changed_at: now,
+        last_check_at: None,
+        started_at: now,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    };
+    apply(&mut row, &draft, checked);
+    let mut tx = core.db().begin().await?;
+    row.seq = store::monitors::next_seq(&mut *tx).await?;
+    store::monitors::insert(
+        &mut *tx,
+        &row,
+        token.as_deref().map(secrets::hash).as_deref(),
+    )
+    .await?;
+    let changed = store::projects::set_monitor_projects(&mut tx, &row.id, &project_ids).await?;
+    store::projects::touch(&mut *tx, &caller.workspace_id, &changed, now).await?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "monitor.create",
+            resource_type: "monitor",
+            resource_id: &row.id,
+            metadata: audit_meta(&row),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    core.monitor_changes().publish(&row.id, ChangeKind::Created);
+    let mut out = view_one(core, &row).await?;
+    out.push_token = token;
+    Ok(out)
+}
+
+/// Changes a monitor's settings: the fields `body` names replace the current ones and the
+/// merged monitor is validated whole. `expected` is the version the caller read, if it sent
+/// one; a different current version is `VERSION_CONFLICT`.
+pub async fn update(
+    core: &Core,
+    caller: &Caller,
+    monitor_id: &str,
+    expected: Option<i64>,
+    body: &UpdateMonitor,
+) -> Result<Versioned<Monitor>, DomainError> {
+    caller.require::<caps::MonitorsWrite>()?;
+    let mut m = load(core, caller, monitor_id).await?;
+    let kind = m.kind().ok_or_else(|| {
+        DomainError::Internal(anyhow::anyhow!("stored monitor type {:?}", m.kind_text))
+    })?;
+    let mut errors = Vec::new();
+    if body.kind.is_some_and(|k| k != kind) {
+        errors.push(crate::domain::FieldError::new(
+            "type",
+            "cannot be changed; create a new monitor",
+        ));
+    }
+    let draft = merged(&m, kind, body);
+    let checked = match check(&draft, &Limits::of(core).await?) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            errors.extend(e);
+            None
+        }
+    };
+    if let Some(ids) = &body.project_ids {
+        check_projects(core, &caller.workspace_id, ids, &mut errors).await?;
+    }
+    let Some(checked) = checked.filter(|_| errors.is_empty()) else {
+        return Err(errors.into());
+    };
+    // Only a newly requested interval is held to the plan: a plan that became stricter
+    // must not block unrelated edits of an existing monitor.
+    if kind != MonitorType::Push && body.interval.is_some_and(|i| i != m.interval_s) {
+        ensure_interval(core, &caller.workspace_id, draft.interval).await?;
+    }
+    let before = (m.url.clone(), m.host.clone(), m.port, config_view(&m));
+    let now = core.clock().now_ms();
+    apply(&mut m, &draft, checked);
+    m.updated_at = now;
+    let query_changed = before != (m.url.clone(), m.host.clone(), m.port, config_view(&m));
+    let clear_baseline = kind == MonitorType::DnsDiff && query_changed;
+
+    let mut tx = core.db().begin().await?;
+    let rows = store::monitors::update_settings(&mut *tx, &m, clear_baseline, expected).await?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
+    if let Some(ids) = &body.project_ids {
+        let changed = store::projects::set_monitor_projects(&mut tx, &m.id, ids).await?;
+        store::projects::touch(&mut *tx, &caller.workspace_id, &changed, now).await?;
+    }
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "monitor.update",
+            resource_type: "monitor",
+            resource_id: &m.id,
+            metadata: audit_meta(&m),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    core.monitor_changes().publish(&m.id, ChangeKind::Updated);
+    current(core, caller, monitor_id).await
+}
+
+/// Deletes a monitor and its history; its push token stops at once.
+pub async fn delete(
+    core: &Core,
+    caller: &Caller,
+    monitor_id: &str,
+    expected: Option<i64>,
+) -> Result<(), DomainError> {
+    caller.require::<caps::MonitorsDelete>()?;
+    let m = load(core, caller, monitor_id).await?;
+    let now = core.clock().now_ms();
+    let mut tx = core.db().begin().await?;
+    let projects = store::projects::projects_of_monitors(&mut *tx, std::slice::from_ref(&m.id))
+        .await?
+        .remove(&m.id)
+        .unwrap_or_default();
+    let rows = store::monitors::delete(&mut *tx, &caller.workspace_id, &m.id, expected).await?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
+    store::projects::touch(&mut *tx, &caller.workspace_id, &projects, now).await?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "monitor.delete",
+            resource_type: "monitor",
+            resource_id: &m.id,
+            metadata: json!({"name": m.name, "type": m.kind_text}),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    core.push_tokens().forget(&m.id);
+    core.monitor_changes().publish(&m.id, ChangeKind::Deleted);
+    Ok(())
+}
+
+/// Issues a PUSH monitor a new token, answered once; the old one stops at once.
+pub async fn regenerate_push_token(
+    core: &Core,
+    caller: &Caller,
+    monitor_id: &str,
+    expected: Option<i64>,
+) -> Result<PushTokenIssued, DomainError> {
+    caller.require::<caps::MonitorsWrite>()?;
+    let m = load(core, caller, monitor_id).await?;
+    if m.kind() != Some(MonitorType::Push) {
+        return Err(wrong_type("only PUSH monitors have a push token"));
+    }
+    let token = secrets::generate("");
+    let now = core.clock().now_ms();
+    // Forgotten before and after the write: see `push::tokens` for why both.
+    core.push_tokens().forget(&m.id);
+    let mut tx = core.db().begin().await?;
+    let rows = store::monitors::set_push_token_hash(
+        &mut *tx,
+        &caller.workspace_id,
+        &m.id,
+        &secrets::hash(&token),
+        now,
+        expected,
+    )
+    .await?;
+    check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "monitor.regenerate_push_token",
+            resource_type: "monitor",
+            resource_id: &m.id,
+            metadata: json!({"name": m.name}),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    core.push_tokens().forget(&m.id);
+    Ok(PushTokenIssued { push_token: token })
+}
+
+/// Starts a check of the monitor now, in the background, in every region it uses; answers
+/// the correlation id its heartbeats will carry. The results never step the state machine.
+pub async fn check_now(
+    core: &Core,
+    caller: &Caller,
+    monitor_id: &str,
+) -> Result<CheckResult, DomainError> {
+    caller.require::<caps::MonitorsWrite>()?;
+    let m = load(core, caller, monitor_id).await?;
+    if m.kind().is_none_or(|k| k == MonitorType::Push) {
+        return Err(wrong_type("PUSH monitors are not checked by the service"));
+    }
+    let correlation_id = new_id();
+    let id = correlation_id.clone();
+    let core = core.clone();
+    tokio::spawn(async move {
+        let ran_at = core.clock().now_ms();
+        // Regions without a live probe (or without an answer in time) are skipped, not failed.
+        let runs = m.regions().into_iter().map(|region| {
+            let (core, m, id) = (&core, &m, &id);
+            async move {
+                let outcome = monitoring::scheduler::check_in(core, m, &region).await?;
+                let hb = monitoring::cycle::heartbeat_of(m, &region, ran_at, &outcome, Some(id));
+                if let Err(e) = core.heartbeats().submit(hb).await {
+                    tracing::warn!(monitor = %m.id, error = %e, "on-demand result not stored");
+                }
+                Some(())
+            }
+        });
+        futures::future::join_all(runs).await;
+    });
+    Ok(CheckResult { correlation_id })
+}

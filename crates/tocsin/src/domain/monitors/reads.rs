@@ -1,0 +1,141 @@
+//! Reading monitors: one by id (with its settings version), every monitor of the workspace,
+//! one cursor page, and the counts by status. All need `monitors:read`.
+
+use tocsin_core::Status;
+
+use super::input::{MonitorListQuery, MonitorPageQuery};
+use super::view::{view_one, views, Monitor, MonitorPage, MonitorStats};
+use super::Versioned;
+use crate::app::Core;
+use crate::auth::{caps, Caller};
+use crate::domain::pagination::finish;
+use crate::domain::{DomainError, Resource};
+use crate::store;
+use crate::store::monitors::{MonitorFilter, MonitorRow};
+
+/// The stored monitor of the caller's workspace, or `MONITOR_NOT_FOUND`.
+pub(super) async fn load(
+    core: &Core,
+    caller: &Caller,
+    id: &str,
+) -> Result<MonitorRow, DomainError> {
+    store::monitors::get(core.db().reader(), &caller.workspace_id, id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Monitor))
+}
+
+/// The monitor as it is now, with its version: what every write answers with.
+pub(super) async fn current(
+    core: &Core,
+    caller: &Caller,
+    id: &str,
+) -> Result<Versioned<Monitor>, DomainError> {
+    let m = load(core, caller, id).await?;
+    Ok(Versioned {
+        value: view_one(core, &m).await?,
+        version: m.version,
+    })
+}
+
+/// One monitor, with its settings version.
+pub async fn get(
+    core: &Core,
+    caller: &Caller,
+    monitor_id: &str,
+) -> Result<Versioned<Monitor>, DomainError> {
+    caller.require::<caps::MonitorsRead>()?;
+    current(core, caller, monitor_id).await
+}
+
+/// Authorises a full list and checks its filters, answering the filter to list with. The
+/// REST surface builds the body itself from cached parts (`http::monitor_list`); [`list`]
+/// reads the same monitors plainly.
+pub fn list_filter(
+    caller: &Caller,
+    query: &MonitorListQuery,
+) -> Result<MonitorFilter, DomainError> {
+    caller.require::<caps::MonitorsRead>()?;
+    let errors = query.check();
+    if !errors.is_empty() {
+        return Err(errors.into());
+    }
+    Ok(query.filter())
+}
+
+/// Every monitor of the workspace matching the filters, in id order.
+pub async fn list(
+    core: &Core,
+    caller: &Caller,
+    query: &MonitorListQuery,
+) -> Result<Vec<Monitor>, DomainError> {
+    let filter = list_filter(caller, query)?;
+    let rows = store::monitors::list_page(
+        core.db().reader(),
+        &caller.workspace_id,
+        &filter,
+        "",
+        i64::MAX,
+    )
+    .await?;
+    views(core, &rows).await
+}
+
+/// One page of monitors in id order.
+pub async fn page(
+    core: &Core,
+    caller: &Caller,
+    query: &MonitorPageQuery,
+) -> Result<MonitorPage, DomainError> {
+    caller.require::<caps::MonitorsRead>()?;
+    let errors = query.check();
+    if !errors.is_empty() {
+        return Err(errors.into());
+    }
+    let params = query.page();
+    let filter = query.filter();
+    let rows = store::monitors::list_page(
+        core.db().reader(),
+        &caller.workspace_id,
+        &filter,
+        &params.after(),
+        i64::from(params.limit()) + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = finish(rows, params.limit(), |r| r.id.clone());
+    Ok(MonitorPage {
+        monitors: views(core, &rows).await?,
+        next_cursor,
+    })
+}
+
+/// How many monitors are in each status; paused ones are counted apart.
+pub async fn stats(core: &Core, caller: &Caller) -> Result<MonitorStats, DomainError> {
+    caller.require::<caps::MonitorsRead>()?;
+    let rows = store::monitors::count_by_status(core.db().reader(), &caller.workspace_id).await?;
+    let mut s = MonitorStats {
+        up: 0,
+        down: 0,
+        degraded: 0,
+        paused: 0,
+        pending: 0,
+        changed: 0,
+        maintenance: 0,
+        total: 0,
+    };
+    for (status, active, n) in rows {
+        s.total += n;
+        if active == 0 {
+            s.paused += n;
+            continue;
+        }
+        match store::status::from_text(&status)? {
+            Status::Up => s.up += n,
+            Status::Down => s.down += n,
+            Status::Degraded => s.degraded += n,
+            Status::Changed => s.changed += n,
+            Status::Maintenance => s.maintenance += n,
+            Status::Pending => s.pending += n,
+        }
+    }
+    Ok(s)
+}

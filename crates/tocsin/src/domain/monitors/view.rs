@@ -1,0 +1,192 @@
+//! What a monitor looks like to a caller: the [`Monitor`] view of a stored row (with its
+//! project memberships) and the other response shapes of the monitor operations. Every
+//! surface shows these, so their schemas are written once, here.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::app::Core;
+use crate::clock::rfc3339;
+use crate::domain::DomainError;
+use crate::monitoring::{ApiRegionStrategy, MonitorType};
+use crate::store;
+use crate::store::monitors::MonitorRow;
+use crate::store::status::CorruptStatus;
+use tocsin_core::Status;
+
+/// A monitor.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct Monitor {
+    pub id: String,
+    pub workspace_id: String,
+    /// The projects the monitor belongs to, in project order.
+    pub project_ids: Vec<String>,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: MonitorType,
+    pub status: Status,
+    /// HTTP and WEBSOCKET: the target URL.
+    pub url: Option<String>,
+    /// TCP, PING, DNS, DNS_DIFF: the host name or address (DNS: the name queried).
+    pub host: Option<String>,
+    /// TCP: the port.
+    #[schemars(with = "Option<f64>")]
+    pub port: Option<i64>,
+    /// Seconds between checks (PUSH: between expected pushes, unless `config.schedule` is set).
+    #[schemars(with = "f64")]
+    pub interval: i64,
+    /// Immediate retries of a failed check within one cycle.
+    #[schemars(with = "f64")]
+    pub retries: i64,
+    /// Seconds one check attempt may take.
+    #[schemars(with = "f64")]
+    pub timeout: i64,
+    pub tags: Vec<String>,
+    pub description: Option<String>,
+    /// Type-specific settings (HTTP method, headers, expected status codes, assertions, DNS
+    /// record type...), plus `quorum` for the `all` strategy and, for PUSH, `schedule` and
+    /// `timezone`.
+    pub config: Map<String, Value>,
+    pub regions: Vec<String>,
+    pub region_strategy: ApiRegionStrategy,
+    /// Consecutive failed cycles before the monitor goes DOWN.
+    #[schemars(with = "f64")]
+    pub confirmations_required: i64,
+    /// Consecutive successful cycles before a DOWN monitor recovers.
+    #[schemars(with = "f64")]
+    pub recovery_confirmations_required: i64,
+    /// How long a failing run must last before DOWN, in milliseconds.
+    #[schemars(with = "f64")]
+    pub min_failure_duration_ms: i64,
+    #[schemars(with = "f64")]
+    pub consecutive_failures: i64,
+    #[schemars(with = "f64")]
+    pub consecutive_successes: i64,
+    /// When the current failing run began; null while not failing.
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub pending_failure_since: Option<String>,
+    /// False while paused.
+    pub active: bool,
+    /// The push token, only in the response that creates a PUSH monitor; null on every read.
+    pub push_token: Option<String>,
+    /// PUSH: seconds of slack after each expected push before the monitor goes DOWN
+    /// (0 to 31,622,400; default 60). Null for other types.
+    #[schemars(with = "Option<f64>")]
+    pub grace_period: Option<i64>,
+    /// PUSH: when the last push arrived.
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub last_push_at: Option<String>,
+}
+
+/// The config as the API shows it: the stored object plus `quorum` when one is set.
+pub fn config_view(m: &MonitorRow) -> Map<String, Value> {
+    let mut config = m.config();
+    if let Some(q) = m.quorum {
+        config.insert("quorum".into(), json!(q));
+    }
+    config
+}
+
+pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, CorruptStatus> {
+    Ok(Monitor {
+        id: m.id.clone(),
+        workspace_id: m.workspace_id.clone(),
+        project_ids,
+        name: m.name.clone(),
+        kind: m.kind().unwrap_or(MonitorType::Http),
+        status: m.status()?,
+        url: m.url.clone(),
+        host: m.host.clone(),
+        port: m.port,
+        interval: m.interval_s,
+        retries: m.retries,
+        timeout: m.timeout_s,
+        tags: m.tags(),
+        description: m.description.clone(),
+        config: config_view(m),
+        regions: m.regions(),
+        region_strategy: m.region_strategy().into(),
+        confirmations_required: m.confirmations_required,
+        recovery_confirmations_required: m.recovery_confirmations_required,
+        min_failure_duration_ms: m.min_failure_duration_ms,
+        consecutive_failures: m.consecutive_failures,
+        consecutive_successes: m.consecutive_successes,
+        pending_failure_since: m.pending_failure_since.map(rfc3339),
+        active: m.is_active(),
+        push_token: None,
+        grace_period: m.grace_s,
+        last_push_at: m.last_push_at.map(rfc3339),
+    })
+}
+
+/// Views of several monitors, with their project memberships read in one query.
+pub async fn views(core: &Core, rows: &[MonitorRow]) -> Result<Vec<Monitor>, DomainError> {
+    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let mut projects = store::projects::projects_of_monitors(core.db().reader(), &ids).await?;
+    Ok(rows
+        .iter()
+        .map(|r| view(r, projects.remove(&r.id).unwrap_or_default()))
+        .collect::<Result<_, _>>()?)
+}
+
+pub async fn view_one(core: &Core, row: &MonitorRow) -> Result<Monitor, DomainError> {
+    let mut v = views(core, std::slice::from_ref(row)).await?;
+    v.pop()
+        .ok_or_else(|| DomainError::Internal(anyhow::anyhow!("monitor view vanished")))
+}
+
+/// One page of monitors.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct MonitorPage {
+    pub monitors: Vec<Monitor>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Monitor counts. `paused` counts inactive monitors whatever their status; every other
+/// count is of active monitors in that status; `total` counts all.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct MonitorStats {
+    #[schemars(with = "f64")]
+    pub up: i64,
+    #[schemars(with = "f64")]
+    pub down: i64,
+    #[schemars(with = "f64")]
+    pub degraded: i64,
+    #[schemars(with = "f64")]
+    pub paused: i64,
+    #[schemars(with = "f64")]
+    pub pending: i64,
+    #[schemars(with = "f64")]
+    pub changed: i64,
+    #[schemars(with = "f64")]
+    pub maintenance: i64,
+    #[schemars(with = "f64")]
+    pub total: i64,
+}
+
+/// A freshly issued push token.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct PushTokenIssued {
+    /// The new token, for `POST /push/{token}`. It cannot be read again.
+    pub push_token: String,
+}
+
+/// An accepted on-demand check.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "CheckResult")]
+pub struct CheckResult {
+    /// Carried by every heartbeat of this check: `GET /monitors/{id}/heartbeats?correlationId=`.
+    pub correlation_id: String,
+}
