@@ -19,6 +19,22 @@ pub enum MonitorKind {
     WebSocket,
 }
 
+impl MonitorKind {
+    /// The kind a monitor type spelled as the API spells it runs as (`HTTP`, `DNS_DIFF`,
+    /// `WEBSOCKET` ...); `None` for a type the engine does not run (PUSH).
+    pub fn from_api_name(name: &str) -> Option<MonitorKind> {
+        Some(match name {
+            "HTTP" => MonitorKind::Http,
+            "TCP" => MonitorKind::Tcp,
+            "PING" => MonitorKind::Ping,
+            "DNS" => MonitorKind::Dns,
+            "DNS_DIFF" => MonitorKind::DnsDiff,
+            "WEBSOCKET" => MonitorKind::WebSocket,
+            _ => return None,
+        })
+    }
+}
+
 /// One validation failure: `path` is dotted from the monitor body's root, e.g.
 /// `config.assertions.0.target`, `url`, `port`.
 #[derive(Debug, Clone, PartialEq, Eq)]

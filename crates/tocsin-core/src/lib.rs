@@ -29,11 +29,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod monitor_type;
 pub mod push;
 pub mod quorum;
 pub mod schedule;
 pub mod state;
 
+pub use monitor_type::MonitorType;
 pub use push::{
     deadline, is_overdue, CronSchedule, PushConfig, PushConfigError, PushExpectation, PushSchedule,
 };

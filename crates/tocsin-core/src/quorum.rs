@@ -23,6 +23,18 @@ pub enum RegionStrategy {
     Random,
 }
 
+impl RegionStrategy {
+    /// The stored (and API) spelling back to the strategy.
+    pub fn parse(s: &str) -> Option<RegionStrategy> {
+        Some(match s {
+            "all" => RegionStrategy::All,
+            "round_robin" => RegionStrategy::RoundRobin,
+            "random" => RegionStrategy::Random,
+            _ => return None,
+        })
+    }
+}
+
 /// The regions that run cycle `cycle_index`. `rand` is the caller's random number (this crate
 /// draws none), used only by [`RegionStrategy::Random`]. No regions, no picks.
 pub fn pick_regions(

@@ -7,11 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::auth::{Caller, Capability, Role, Via};
 use crate::config::{Config, ServeArgs, StoreArgs};
-use crate::domain::api_keys::{self, CreateApiKey, Surface};
+use crate::domain::api_keys::{self};
 use crate::domain::users::{self, SignUp};
-use crate::domain::DomainError;
 use crate::store;
 
 #[derive(Debug, Parser)]
@@ -172,7 +170,9 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
                 password,
                 name,
             };
-            let (user, ws) = users::create_user(&state, &input).await.map_err(describe)?;
+            let (user, ws) = users::create_user(&state, &input)
+                .await
+                .map_err(crate::domain::error::describe)?;
             state.db().close().await;
             println!(
                 "{}",
@@ -188,7 +188,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             store,
         }) => {
             let state = crate::server::start(Config::for_store(&store)?, None).await?;
-            let token = mint_token(&state, &email, &name, &permissions, &surfaces).await?;
+            let token =
+                api_keys::mint_for_user(&state, &email, &name, &permissions, &surfaces).await?;
             state.db().close().await;
             println!("{token}");
             Ok(())
@@ -272,100 +273,4 @@ async fn probe_key(cmd: ProbeKeyCommand) -> anyhow::Result<()> {
     };
     db.close().await;
     Ok(result?)
-}
-
-/// Mints a token for the user's first workspace, as that user.
-pub async fn mint_token(
-    state: &crate::app::Core,
-    email: &str,
-    name: &str,
-    permissions: &str,
-    surfaces: &str,
-) -> anyhow::Result<String> {
-    let db = state.db();
-    let user = store::users::find_by_email(db.reader(), &email.trim().to_lowercase())
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("no user with email {email}"))?;
-    let ws = store::workspaces::list_for_user(db.reader(), &user.id)
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow::anyhow!("{email} belongs to no workspace"))?;
-    let role = Role::parse(&ws.role).ok_or_else(|| anyhow::anyhow!("unknown role {}", ws.role))?;
-    let caller = Caller {
-        user_id: user.id,
-        email: user.email,
-        workspace_id: ws.id,
-        caps: role.capabilities(),
-        via: Via::Session {
-            session_id: String::new(),
-            role,
-        },
-        ip: None,
-        user_agent: Some("tocsin-cli".into()),
-    };
-    let perms: Vec<Capability> = if permissions.trim() == "all" {
-        api_keys::all_held(&caller)
-    } else {
-        permissions
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(|p| match Capability::parse(p) {
-                Some(c) if !c.is_session_only() => Ok(c),
-                Some(_) => Err(anyhow::anyhow!(
-                    "{p} is session-only and cannot be put on a token"
-                )),
-                None => Err(anyhow::anyhow!("unknown capability {p}")),
-            })
-            .collect::<anyhow::Result<_>>()?
-    };
-    if perms.is_empty() {
-        anyhow::bail!("no permissions given");
-    }
-    if let Some(p) = perms.iter().find(|p| !caller.caps.contains(**p)) {
-        anyhow::bail!("{email} does not hold {}", p.as_str());
-    }
-    let surfaces: Vec<Surface> = surfaces
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| match s {
-            "rest" => Ok(Surface::Rest),
-            "mcp" => Ok(Surface::Mcp),
-            other => Err(anyhow::anyhow!(
-                "unknown surface {other}: use rest and/or mcp"
-            )),
-        })
-        .collect::<anyhow::Result<_>>()?;
-    if surfaces.is_empty() {
-        anyhow::bail!("no surfaces given");
-    }
-    let input = CreateApiKey {
-        name: name.to_string(),
-        permissions: perms,
-        surfaces: Some(surfaces),
-        expires_at: None,
-    };
-    let issued = api_keys::create(state, &caller, input)
-        .await
-        .map_err(describe)?;
-    Ok(issued.token)
-}
-
-/// A domain refusal as one line: validation failures name their field, as the API does.
-fn describe(e: DomainError) -> anyhow::Error {
-    match &e {
-        DomainError::Validation { fields, .. } if !fields.is_empty() => {
-            let parts: Vec<String> = fields
-                .iter()
-                .map(|f| format!("{}: {}", f.field, f.message))
-                .collect();
-            anyhow::anyhow!("{}", parts.join("; "))
-        }
-        DomainError::Validation { form, .. } if !form.is_empty() => {
-            anyhow::anyhow!("{}", form.join("; "))
-        }
-        _ => anyhow::anyhow!("{e}"),
-    }
 }

@@ -117,7 +117,8 @@ impl Fixture {
                 crate::domain::users::create_user(state, &input)
                     .await
                     .map_err(|e| anyhow::anyhow!("creating the bench user: {e}"))?;
-                crate::cli::mint_token(state, BENCH_EMAIL, "bench", "all", "rest").await
+                crate::domain::api_keys::mint_for_user(state, BENCH_EMAIL, "bench", "all", "rest")
+                    .await
             })
             .await?;
         Ok(token)

@@ -14,7 +14,7 @@ use super::{check_write, DomainError, FieldError, Resource};
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::capability::TOKEN_CAPABILITIES;
-use crate::auth::{caps, secrets, Caller, Capability};
+use crate::auth::{caps, secrets, Caller, Capability, Role, Via};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
@@ -503,4 +503,83 @@ pub fn all_held(caller: &Caller) -> Vec<Capability> {
         .copied()
         .filter(|c| caller.caps.contains(*c))
         .collect()
+}
+
+/// Mints a token for the user's first workspace, as that user.
+pub async fn mint_for_user(
+    state: &Core,
+    email: &str,
+    name: &str,
+    permissions: &str,
+    surfaces: &str,
+) -> anyhow::Result<String> {
+    let db = state.db();
+    let user = store::users::find_by_email(db.reader(), &email.trim().to_lowercase())
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no user with email {email}"))?;
+    let ws = store::workspaces::list_for_user(db.reader(), &user.id)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("{email} belongs to no workspace"))?;
+    let role = Role::parse(&ws.role).ok_or_else(|| anyhow::anyhow!("unknown role {}", ws.role))?;
+    let caller = Caller {
+        user_id: user.id,
+        email: user.email,
+        workspace_id: ws.id,
+        caps: role.capabilities(),
+        via: Via::Session {
+            session_id: String::new(),
+            role,
+        },
+        ip: None,
+        user_agent: Some("tocsin-cli".into()),
+    };
+    let perms: Vec<Capability> = if permissions.trim() == "all" {
+        all_held(&caller)
+    } else {
+        permissions
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| match Capability::parse(p) {
+                Some(c) if !c.is_session_only() => Ok(c),
+                Some(_) => Err(anyhow::anyhow!(
+                    "{p} is session-only and cannot be put on a token"
+                )),
+                None => Err(anyhow::anyhow!("unknown capability {p}")),
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    if perms.is_empty() {
+        anyhow::bail!("no permissions given");
+    }
+    if let Some(p) = perms.iter().find(|p| !caller.caps.contains(**p)) {
+        anyhow::bail!("{email} does not hold {}", p.as_str());
+    }
+    let surfaces: Vec<Surface> = surfaces
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| match s {
+            "rest" => Ok(Surface::Rest),
+            "mcp" => Ok(Surface::Mcp),
+            other => Err(anyhow::anyhow!(
+                "unknown surface {other}: use rest and/or mcp"
+            )),
+        })
+        .collect::<anyhow::Result<_>>()?;
+    if surfaces.is_empty() {
+        anyhow::bail!("no surfaces given");
+    }
+    let input = CreateApiKey {
+        name: name.to_string(),
+        permissions: perms,
+        surfaces: Some(surfaces),
+        expires_at: None,
+    };
+    let issued = create(state, &caller, input)
+        .await
+        .map_err(super::error::describe)?;
+    Ok(issued.token)
 }

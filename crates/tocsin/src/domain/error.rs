@@ -187,3 +187,20 @@ fn clone_conflict(e: &DomainError) -> DomainError {
 }
 
 pub type DomainResult<T> = Result<T, DomainError>;
+
+/// A domain refusal as one line: validation failures name their field, as the API does.
+pub fn describe(e: DomainError) -> anyhow::Error {
+    match &e {
+        DomainError::Validation { fields, .. } if !fields.is_empty() => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{}: {}", f.field, f.message))
+                .collect();
+            anyhow::anyhow!("{}", parts.join("; "))
+        }
+        DomainError::Validation { form, .. } if !form.is_empty() => {
+            anyhow::anyhow!("{}", form.join("; "))
+        }
+        _ => anyhow::anyhow!("{e}"),
+    }
+}

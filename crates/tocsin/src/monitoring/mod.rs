@@ -38,58 +38,11 @@ pub async fn known_regions(state: &Core) -> Result<Vec<String>, sqlx::Error> {
         .collect())
 }
 
-/// What a monitor checks. Stored as the API spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum MonitorType {
-    Http,
-    Tcp,
-    Ping,
-    Dns,
-    DnsDiff,
-    #[serde(rename = "WEBSOCKET")]
-    Websocket,
-    Push,
-}
+pub use tocsin_core::MonitorType;
 
-impl MonitorType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MonitorType::Http => "HTTP",
-            MonitorType::Tcp => "TCP",
-            MonitorType::Ping => "PING",
-            MonitorType::Dns => "DNS",
-            MonitorType::DnsDiff => "DNS_DIFF",
-            MonitorType::Websocket => "WEBSOCKET",
-            MonitorType::Push => "PUSH",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<MonitorType> {
-        Some(match s {
-            "HTTP" => MonitorType::Http,
-            "TCP" => MonitorType::Tcp,
-            "PING" => MonitorType::Ping,
-            "DNS" => MonitorType::Dns,
-            "DNS_DIFF" => MonitorType::DnsDiff,
-            "WEBSOCKET" => MonitorType::Websocket,
-            "PUSH" => MonitorType::Push,
-            _ => return None,
-        })
-    }
-
-    /// The check engine's kind; `None` for PUSH, which the engine never runs.
-    pub fn check_kind(self) -> Option<MonitorKind> {
-        Some(match self {
-            MonitorType::Http => MonitorKind::Http,
-            MonitorType::Tcp => MonitorKind::Tcp,
-            MonitorType::Ping => MonitorKind::Ping,
-            MonitorType::Dns => MonitorKind::Dns,
-            MonitorType::DnsDiff => MonitorKind::DnsDiff,
-            MonitorType::Websocket => MonitorKind::WebSocket,
-            MonitorType::Push => return None,
-        })
-    }
+/// The check engine's kind of a monitor type; `None` for PUSH, which the engine never runs.
+pub fn check_kind(t: MonitorType) -> Option<MonitorKind> {
+    MonitorKind::from_api_name(t.as_str())
 }
 
 /// How a monitor's regions share its cycles, as the API documents it (see
@@ -136,10 +89,5 @@ pub fn strategy_str(s: RegionStrategy) -> &'static str {
 }
 
 pub fn parse_strategy(s: &str) -> Option<RegionStrategy> {
-    Some(match s {
-        "all" => RegionStrategy::All,
-        "round_robin" => RegionStrategy::RoundRobin,
-        "random" => RegionStrategy::Random,
-        _ => return None,
-    })
+    RegionStrategy::parse(s)
 }

@@ -72,7 +72,7 @@ impl Job {
     /// The job running `m`'s check once, or `None` for a monitor the engine does not run.
     pub fn of(id: u64, m: &MonitorRow) -> Option<Job> {
         let kind = m.kind()?;
-        kind.check_kind()?;
+        crate::monitoring::check_kind(kind)?;
         Some(Job {
             id,
             monitor_id: m.id.clone(),
@@ -93,9 +93,7 @@ impl Job {
         &self,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(CheckSpec, RunOptions), String> {
-        let kind = self
-            .kind
-            .check_kind()
+        let kind = crate::monitoring::check_kind(self.kind)
             .ok_or_else(|| format!("{} monitors are not run by probes", self.kind.as_str()))?;
         let spec = CheckSpec::parse(
             kind,

@@ -20,12 +20,11 @@ use serde_json::{Map, Value};
 use sqlx::FromRow;
 use tocsin_checks::spec::SpecInput;
 use tocsin_checks::{CheckSpec, RunOptions};
-use tocsin_core::{MonitorState, PushSchedule, RegionStrategy, StateSettings, Status};
+use tocsin_core::{MonitorState, MonitorType, PushSchedule, RegionStrategy, StateSettings, Status};
 
 use super::status::CorruptStatus;
 use super::Exec;
 use crate::clock::from_ms;
-use crate::monitoring::{self, MonitorType};
 
 /// One monitor as stored. Use the typed accessors rather than the raw text columns.
 #[derive(Debug, Clone, FromRow)]
@@ -143,7 +142,7 @@ impl MonitorRow {
     }
 
     pub fn region_strategy(&self) -> RegionStrategy {
-        monitoring::parse_strategy(&self.region_strategy).unwrap_or_default()
+        RegionStrategy::parse(&self.region_strategy).unwrap_or_default()
     }
 
     /// The failure quorum for `all`; `None` = majority of the regions that reported.
@@ -172,7 +171,7 @@ impl MonitorRow {
     /// The check to run (`None` for PUSH). Stored monitors were validated on write, so an
     /// error here means the row predates a stricter engine; the caller should skip it.
     pub fn check_spec(&self) -> Option<Result<CheckSpec, Vec<tocsin_checks::FieldError>>> {
-        let kind = self.kind()?.check_kind()?;
+        let kind = tocsin_checks::MonitorKind::from_api_name(self.kind()?.as_str())?;
         let config = self.config();
         let port = self.port.and_then(|p| u16::try_from(p).ok());
         Some(CheckSpec::parse(

@@ -41,7 +41,7 @@ const RULES: &[(&str, &[&str])] = &[
     ),
     ("app.rs", &["http", "server", "cli", "bench"]),
     ("audit.rs", &["http", "server", "cli", "bench"]),
-    ("plans.rs", &["http", "server", "cli", "bench"]),
+    ("cluster", &["http", "domain", "server", "cli", "bench"]),
     ("telemetry.rs", &["http", "server", "cli", "bench"]),
     ("config.rs", &["http", "server", "cli", "bench"]),
     ("cli.rs", &["http"]),
@@ -58,7 +58,7 @@ const NO_FRAMEWORK: &[&str] = &[
     "auth",
     "app.rs",
     "audit.rs",
-    "plans.rs",
+    "cluster",
     "telemetry.rs",
 ];
 

@@ -302,7 +302,7 @@ pub fn check(d: &Draft, limits: &Limits) -> Result<Checked, Vec<FieldError>> {
                 )),
             },
         }
-        if let Some(kind) = d.kind.check_kind() {
+        if let Some(kind) = crate::monitoring::check_kind(d.kind) {
             // Out-of-range ports reach the engine as 0, which it reports on `port`.
             let port = d.port.map(|p| u16::try_from(p).unwrap_or(0));
             let input = SpecInput {
