@@ -63,7 +63,7 @@ use crate::audit::{self, Entry};
 use crate::auth::{caps, secrets, Caller};
 use crate::domain::{check_write, DomainError, Resource};
 use crate::ids::new_id;
-use crate::monitoring::changes::ChangeKind;
+use crate::monitoring::changes::{ChangeKind, Notice};
 use crate::monitoring::{self, MonitorType};
 use crate::plans::{ensure_interval, ensure_room, Quota};
 use crate::store;
@@ -340,6 +340,10 @@ pub async fn regenerate_push_token(
     .await?;
     tx.commit().await?;
     core.push_tokens().forget(&m.id);
+    // Other nodes forget the old token too (their maps are filled from their own lookups).
+    core.feed().announce(Notice::PushTokenRegenerated {
+        monitor_id: m.id.clone(),
+    });
     Ok(PushTokenIssued { push_token: token })
 }
 
