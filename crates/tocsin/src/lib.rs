@@ -17,7 +17,6 @@ pub mod ids;
 pub mod mail;
 pub mod monitoring;
 /// Plan quotas now live in the domain layer; the old path stays for existing callers.
-pub use domain::plans;
 pub mod probes;
 pub mod push;
 pub mod server;

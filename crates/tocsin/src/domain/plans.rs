@@ -1,7 +1,6 @@
 //! The plan-limits seam. Each workspace has a plan; its quotas come from configuration (the
 //! default plan is unlimited, for self-hosting). Creating past a quota answers 402
-//! `PLAN_LIMIT_EXCEEDED`; what already exists keeps working. (`crate::plans` re-exports this
-//! module for code written before it moved here.)
+//! `PLAN_LIMIT_EXCEEDED`; what already exists keeps working.
 
 use crate::app::Core;
 use crate::config::PlanQuota;

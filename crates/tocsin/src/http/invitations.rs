@@ -8,11 +8,12 @@ use axum::Json;
 
 use super::extract::{ApiJson, ApiQuery, Created};
 use super::pagination::PageParams;
-use super::workspace::{remember, CurrentWorkspace};
+use super::workspace::remember;
 use crate::auth::caps;
 use crate::domain::invitations::{
     self, AcceptInvitation, CreateInvitation, Invitation, InvitationPage, InvitationPath,
 };
+use crate::domain::workspaces::CurrentWorkspace;
 use crate::http::auth::Auth;
 use crate::http::error::ApiResult;
 use crate::http::AppState;

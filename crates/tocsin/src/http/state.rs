@@ -10,11 +10,11 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::monitor_list::MonitorLists;
-use super::workspace::CurrentWorkspace;
 use crate::app::Core;
 use crate::auth::rate_limit::Limiters;
 use crate::cache::TtlCache;
 use crate::cluster::feed::Notice;
+use crate::domain::workspaces::CurrentWorkspace;
 
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);

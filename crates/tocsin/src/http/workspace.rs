@@ -17,8 +17,7 @@ use crate::http::auth::Auth;
 use crate::http::error::ApiResult;
 use crate::http::AppState;
 
-pub use crate::domain::input::{check_name, check_slug};
-pub use crate::domain::workspaces::{free_slug, CurrentWorkspace};
+use crate::domain::workspaces::CurrentWorkspace;
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()

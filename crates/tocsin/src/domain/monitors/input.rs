@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tocsin_core::Status;
 
 use super::validate::{MAX_NAME_CHARS, MAX_TAG_CHARS};
-use crate::domain::input::Validate;
+use crate::domain::input::{double_option, Validate};
 use crate::domain::pagination::PageParams;
 use crate::domain::FieldError;
 use crate::monitoring::{ApiRegionStrategy, MonitorType};
@@ -205,11 +205,4 @@ fn filter_of(
         project_id: project_id.clone(),
         search: search.clone().filter(|s| !s.is_empty()),
     }
-}
-
-/// Tells "absent" (outer None) from "null" (Some(None)) in a field that may be cleared.
-fn double_option<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
 }

@@ -61,11 +61,11 @@ use tocsin_core::Status;
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, secrets, Caller};
+use crate::domain::plans::{ensure_interval, ensure_room, Quota};
 use crate::domain::{check_write, DomainError, Resource};
 use crate::ids::new_id;
 use crate::monitoring::changes::{ChangeKind, Notice};
 use crate::monitoring::{self, MonitorType};
-use crate::plans::{ensure_interval, ensure_room, Quota};
 use crate::store;
 use crate::store::monitors::MonitorRow;
 

@@ -12,6 +12,7 @@ use tocsin_core::PushSchedule;
 use super::input::{CreateMonitor, UpdateMonitor};
 use super::view::config_view;
 use crate::app::Core;
+use crate::domain::input::check_name;
 use crate::domain::FieldError;
 use crate::monitoring::{self, known_regions, ApiRegionStrategy, MonitorType};
 use crate::store;
@@ -28,17 +29,6 @@ pub const MAX_TAGS: usize = 20;
 pub const MAX_TAG_CHARS: usize = 50;
 pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
-
-/// A name: 1 to `max` characters once trimmed, none of them control characters.
-fn check_name(field: &str, name: &str, max: usize, errors: &mut Vec<FieldError>) {
-    let n = name.trim().chars().count();
-    if n == 0 || n > max || name.chars().any(char::is_control) {
-        errors.push(FieldError::new(
-            field,
-            format!("must be 1 to {max} printable characters"),
-        ));
-    }
-}
 
 /// The monitor as it would be after a create or update: every setting, defaults applied.
 #[derive(Debug, Clone)]
