@@ -4,9 +4,9 @@
 //! The rule, for every operation `op(core: &Core, caller: &Caller, input) -> Result<_, DomainError>`:
 //! authorise (`caller.require::<caps::X>()`, the same marker the HTTP route declares), validate
 //! (field errors with dotted paths), run the transaction, append the audit entry inside it,
-//! commit, then invalidate caches held in [`Core`](crate::app::Core) and publish changes.
+//! commit, then invalidate caches held in the application core and publish changes.
 //! Request and response types (serde and schemars, no HTTP) live with their operations.
-//! Nothing here imports axum or `crate::http`; HTTP-only state (rate limiters, the
+//! Nothing here imports axum or the HTTP edge; HTTP-only state (rate limiters, the
 //! current-workspace cache) stays at the edge.
 
 pub mod api_keys;

@@ -2,7 +2,7 @@
 //! notifications and status pages consume.
 //!
 //! An event is appended in the same transaction as the state update it describes (see
-//! [`crate::monitoring::cycle`]), so a committed status always has its event and an event never
+//! the one transition path in monitoring), so a committed status always has its event and an event never
 //! describes a status that was rolled back. Each monitor's events are numbered 1, 2, 3 ... by
 //! `seq`, allocated from `monitors.event_seq` with an `UPDATE ... RETURNING`: the row lock that
 //! takes (PostgreSQL) or the single writer (SQLite) serializes concurrent appends for one

@@ -1,7 +1,7 @@
 //! SQL for heartbeat storage: the batched inserts of the group-commit writer, the hourly
 //! rollup upserts, the reads behind the heartbeat, stats, uptime and report endpoints, and the
 //! sliced deletes of the retention pruner. Layout and meaning of the tables:
-//! `migrations/*/0003_heartbeats.sql` and [`crate::monitoring::heartbeats`].
+//! `migrations/*/0003_heartbeats.sql` and the monitoring module's heartbeat writer.
 
 use sqlx::{FromRow, Row};
 

@@ -1,6 +1,6 @@
 //! Probe keys: the credentials remote probes connect with (`tocsin probe-key ...`). The key is
 //! never stored, only its SHA-256 (`key_hash`). An unrevoked key makes its region known to the
-//! API (see [`crate::monitoring::known_regions`]); `last_seen_at` is written by the probe
+//! API (the monitoring module's `known_regions`); `last_seen_at` is written by the probe
 //! endpoint while a probe holding the key is connected.
 
 use sqlx::FromRow;
