@@ -402,6 +402,9 @@ pub async fn check(
             return o;
         }
         Ok(Err(e)) => {
+            if let Some(resource) = local_resolve_fault(&e) {
+                return Outcome::probe_fault(latency, resource);
+            }
             let mut o = Outcome::down(latency, describe_error(&e, spec));
             o.timings = timings;
             return o;
@@ -481,6 +484,16 @@ fn diff_message(baseline: &[String], answers: &[String]) -> Option<String> {
         parts.push(format!("removed: {}", removed.join(", ")));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The resolver could not open its socket because this probe ran out of something.
+fn local_resolve_fault(e: &ResolveError) -> Option<&'static str> {
+    if let Some(ProtoErrorKind::Io(io)) = e.proto().map(|p| p.kind()) {
+        if let Some(resource) = crate::fault::local_io_fault(io) {
+            return Some(resource);
+        }
+    }
+    crate::fault::local_fault(e)
 }
 
 fn describe_error(e: &ResolveError, spec: &DnsSpec) -> String {

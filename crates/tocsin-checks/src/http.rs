@@ -729,6 +729,9 @@ pub enum HttpError {
     Request(String),
     #[error("timed out after {0} ms")]
     Timeout(u128),
+    /// The probe ran out of a resource of its own (see [`crate::fault`]).
+    #[error("{}", crate::fault::fault_message(.0))]
+    ProbeFault(&'static str),
 }
 
 /// What the attempt gathered so far; survives failures so a DOWN still shows what was seen.
@@ -776,6 +779,9 @@ pub async fn check(spec: &HttpSpec, opts: &RunOptions) -> Outcome {
             Err(_) => Err(HttpError::Timeout(opts.timeout.as_millis())),
         };
     let latency = started.elapsed();
+    if let Err(HttpError::ProbeFault(resource)) = &result {
+        return Outcome::probe_fault(latency, resource);
+    }
     finish(spec, gathered, result, latency)
 }
 
@@ -1070,13 +1076,16 @@ async fn connect(addrs: &[IpAddr], port: u16) -> Result<(TcpStream, SocketAddr),
     }
     Err(match last {
         None => HttpError::Connect("no address to connect to".into()),
-        Some((addr, e)) => HttpError::Connect(match e.kind() {
-            io::ErrorKind::ConnectionRefused => format!("connection refused by {addr}"),
-            io::ErrorKind::TimedOut => format!("connection to {addr} timed out"),
-            io::ErrorKind::HostUnreachable => format!("host unreachable: {addr}"),
-            io::ErrorKind::NetworkUnreachable => format!("network unreachable: {addr}"),
-            _ => format!("connection to {addr} failed: {e}"),
-        }),
+        Some((addr, e)) => match crate::fault::local_io_fault(&e) {
+            Some(resource) => HttpError::ProbeFault(resource),
+            None => HttpError::Connect(match e.kind() {
+                io::ErrorKind::ConnectionRefused => format!("connection refused by {addr}"),
+                io::ErrorKind::TimedOut => format!("connection to {addr} timed out"),
+                io::ErrorKind::HostUnreachable => format!("host unreachable: {addr}"),
+                io::ErrorKind::NetworkUnreachable => format!("network unreachable: {addr}"),
+                _ => format!("connection to {addr} failed: {e}"),
+            }),
+        },
     })
 }
 

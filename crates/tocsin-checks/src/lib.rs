@@ -6,6 +6,7 @@
 
 pub mod assertions;
 pub mod dns;
+pub mod fault;
 pub mod http;
 pub mod outcome;
 pub mod ping;
@@ -24,7 +25,11 @@ pub async fn run(spec: &CheckSpec, opts: &RunOptions) -> Outcome {
     let mut retry_count = 0;
     loop {
         let mut outcome = run_once(spec, opts).await;
-        if outcome.verdict != Verdict::Down || retry_count >= opts.retries {
+        // A probe fault is not retried: the probe, not the target, is short of something.
+        if outcome.verdict != Verdict::Down
+            || outcome.probe_fault.is_some()
+            || retry_count >= opts.retries
+        {
             outcome.retry_count = retry_count;
             return outcome;
         }

@@ -66,6 +66,10 @@ pub struct Outcome {
     pub cert_days_left: Option<i64>,
     /// PING: packets sent and received.
     pub packets: Option<(u32, u32)>,
+    /// Set when the attempt failed because this probe ran out of something of its own
+    /// (descriptors, buffers, memory: see [`crate::fault`]): the run judged nothing, so the
+    /// server counts it as a probe error and the region as not reporting, never as a failure.
+    pub probe_fault: Option<String>,
 }
 
 impl Outcome {
@@ -76,6 +80,14 @@ impl Outcome {
             latency,
             message: Some(message.into()),
             ..Outcome::default()
+        }
+    }
+
+    /// An attempt the probe itself could not make (see [`crate::fault`]).
+    pub fn probe_fault(latency: Duration, resource: &str) -> Self {
+        Outcome {
+            probe_fault: Some(crate::fault::fault_message(resource)),
+            ..Outcome::down(latency, crate::fault::fault_message(resource))
         }
     }
 }

@@ -105,6 +105,9 @@ pub async fn check(spec: &PingSpec, opts: &RunOptions) -> Outcome {
     let client = match Client::new(&Config::builder().kind(kind).build()) {
         Ok(c) => c,
         Err(e) => {
+            if let Some(resource) = crate::fault::local_io_fault(&e) {
+                return Outcome::probe_fault(started.elapsed(), resource);
+            }
             let mut outcome = Outcome::down(
                 started.elapsed(),
                 format!(

@@ -621,10 +621,15 @@ pub(crate) struct ConnectFailure {
     pub(crate) message: String,
     pub(crate) resolved_ip: Option<IpAddr>,
     pub(crate) dns_ms: f64,
+    /// The probe ran out of a resource of its own (see [`crate::fault`]).
+    pub(crate) fault: Option<&'static str>,
 }
 
 impl ConnectFailure {
     pub(crate) fn into_outcome(self, started: Instant) -> Outcome {
+        if let Some(resource) = self.fault {
+            return Outcome::probe_fault(started.elapsed(), resource);
+        }
         let mut outcome = Outcome::down(started.elapsed(), self.message);
         outcome.resolved_ip = self.resolved_ip;
         outcome.timings = Some(Timings {
@@ -654,13 +659,17 @@ pub(crate) async fn connect(
         .await
         .map_err(|message| ConnectFailure {
             message,
+            fault: None,
             resolved_ip: None,
             dns_ms: ms(dns_started.elapsed()),
         })?;
     let dns_ms = ms(dns_started.elapsed());
 
     let mut last = None;
+    let mut fault = None;
     for addr in &addrs {
+        // The last address's failure is the one reported.
+        fault = None;
         let tcp_started = Instant::now();
         let message = match tokio::time::timeout_at(deadline.into(), TcpStream::connect(addr)).await
         {
@@ -677,7 +686,10 @@ pub(crate) async fn connect(
             Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 format!("connection refused by {addr}")
             }
-            Ok(Err(e)) => format!("could not connect to {addr}: {}", io_message(&e)),
+            Ok(Err(e)) => {
+                fault = crate::fault::local_io_fault(&e);
+                format!("could not connect to {addr}: {}", io_message(&e))
+            }
             Err(_) => format!(
                 "connection to {addr} timed out after {} ms",
                 ms(tcp_started.elapsed()).round()
@@ -697,6 +709,7 @@ pub(crate) async fn connect(
         message,
         resolved_ip,
         dns_ms,
+        fault,
     })
 }
 

@@ -39,7 +39,10 @@ pub use monitor_type::MonitorType;
 pub use push::{
     deadline, is_overdue, CronSchedule, PushConfig, PushConfigError, PushExpectation, PushSchedule,
 };
-pub use quorum::{aggregate, majority, pick_regions, RegionStrategy};
+pub use quorum::{
+    aggregate, confirmation_order, decide, majority, needs_confirmation, pick_regions,
+    RegionStrategy,
+};
 pub use schedule::{next_run_after, start_offset, Grid};
 pub use state::{
     accept_baseline, push_down, resume, step, CycleInput, Event, EventKind, MonitorState,

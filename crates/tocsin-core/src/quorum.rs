@@ -95,6 +95,64 @@ pub fn aggregate<R>(results: &[(R, Option<Verdict>)], quorum: Option<usize>) -> 
     })
 }
 
+/// Whether a cycle's verdict needs a second region before it counts. Under `round_robin` and
+/// `random` one region checks each cycle, so that region's own trouble (its network, its
+/// probe, a target that refuses only it) would page on its own: a failure from the picked
+/// region is confirmed from another region of the monitor first. Under `all` every region
+/// already reported and the quorum decides.
+pub fn needs_confirmation(
+    strategy: RegionStrategy,
+    verdict: Option<Verdict>,
+    regions: usize,
+) -> bool {
+    strategy != RegionStrategy::All && verdict == Some(Verdict::Down) && regions > 1
+}
+
+/// The regions to ask for a confirmation, in the order to ask them: the monitor's regions
+/// after the picked one, wrapping around, without the picked ones.
+pub fn confirmation_order(regions: &[String], picked: &[String]) -> Vec<String> {
+    let start = picked
+        .first()
+        .and_then(|p| regions.iter().position(|r| r == p))
+        .map_or(0, |i| i + 1);
+    regions
+        .iter()
+        .cycle()
+        .skip(start)
+        .take(regions.len())
+        .filter(|r| !picked.contains(r))
+        .cloned()
+        .collect()
+}
+
+/// A cycle's verdict under `strategy`. `results` are the picked regions' reports followed,
+/// under `round_robin` and `random`, by the confirming regions' (see [`needs_confirmation`]):
+///
+/// - `all`: [`aggregate`] over every result.
+/// - `round_robin` / `random`: the picked region's verdict, except that a failure counts only
+///   when the first confirming region that reported also failed, or when no other region
+///   could report (the picked one is the only live region). A confirming region that saw the
+///   target up (or degraded, or changed) gives the cycle its verdict instead.
+pub fn decide<R>(
+    strategy: RegionStrategy,
+    results: &[(R, Option<Verdict>)],
+    picked: usize,
+    quorum: Option<usize>,
+) -> Option<Verdict> {
+    if strategy == RegionStrategy::All {
+        return aggregate(results, quorum);
+    }
+    let picked_n = picked.min(results.len());
+    let first = aggregate(&results[..picked_n], quorum)?;
+    if first != Verdict::Down {
+        return Some(first);
+    }
+    match results[picked_n..].iter().find_map(|(_, v)| *v) {
+        Some(confirming) => Some(confirming),
+        None => Some(Verdict::Down),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +300,76 @@ mod tests {
     fn accepts_borrowed_region_names() {
         let rs = [("eu", Some(U)), ("us", None)];
         assert_eq!(aggregate(&rs, None), Some(U));
+    }
+
+    #[test]
+    fn one_region_failure_needs_a_second_region() {
+        use RegionStrategy::{All, Random, RoundRobin};
+        assert!(needs_confirmation(RoundRobin, Some(D), 2));
+        assert!(needs_confirmation(Random, Some(D), 3));
+        assert!(!needs_confirmation(RoundRobin, Some(D), 1));
+        assert!(!needs_confirmation(All, Some(D), 3));
+        assert!(!needs_confirmation(Random, Some(U), 3));
+        assert!(!needs_confirmation(Random, None, 3));
+        let r = |s: &str, v| (s.to_string(), v);
+        // Confirmed by a second region: down.
+        assert_eq!(
+            decide(RoundRobin, &[r("eu", Some(D)), r("us", Some(D))], 1, None),
+            Some(D)
+        );
+        // The second region sees it up: the cycle is up.
+        assert_eq!(
+            decide(RoundRobin, &[r("eu", Some(D)), r("us", Some(U))], 1, None),
+            Some(U)
+        );
+        assert_eq!(
+            decide(Random, &[r("eu", Some(D)), r("us", Some(Dg))], 1, None),
+            Some(Dg)
+        );
+        // The first confirming region that reported decides; silent ones are skipped.
+        assert_eq!(
+            decide(
+                Random,
+                &[r("eu", Some(D)), r("us", None), r("ap", Some(U))],
+                1,
+                None
+            ),
+            Some(U)
+        );
+        // Nobody else could report: the only live region's failure counts.
+        assert_eq!(
+            decide(RoundRobin, &[r("eu", Some(D)), r("us", None)], 1, None),
+            Some(D)
+        );
+        assert_eq!(decide(RoundRobin, &[r("eu", Some(D))], 1, None), Some(D));
+        // Not a failure: no confirmation is looked at.
+        assert_eq!(
+            decide(RoundRobin, &[r("eu", Some(U)), r("us", Some(D))], 1, None),
+            Some(U)
+        );
+        assert_eq!(decide(RoundRobin, &[r("eu", None)], 1, None), None);
+        // `all` is the quorum over everything.
+        assert_eq!(
+            decide(All, &[r("eu", Some(D)), r("us", Some(U))], 2, None),
+            Some(U)
+        );
+    }
+
+    #[test]
+    fn confirmation_goes_round_from_the_picked_region() {
+        let rs = regions(&["eu", "us", "ap"]);
+        assert_eq!(
+            confirmation_order(&rs, &regions(&["us"])),
+            regions(&["ap", "eu"])
+        );
+        assert_eq!(
+            confirmation_order(&rs, &regions(&["ap"])),
+            regions(&["eu", "us"])
+        );
+        assert_eq!(
+            confirmation_order(&rs, &regions(&["eu"])),
+            regions(&["us", "ap"])
+        );
+        assert!(confirmation_order(&regions(&["eu"]), &regions(&["eu"])).is_empty());
     }
 }

@@ -66,6 +66,7 @@ pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRo
         status_changed_at: hour_ago,
         last_check_at: Some(now - seed.interval_s * 1000),
         started_at: hour_ago,
+        stale_since: None,
         version: 1,
         created_at: hour_ago,
         updated_at: hour_ago,

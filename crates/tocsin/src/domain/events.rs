@@ -55,6 +55,11 @@ pub enum MonitorEventKind {
     CertificateExpiring,
     Maintenance,
     Pending,
+    /// Nobody is checking the monitor (see the monitor's `staleSince`); `from` and `to` are
+    /// its unchanged status.
+    Stale,
+    /// Check results reach a stale monitor again.
+    Fresh,
 }
 
 impl MonitorEventKind {
@@ -67,6 +72,8 @@ impl MonitorEventKind {
             "certificate_expiring" => Self::CertificateExpiring,
             "maintenance" => Self::Maintenance,
             "pending" => Self::Pending,
+            "stale" => Self::Stale,
+            "fresh" => Self::Fresh,
             _ => return None,
         })
     }

@@ -25,9 +25,12 @@ pub fn router() -> ApiRouter<AppState> {
                 .description(
                     "One event per status change, recorded in the same transaction as the \
                      change itself, numbered 1, 2, 3 ... per monitor by `seq`. `kind` is \
-                     `down`, `up`, `degraded`, `changed`, `maintenance`, `pending`, or \
+                     `down`, `up`, `degraded`, `changed`, `maintenance`, `pending`, \
                      `certificate_expiring` (recorded beside the status event of a change \
-                     made while a certificate is inside its warning threshold). `alert` says \
+                     made while a certificate is inside its warning threshold), `stale` \
+                     (nobody is checking the monitor: no result for three intervals, or no \
+                     live probe in any of its regions; `from` and `to` are its unchanged \
+                     status) or `fresh` (results reach it again). `alert` says \
                      whether notification channels should hear of it: the first `up` after \
                      `PENDING` or maintenance is recorded but does not alert. Paging: pass the \
                      `seq` of the last event of a page as `before` to get older ones; a page \

@@ -8,9 +8,11 @@
 //!
 //! Once upgraded, the session registers with the [`Registry`](crate::probes::Registry), greets the
 //! probe, forwards the jobs dispatched to it and routes results back to their waiting
-//! dispatches. Every ping interval it pings the probe, records `last_seen_at` (which also
-//! notices a key revoked meanwhile: the connection is then closed) and drops the connection
-//! when the probe has been silent for three intervals. The session ends when the probe goes
+//! dispatches. Every ping interval it pings the probe, records `last_seen_at` when the probe
+//! sent anything since the last tick (a pong, results: only an answer moves it, so a frozen
+//! probe's region shows when it was really last heard from), notices then a key revoked meanwhile
+//! (the connection is then closed; a silent probe is dropped anyway) and drops the connection when the probe has been silent for
+//! three intervals. The session ends when the probe goes
 //! away or the server shuts down; the server itself never depends on a probe.
 
 use std::collections::HashMap;
@@ -102,6 +104,9 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
     let mut ping = tokio::time::interval(interval);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut heard = Instant::now();
+    // When the probe last sent anything (server clock, ms), and what was last recorded: only
+    // an answer from the probe moves `lastSeenAt`, never the server's own ping.
+    let (mut heard_ms, mut recorded_ms) = (now, now);
     let end = if send_json(&mut tx, &welcome).await.is_err() {
         End::SendFailed
     } else {
@@ -119,11 +124,13 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break End::ProbeLeft,
                     Some(Ok(Message::Text(text))) => {
                         heard = Instant::now();
+                        heard_ms = state.clock().now_ms();
                         match serde_json::from_str::<ProbeMessage>(text.as_str()) {
                             Ok(ProbeMessage::Results { results }) => {
                                 for r in results {
                                     if let Some(slot) = pending.remove(&r.id) {
                                         if let Some(error) = &r.error {
+                                            metrics::counter!("probe_errors_total", "region" => key.region.clone(), "reason" => "job").increment(1);
                                             tracing::warn!(region = %key.region, %error, "probe could not run a job");
                                         }
                                         // The dispatch may have given up already; nothing to do then.
@@ -134,7 +141,10 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
                             Err(e) => tracing::warn!(region = %key.region, error = %e, "unreadable probe message ignored"),
                         }
                     }
-                    Some(Ok(_)) => heard = Instant::now(),
+                    Some(Ok(_)) => {
+                        heard = Instant::now();
+                        heard_ms = state.clock().now_ms();
+                    }
                 },
                 _ = ping.tick() => {
                     if heard.elapsed() > interval * MISSED_PINGS {
@@ -145,12 +155,14 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
                     }
                     // Dispatches that gave up (deadline passed) no longer need their slots.
                     pending.retain(|_, slot| !slot.is_closed());
-                    let now = state.clock().now_ms();
-                    registry.seen(&key.region, now);
-                    match probes::touch(state.db().writer(), &key.id, now).await {
-                        Ok(0) => break End::Revoked,
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!(region = %key.region, error = %e, "could not record probe last_seen_at"),
+                    if heard_ms > recorded_ms {
+                        recorded_ms = heard_ms;
+                        registry.seen(&key.region, heard_ms);
+                        match probes::touch(state.db().writer(), &key.id, heard_ms).await {
+                            Ok(0) => break End::Revoked,
+                            Ok(_) => {}
+                            Err(e) => tracing::warn!(region = %key.region, error = %e, "could not record probe last_seen_at"),
+                        }
                     }
                 }
             }

@@ -1,13 +1,18 @@
 //! Applying one check cycle: the step between "the probes answered" and "the monitor's status
 //! is stored". [`apply`] takes a monitor row and the per-region results of one cycle and
 //!
-//! 1. aggregates the regions' verdicts with [`tocsin_core::aggregate`] (a region with no
-//!    result — no live probe — never counts as a failure; when no region reported, the state
-//!    machine is **not** stepped, so vanished probes cannot make a monitor `DOWN`);
-//! 2. steps the state machine ([`tocsin_core::step`]) at the cycle's time;
-//! 3. when the status changes (or a DNS_DIFF monitor still needs its baseline), in **one
-//!    transaction** writes the new state, the status-change event and, for DNS_DIFF, the first
-//!    answer set as the baseline — so a status and its event are never apart — then hands one
+//! 1. decides the cycle's verdict from the regions' with [`tocsin_core::decide`] (the quorum
+//!    under `all`; under `round_robin`/`random` the picked region's, a failure only once a
+//!    second region confirmed it). A region with no result — no live probe, no answer by the
+//!    slot's deadline, a probe fault — never counts as a failure; when no region reported,
+//!    the state machine is **not** stepped, so vanished probes cannot make a monitor `DOWN`;
+//! 2. steps the state machine ([`tocsin_core::step`]) at the time of the decision (the
+//!    clock when the results are in: a status change and its event carry the moment it was
+//!    decided, while heartbeats and `lastCheckAt` carry the cycle's start);
+//! 3. when the status changes (or a DNS_DIFF monitor still needs its baseline, or a stale
+//!    monitor gets a result again), in **one transaction** writes the new state, the
+//!    status-change event, the `fresh` event that ends staleness ([`super::staleness`]) and,
+//!    for DNS_DIFF, the first answer set as the baseline — so a status and its event are never apart — then hands one
 //!    heartbeat per reporting region to the group-commit writer;
 //! 4. otherwise (the common cycle: counters move, the status does not) hands the heartbeats to
 //!    the writer with the new counters attached, and the writer stores both in its batch
@@ -25,16 +30,17 @@
 //! cycle. An already expired certificate gives none (the `down` event names the expiry).
 //!
 //! Maintenance windows do not exist yet, so every cycle is stepped as outside maintenance.
-//! Everything time-dependent reads the `ran_at_ms` the caller passes, so tests drive it.
+//! Everything time-dependent reads the `ran_at_ms` the caller passes or the server's clock,
+//! so tests drive both.
 
 use std::sync::Arc;
 
 use tocsin_checks::{CheckSpec, Outcome};
 use tocsin_core::state::{Status, Verdict};
-use tocsin_core::{aggregate, step, CycleInput, Transition};
+use tocsin_core::{step, CycleInput, Transition};
 
 use super::heartbeats::{NewHeartbeat, WriteError, MAX_MESSAGE_BYTES};
-use super::transition::{record_transition, StatusChange};
+use super::transition::{record_staleness, record_transition, Staleness, StatusChange};
 use super::MonitorType;
 use crate::app::Core;
 use crate::clock::from_ms;
@@ -140,14 +146,9 @@ fn cert_warn_days(m: &MonitorRow) -> Option<i64> {
     }
 }
 
-/// Applies one cycle of `m` that ran at `ran_at_ms` (see the module documentation).
-pub async fn apply(
-    state: &Core,
-    m: &MonitorRow,
-    ran_at_ms: i64,
-    results: &[RegionResult],
-) -> Result<CycleReport, CycleError> {
-    let per_region: Vec<(&str, Option<Verdict>)> = results
+/// Each region's verdict, `None` where it did not report.
+pub fn verdicts(results: &[RegionResult]) -> Vec<(&str, Option<Verdict>)> {
+    results
         .iter()
         .map(|r| {
             (
@@ -155,8 +156,20 @@ pub async fn apply(
                 r.outcome.as_ref().map(|o| core_verdict(o.verdict)),
             )
         })
-        .collect();
-    let verdict = aggregate(&per_region, m.quorum());
+        .collect()
+}
+
+/// Applies one cycle of `m` that ran at `ran_at_ms` (see the module documentation). The
+/// first `picked` results are the regions the strategy picked; any after them confirmed a
+/// failure ([`tocsin_core::decide`]).
+pub async fn apply(
+    state: &Core,
+    m: &MonitorRow,
+    ran_at_ms: i64,
+    picked: usize,
+    results: &[RegionResult],
+) -> Result<CycleReport, CycleError> {
+    let verdict = tocsin_core::decide(m.region_strategy(), &verdicts(results), picked, m.quorum());
     let mut report = CycleReport {
         verdict,
         ..CycleReport::default()
@@ -165,14 +178,17 @@ pub async fn apply(
         // Nobody reported: no heartbeat, no step, no false DOWN.
         return Ok(report);
     };
+    // A status changes when the verdict is in, not when the checks started: a timed-out
+    // check decides its cycle a whole timeout after it began.
+    let decided_at_ms = state.clock().now_ms().max(ran_at_ms);
     let transition = step(
         &m.monitor_state()?,
         &m.state_settings(),
         CycleInput::new(verdict),
-        from_ms(ran_at_ms),
+        from_ms(decided_at_ms),
     );
     let needs_baseline = m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none();
-    if transition.event.is_none() && !needs_baseline {
+    if transition.event.is_none() && !needs_baseline && m.stale_since.is_none() {
         let update =
             StateUpdate::from_state(&transition.state, m.status_changed_at, Some(ran_at_ms));
         return Ok(
@@ -192,7 +208,7 @@ pub async fn apply(
         m.seq,
         &transition,
         m.status_changed_at,
-        ran_at_ms,
+        decided_at_ms,
         Some(ran_at_ms),
         message,
     );
@@ -207,11 +223,16 @@ pub async fn apply(
         });
     }
     let mut tx = state.db().begin().await?;
-    let Some(events) = record_transition(&mut tx, &change).await? else {
+    let Some(mut events) = record_transition(&mut tx, &change).await? else {
         // Paused or deleted while the check ran: the result belongs to nobody.
         tx.rollback().await?;
         return Ok(report);
     };
+    if m.stale_since.is_some() {
+        // Results reach the monitor again: it is no longer a blind spot.
+        let fresh = Staleness::Fresh { at: decided_at_ms };
+        events.extend(record_staleness(&mut tx, &m.id, fresh).await?);
+    }
     report.events = events;
     if m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none() {
         // The first answer set becomes the baseline later cycles are compared against.

@@ -17,6 +17,7 @@ pub mod retention;
 pub mod rollup;
 pub mod sched_stats;
 pub mod scheduler;
+pub mod staleness;
 pub mod transition;
 
 use schemars::JsonSchema;
@@ -45,8 +46,13 @@ pub fn check_kind(t: MonitorType) -> Option<MonitorKind> {
     MonitorKind::from_api_name(t.as_str())
 }
 
-/// How a monitor's regions share its cycles, as the API documents it (see
-/// [`tocsin_core::RegionStrategy`]).
+/// How a monitor's regions share its cycles. `all`: every region checks every cycle and a
+/// failure needs a quorum of the regions that reported. `round_robin` (one region per cycle,
+/// in turn) and `random` (one region per cycle, picked at random): before a failure from the
+/// picked region counts toward DOWN, the check is repeated from another region of the monitor
+/// with a live probe; the failure counts only when that region fails too, or when the picked
+/// region is the only one that could report. A region without a live probe, or whose probe
+/// misses the cycle's deadline, reports nothing and never counts as a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "RegionStrategy")]
@@ -54,9 +60,9 @@ pub enum ApiRegionStrategy {
     /// Every region checks every cycle; a failure needs a quorum of them.
     #[default]
     All,
-    /// One region per cycle, in turn.
+    /// One region per cycle, in turn; a failure is confirmed from a second region.
     RoundRobin,
-    /// One region per cycle, picked at random.
+    /// One region per cycle, picked at random; a failure is confirmed from a second region.
     Random,
 }
 

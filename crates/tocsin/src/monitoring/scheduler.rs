@@ -48,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::changes::{ChangeKind, Notice};
 use super::cycle::{self, CycleReport, RegionResult};
+use super::staleness;
 use super::{MonitorType, LOCAL_REGION};
 use crate::app::Core;
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
@@ -135,6 +136,12 @@ fn cycle_index(grid: &Grid, slot_ms: i64) -> u64 {
 
 /// Runs one scheduled cycle of `m` for grid slot `slot_ms`, unless `m` is already running
 /// (then `None`: the slot is skipped). The cycle's time is the clock at the start of the run.
+///
+/// Every region's result is taken as it comes, within the slot's deadline ([`slot_deadline`]):
+/// a region that misses it (a frozen or slow probe) reports nothing for this slot only, so it
+/// can never cost the other regions their next slot. Under `round_robin` and `random` a
+/// failure from the picked region is confirmed from another region before it counts
+/// ([`tocsin_core::needs_confirmation`]).
 pub async fn run_cycle(
     state: &Core,
     m: &MonitorRow,
@@ -150,26 +157,88 @@ pub async fn run_cycle(
     let k = cycle_index(&grid, slot_ms);
     // Random picks need a number; a hash of id and slot is as good as any and reproducible.
     let rand = stable_hash(&format!("{}:{slot_ms}", m.id));
-    let regions = pick_regions(m.region_strategy(), &m.regions(), k, rand);
+    let strategy = m.region_strategy();
+    let all_regions = m.regions();
+    let picked = pick_regions(strategy, &all_regions, k, rand);
     let ran_at = state.clock().now_ms();
-    let runs = regions.into_iter().map(|region| async move {
-        let outcome = check_in(state, m, &region).await;
-        RegionResult { region, outcome }
+    let deadline = tokio::time::Instant::now() + slot_deadline(m, &grid, slot_ms, ran_at);
+    let runs = picked.iter().map(|region| async move {
+        let outcome = check_in(state, m, region, deadline).await;
+        RegionResult {
+            region: region.clone(),
+            outcome,
+        }
     });
-    let results = futures::future::join_all(runs).await;
-    Some(cycle::apply(state, m, ran_at, &results).await)
+    let mut results = futures::future::join_all(runs).await;
+    let first = tocsin_core::decide(
+        strategy,
+        &cycle::verdicts(&results),
+        results.len(),
+        m.quorum(),
+    );
+    if tocsin_core::needs_confirmation(strategy, first, all_regions.len()) {
+        // Ask the other regions in turn until one reports (a region without a live probe
+        // answers at once with nothing).
+        for region in tocsin_core::confirmation_order(&all_regions, &picked) {
+            let outcome = check_in(state, m, &region, deadline).await;
+            let reported = outcome.is_some();
+            results.push(RegionResult { region, outcome });
+            if reported {
+                break;
+            }
+        }
+    }
+    Some(cycle::apply(state, m, ran_at, picked.len(), &results).await)
+}
+
+/// Margin left before the next slot for storing the cycle's result.
+const SLOT_MARGIN: Duration = Duration::from_millis(500);
+
+/// How long a cycle that started at `now_ms` waits for its regions: until shortly before the
+/// monitor's next slot, but never less than the check itself may take (every attempt its
+/// whole timeout) and never more than a remote round trip needs ([`deadline_of`]).
+///
+/// [`deadline_of`]: crate::probes::registry::deadline_of
+pub fn slot_deadline(m: &MonitorRow, grid: &Grid, slot_ms: i64, now_ms: i64) -> Duration {
+    let next_slot = slot_ms.saturating_add(i64::try_from(grid.interval_ms).unwrap_or(i64::MAX));
+    let until_next = u64::try_from(next_slot.saturating_sub(now_ms)).unwrap_or(0);
+    let until_next = Duration::from_millis(until_next).saturating_sub(SLOT_MARGIN);
+    let needed = m
+        .timeout()
+        .saturating_mul(m.retries().saturating_add(1))
+        .saturating_add(Duration::from_millis(250));
+    crate::probes::registry::deadline_of(m).min(until_next.max(needed))
 }
 
 /// Runs `m`'s check once in `region`: on the built-in probe for `local`, otherwise on a live
-/// remote probe of the region. `None` when the region has no live probe or no answer came in
-/// time — never a failure.
-pub async fn check_in(state: &Core, m: &MonitorRow, region: &str) -> Option<Outcome> {
-    if region == LOCAL_REGION {
-        state.checks().probe(m, state.clock().now()).await
+/// remote probe of the region, whose answer is awaited until `deadline`. `None` when the
+/// region has no live probe, no answer came in time, or the probe could not run the check
+/// because it ran out of something of its own (a probe fault: counted in
+/// `probe_errors_total`, logged, and never a failure).
+pub async fn check_in(
+    state: &Core,
+    m: &MonitorRow,
+    region: &str,
+    deadline: tokio::time::Instant,
+) -> Option<Outcome> {
+    let outcome = if region == LOCAL_REGION {
+        state.checks().probe(m, state.clock().now()).await?
     } else {
-        let deadline = crate::probes::registry::deadline_of(m);
-        state.probes().dispatch(region, m, deadline).await
+        let wait = deadline.saturating_duration_since(tokio::time::Instant::now());
+        state.probes().dispatch(region, m, wait).await?
+    };
+    if let Some(fault) = &outcome.probe_fault {
+        metrics::counter!("probe_errors_total", "region" => region.to_string(), "reason" => "resource")
+            .increment(1);
+        tracing::warn!(monitor = %m.id, %region, %fault, "probe fault: the region did not report");
+        return None;
     }
+    Some(outcome)
+}
+
+/// The deadline of a check outside the schedule (on demand): a remote probe's whole round trip.
+pub fn on_demand_deadline(m: &MonitorRow) -> tokio::time::Instant {
+    tokio::time::Instant::now() + crate::probes::registry::deadline_of(m)
 }
 
 /// Runs, and waits for, every active scheduled monitor with a grid slot in
@@ -387,6 +456,10 @@ async fn lead(
     let scanning = state.db().backend() == Backend::Postgres;
     let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Staleness counts from now: the node that just took the role has not had a slot yet.
+    let floor_ms = state.clock().now_ms();
+    let mut stale_scan = tokio::time::interval(STALE_SCAN_EVERY);
+    stale_scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         if !role.is_held() {
             return Led::Lost;
@@ -445,6 +518,11 @@ async fn lead(
             // Looked at again at the top of the loop.
             changed = role_changes.changed() => if changed.is_err() { return Led::Stop },
             _ = scan.tick(), if scanning => reconcile(state, &mut held, false).await,
+            _ = stale_scan.tick() => {
+                if let Err(e) = staleness::scan(state, state.clock().now_ms(), floor_ms).await {
+                    tracing::warn!(error = %e, "could not look for stale monitors");
+                }
+            }
             delivery = feed.recv() => match delivery {
                 Ok(d) => match d.notice {
                     Notice::Monitor(c) => match c.kind {
@@ -466,6 +544,9 @@ async fn lead(
         }
     }
 }
+
+/// How often the scheduling node looks for monitors nobody is checking.
+const STALE_SCAN_EVERY: Duration = Duration::from_secs(2);
 
 /// How long shutdown waits for running checks.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);

@@ -194,6 +194,54 @@ async fn append(
     Ok(())
 }
 
+/// The event kinds of a monitor nobody is checking, and of checks reaching it again.
+pub const STALE: &str = "stale";
+pub const FRESH: &str = "fresh";
+
+/// Whether a monitor is being checked: the other thing besides its status that alerting
+/// must hear about (see [`super::staleness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Staleness<'a> {
+    /// Nobody has checked it since `since` ms; `why` says what is missing.
+    Stale { since: i64, why: &'a str },
+    /// A result came in again at `at` ms.
+    Fresh { at: i64 },
+}
+
+/// Marks a monitor stale or fresh in the caller's transaction, with its `stale` / `fresh`
+/// event (from and to its current status, which staleness does not change). Returns the
+/// event, or `None` when there was nothing to change (already so, paused, or deleted).
+pub async fn record_staleness(
+    tx: &mut Tx,
+    monitor_id: &str,
+    change: Staleness<'_>,
+) -> Result<Option<EventRow>, sqlx::Error> {
+    let (since, at) = match change {
+        Staleness::Stale { since, .. } => (Some(since), since),
+        Staleness::Fresh { at } => (None, at),
+    };
+    let Some(status) = monitors::set_stale_since(&mut **tx, monitor_id, since).await? else {
+        return Ok(None);
+    };
+    let (kind, message) = match change {
+        Staleness::Stale { why, .. } => (STALE, why.to_string()),
+        Staleness::Fresh { .. } => (FRESH, "check results are coming in again".to_string()),
+    };
+    events::append(
+        tx,
+        &NewEvent {
+            monitor_id,
+            kind,
+            from_status: &status,
+            to_status: &status,
+            message: Some(&message),
+            alert: true,
+            created_at: at,
+        },
+    )
+    .await
+}
+
 /// The event kind of a certificate inside its warning threshold.
 pub const CERTIFICATE_EXPIRING: &str = "certificate_expiring";
 

@@ -149,6 +149,10 @@ pub struct WireOutcome {
     pub dns_answers: Option<Vec<String>>,
     pub cert_days_left: Option<i64>,
     pub packets: Option<(u32, u32)>,
+    /// The probe ran out of a resource of its own: the server counts the region as not
+    /// reporting (absent from older probes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_fault: Option<String>,
 }
 
 impl From<Outcome> for WireOutcome {
@@ -167,6 +171,7 @@ impl From<Outcome> for WireOutcome {
             dns_answers: o.dns_answers,
             cert_days_left: o.cert_days_left,
             packets: o.packets,
+            probe_fault: o.probe_fault,
         }
     }
 }
@@ -187,6 +192,7 @@ impl From<WireOutcome> for Outcome {
             dns_answers: w.dns_answers,
             cert_days_left: w.cert_days_left,
             packets: w.packets,
+            probe_fault: w.probe_fault,
         }
     }
 }

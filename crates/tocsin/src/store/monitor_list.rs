@@ -37,6 +37,8 @@ pub struct ListedState {
     pub consecutive_successes: i64,
     pub pending_failure_since: Option<i64>,
     pub last_push_at: Option<i64>,
+    /// Shown only while the monitor is active (see the monitor view).
+    pub stale_since: Option<i64>,
 }
 
 /// The aggregate of one slice: `id version status failures successes pending push` per
@@ -45,8 +47,9 @@ pub struct ListedState {
 /// integers. One `format()` per record (both dialects print NULL as nothing under `%s`) costs
 /// the database about half of what a chain of `||` and `CAST`s does.
 fn slice_sql(backend: Backend, clauses: &str, limit_placeholder: usize) -> String {
-    let record = "format('%s %s %s %s %s %s %s', id, version, status, consecutive_failures, \
-                  consecutive_successes, pending_failure_since, last_push_at)";
+    let record = "format('%s %s %s %s %s %s %s %s', id, version, status, consecutive_failures, \
+                  consecutive_successes, pending_failure_since, last_push_at, \
+                  CASE WHEN active = 1 THEN stale_since END)";
     let aggregate = match backend {
         Backend::Sqlite => "group_concat(r, ';')",
         Backend::Postgres => "string_agg(r, ';')",
@@ -75,6 +78,7 @@ fn parse_record(record: &str) -> Option<ListedState> {
         consecutive_successes: f.next()?.parse().ok()?,
         pending_failure_since: parse_opt(f.next()?)?,
         last_push_at: parse_opt(f.next()?)?,
+        stale_since: parse_opt(f.next()?)?,
     };
     f.next().is_none().then_some(state)
 }
@@ -173,7 +177,7 @@ mod tests {
     #[test]
     fn records_parse_and_reject_garbage() {
         assert_eq!(
-            parse_record("abc 3 UP 0 12  1700000000000"),
+            parse_record("abc 3 UP 0 12  1700000000000 "),
             Some(ListedState {
                 id: "abc".into(),
                 version: 3,
@@ -182,11 +186,12 @@ mod tests {
                 consecutive_successes: 12,
                 pending_failure_since: None,
                 last_push_at: Some(1_700_000_000_000),
+                stale_since: None,
             })
         );
-        assert_eq!(parse_record("abc 3 UP 0 12 "), None);
-        assert_eq!(parse_record("abc 3 UP 0 12   extra"), None);
-        assert_eq!(parse_record("abc x UP 0 12  "), None);
-        assert_eq!(parse_record("abc 3 UP 0 12 - 1"), None);
+        assert_eq!(parse_record("abc 3 UP 0 12  "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12    extra"), None);
+        assert_eq!(parse_record("abc x UP 0 12   "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12 - 1 "), None);
     }
 }

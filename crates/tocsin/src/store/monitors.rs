@@ -74,6 +74,9 @@ pub struct MonitorRow {
     pub last_check_at: Option<i64>,
     /// When monitoring was created or last resumed: schedules and push deadlines start here.
     pub started_at: i64,
+    /// When the monitor became stale (no result for three intervals, or no live probe in any
+    /// of its regions); `None` while results come in.
+    pub stale_since: Option<i64>,
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -84,8 +87,8 @@ pub(crate) const COLUMNS: &str =
      retries, timeout_s, tags, description, config, regions, region_strategy, quorum, \
      confirmations_required, recovery_confirmations_required, min_failure_duration_ms, \
      consecutive_failures, consecutive_successes, pending_failure_since, active, grace_s, \
-     last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, version, \
-     created_at, updated_at";
+     last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, stale_since, \
+     version, created_at, updated_at";
 
 /// [`COLUMNS`] for the push path inside the heartbeat writer's transaction: the columns the
 /// state machine and push deadlines read, with the display-only ones (name, url, tags, ...)
@@ -96,8 +99,8 @@ pub(crate) const PUSH_COLUMNS: &str =
      '[]' AS regions, region_strategy, quorum, confirmations_required, \
      recovery_confirmations_required, min_failure_duration_ms, consecutive_failures, \
      consecutive_successes, pending_failure_since, active, grace_s, last_push_at, \
-     NULL AS dns_baseline, status_changed_at, last_check_at, started_at, version, created_at, \
-     updated_at";
+     NULL AS dns_baseline, status_changed_at, last_check_at, started_at, NULL AS stale_since, \
+     version, created_at, updated_at";
 
 fn string_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
@@ -807,4 +810,57 @@ pub async fn set_last_push_at<'e>(e: impl Exec<'e>, id: &str, at: i64) -> Result
     .execute(e)
     .await?
     .rows_affected())
+}
+
+/// Sets (`Some`) or clears (`None`) an active monitor's `stale_since`, only when it changes
+/// that way; returns the monitor's stored status when it did.
+pub async fn set_stale_since<'e>(
+    e: impl Exec<'e>,
+    id: &str,
+    since: Option<i64>,
+) -> Result<Option<String>, sqlx::Error> {
+    let sql = if since.is_some() {
+        "UPDATE monitors SET stale_since = $1 WHERE id = $2 AND active = 1 \
+         AND stale_since IS NULL RETURNING status"
+    } else {
+        "UPDATE monitors SET stale_since = $1 WHERE id = $2 AND stale_since IS NOT NULL \
+         RETURNING status"
+    };
+    sqlx::query_scalar(sql)
+        .bind(since)
+        .bind(id)
+        .fetch_optional(e)
+        .await
+}
+
+/// An active checked monitor that has had no result for at least one interval: a candidate
+/// for [`crate::store`]'s caller to judge stale.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Overdue {
+    pub id: String,
+    pub interval_s: i64,
+    pub last_check_at: Option<i64>,
+    pub started_at: i64,
+    /// JSON array of region names.
+    pub regions: String,
+}
+
+/// Active non-PUSH monitors not yet stale whose last result (or start) is more than one
+/// interval before `now_ms`.
+pub async fn list_overdue<'e>(e: impl Exec<'e>, now_ms: i64) -> Result<Vec<Overdue>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, interval_s, last_check_at, started_at, regions FROM monitors \
+         WHERE active = 1 AND type <> 'PUSH' AND stale_since IS NULL \
+         AND COALESCE(last_check_at, started_at) < $1 - interval_s * 1000",
+    )
+    .bind(now_ms)
+    .fetch_all(e)
+    .await
+}
+
+/// How many active monitors are stale now.
+pub async fn count_stale<'e>(e: impl Exec<'e>) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM monitors WHERE active = 1 AND stale_since IS NOT NULL")
+        .fetch_one(e)
+        .await
 }

@@ -324,6 +324,7 @@ async fn bulk_insert(srv: &TestServer, u: &User, n: i64) -> Vec<(String, i64)> {
             status_changed_at: now,
             last_check_at: None,
             started_at: now,
+            stale_since: None,
             version: 1,
             created_at: now,
             updated_at: now,

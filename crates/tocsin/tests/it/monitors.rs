@@ -46,6 +46,7 @@ const MONITOR_FIELDS: &[&str] = &[
     "pushToken",
     "gracePeriod",
     "lastPushAt",
+    "staleSince",
 ];
 
 fn keys(v: &Value) -> BTreeSet<String> {
@@ -138,7 +139,8 @@ async fn creates_every_type_with_the_exact_field_set() {
         assert_eq!(m["pendingFailureSince"], Value::Null);
         assert_eq!(m["active"], true);
         assert_eq!(m["tags"], json!([]));
-        assert_eq!(m["projectIds"], json!([]));
+        assert_eq!(m["lastPushAt"], Value::Null);
+        assert_eq!(m["staleSince"], Value::Null);
         assert_eq!(m["lastPushAt"], Value::Null);
         if body["type"] == "PUSH" {
             assert!(m["pushToken"].as_str().unwrap().len() >= 43);

@@ -446,3 +446,98 @@ async fn the_real_scheduler_takes_a_monitor_down_and_up_again() {
     assert_eq!(kinds, [json!("up"), json!("down"), json!("up")]);
     srv.stop().await;
 }
+
+/// Staleness on the backend under test: three silent intervals mark a monitor stale (column,
+/// event, both reads), a later result clears it with a `fresh` event, and a monitor that has
+/// results is never marked.
+#[tokio::test]
+async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
+    use tocsin::monitoring::staleness;
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let target = Target::start().await;
+    let u = srv.sign_up("stale@example.com").await;
+    let body = |name: &str| {
+        json!({"name": name, "type": "HTTP", "url": format!("{}/", target.base),
+               "interval": 10, "timeout": 5})
+    };
+    let quiet = create(&u, body("quiet")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Two intervals of silence: not yet.
+    clock.advance_ms(2 * INTERVAL_MS);
+    assert_eq!(
+        staleness::scan(&srv.state, clock_now(&clock), T0)
+            .await
+            .unwrap(),
+        0
+    );
+    // A busy monitor created now, checked every interval from here on.
+    let busy = create(&u, body("busy")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cycles = |n| {
+        let (srv, clock, busy) = (&srv, &clock, &busy);
+        async move {
+            for _ in 0..n {
+                clock.advance_ms(INTERVAL_MS);
+                let m = tocsin::store::monitors::get_by_id(srv.state.db().reader(), busy)
+                    .await
+                    .unwrap()
+                    .unwrap();
+                scheduler::run_cycle(&srv.state, &m, clock_now(clock))
+                    .await
+                    .unwrap()
+                    .unwrap();
+            }
+        }
+    };
+    cycles(2).await;
+    assert_eq!(
+        staleness::scan(&srv.state, clock_now(&clock), T0)
+            .await
+            .unwrap(),
+        1
+    );
+    let m = monitor(&u, &quiet).await;
+    assert!(m["staleSince"].is_string(), "{m}");
+    assert_eq!(m["status"], json!("PENDING"));
+    let evs = events(&u, &quiet).await;
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0]["kind"], json!("stale"));
+    assert_eq!(
+        (evs[0]["from"].clone(), evs[0]["to"].clone()),
+        (json!("PENDING"), json!("PENDING"))
+    );
+    let listed = common::monitors::array(&u, "/monitors").await;
+    let q = listed.iter().find(|x| x["id"] == json!(quiet)).unwrap();
+    assert_eq!(q["staleSince"], m["staleSince"]);
+    assert_eq!(monitor(&u, &busy).await["staleSince"], Value::Null);
+    // Marked once, not at every scan.
+    assert_eq!(
+        staleness::scan(&srv.state, clock_now(&clock), T0)
+            .await
+            .unwrap(),
+        0
+    );
+
+    // A result comes in: fresh again, with its event after the status change.
+    let row = tocsin::store::monitors::get_by_id(srv.state.db().reader(), &quiet)
+        .await
+        .unwrap()
+        .unwrap();
+    scheduler::run_cycle(&srv.state, &row, clock_now(&clock))
+        .await
+        .unwrap()
+        .unwrap();
+    let m = monitor(&u, &quiet).await;
+    assert_eq!(m["staleSince"], Value::Null);
+    assert_eq!(m["status"], json!("UP"));
+    let kinds: Vec<Value> = events(&u, &quiet)
+        .await
+        .iter()
+        .map(|e| e["kind"].clone())
+        .collect();
+    assert_eq!(kinds, [json!("fresh"), json!("up"), json!("stale")]);
+}

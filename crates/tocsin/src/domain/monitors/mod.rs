@@ -157,6 +157,7 @@ pub async fn create(
         status_changed_at: now,
         last_check_at: None,
         started_at: now,
+        stale_since: None,
         version: 1,
         created_at: now,
         updated_at: now,
@@ -368,7 +369,8 @@ pub async fn check_now(
         let runs = m.regions().into_iter().map(|region| {
             let (core, m, id) = (&core, &m, &id);
             async move {
-                let outcome = monitoring::scheduler::check_in(core, m, &region).await?;
+                let deadline = monitoring::scheduler::on_demand_deadline(m);
+                let outcome = monitoring::scheduler::check_in(core, m, &region, deadline).await?;
                 let hb = monitoring::cycle::heartbeat_of(m, &region, ran_at, &outcome, Some(id));
                 if let Err(e) = core.heartbeats().submit(hb).await {
                     tracing::warn!(monitor = %m.id, error = %e, "on-demand result not stored");

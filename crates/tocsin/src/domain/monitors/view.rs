@@ -80,6 +80,11 @@ pub struct Monitor {
     /// PUSH: when the last push arrived.
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub last_push_at: Option<String>,
+    /// Since when nobody has been checking this monitor: active, yet no check result for three
+    /// intervals, or none of its regions has a live probe. Null while results come in (and
+    /// always for PUSH monitors, whose missed pushes make them DOWN instead).
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub stale_since: Option<String>,
 }
 
 /// The config as the API shows it: the stored object plus `quorum` when one is set.
@@ -120,6 +125,7 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
         push_token: None,
         grace_period: m.grace_s,
         last_push_at: m.last_push_at.map(rfc3339),
+        stale_since: m.stale_since.filter(|_| m.is_active()).map(rfc3339),
     })
 }
 
