@@ -2,7 +2,8 @@
 //! binary with probes speaking the probe protocol by hand over a real WebSocket (so each test
 //! decides what a region sees): a region that sees the target down while another sees it up
 //! never pages under `round_robin` or `random`; a frozen region does not cost the others their
-//! slot; a probe that runs out of descriptors is a probe error, not an outage; a monitor whose
+//! slot; a probe (remote, or the server's own built-in one held to its open descriptors with
+//! `prlimit`) that runs out of descriptors is a probe error, not an outage; a monitor whose
 //! only region lost its probe says it is stale and says so again when results return; a status
 //! change is stamped when it was decided; and a frozen probe's `lastSeenAt` stands still.
 //! Real time: intervals of 2 to 3 s.
@@ -100,7 +101,7 @@ impl Server {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
             ])
-            .stdout(Stdio::null())
+            .stdout(std::fs::File::create(d.join("server.log")).unwrap())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
@@ -545,4 +546,70 @@ async fn a_status_change_is_stamped_when_decided_and_a_frozen_probe_is_not_seen(
     let after = seen(&srv.get("/regions").await);
     assert_eq!(before, after, "lastSeenAt moved while the probe was frozen");
     drop(ws);
+}
+
+/// The lowest descriptor number free in process `pid` (a new descriptor takes the lowest free
+/// number, and fails with EMFILE when that is not below the limit); the lowest of a few looks,
+/// so a check's socket open at one look does not count.
+async fn lowest_free_fd(pid: u32) -> usize {
+    let mut lowest = usize::MAX;
+    for _ in 0..8 {
+        let used: std::collections::HashSet<usize> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        let free = (0..).find(|n| !used.contains(n)).unwrap();
+        lowest = lowest.min(free);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    lowest
+}
+
+#[tokio::test]
+async fn the_servers_own_descriptor_exhaustion_is_a_probe_error_not_an_outage() {
+    if !Path::new("/proc/self/fd").exists() {
+        return;
+    }
+    let srv = Server::start().await;
+    let url = target().await;
+    let id = srv
+        .create(json!({"name": "web", "type": "HTTP", "url": url, "interval": 2, "timeout": 1}))
+        .await;
+    let started = Instant::now();
+    while srv.get(&format!("/monitors/{id}")).await["status"] != json!("UP") {
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // From now on the server cannot open one more descriptor: the next check's socket fails
+    // with EMFILE. The test keeps talking over the connection its client already holds.
+    let pid = srv.child.id();
+    let n = lowest_free_fd(pid).await;
+    let limited = std::process::Command::new("prlimit")
+        .args(["--pid", &pid.to_string(), &format!("--nofile={n}:{n}")])
+        .status();
+    let Ok(status) = limited else {
+        return; // no prlimit on this machine
+    };
+    assert!(status.success());
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let m = srv.get(&format!("/monitors/{id}")).await;
+    assert_eq!(m["status"], json!("UP"), "{m}");
+    // Never DOWN; after three intervals without a result it says nobody could check it.
+    let events = kinds(&srv.events(&id).await);
+    assert!(events == ["up"] || events == ["up", "stale"], "{events:?}");
+    let metrics = srv.metrics().await;
+    let errors = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("probe_errors_total{")
+                && l.contains("region=\"local\"")
+                && l.contains("reason=\"resource\"")
+        })
+        .unwrap_or_else(|| {
+            let log =
+                std::fs::read_to_string(srv._dir.path().join("server.log")).unwrap_or_default();
+            panic!("{metrics}\n{log}")
+        });
+    let count: f64 = errors.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(count >= 2.0, "{errors}");
 }
