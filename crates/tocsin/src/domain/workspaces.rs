@@ -199,6 +199,9 @@ pub struct PlanView {
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = crate::domain::schema::exact_object)]
 pub struct PlanUsage {
+    /// Monitors of every type, paused ones included (what the `monitors` quota counts).
+    #[schemars(with = "f64")]
+    pub monitors: i64,
     #[schemars(with = "f64")]
     pub members: i64,
     #[schemars(with = "f64")]
@@ -209,12 +212,14 @@ pub async fn plan(core: &Core, caller: &Caller) -> Result<PlanView, DomainError>
     caller.require::<caps::IdentityRead>()?;
     let (plan, quotas) = super::plans::quotas_of(core, &caller.workspace_id).await?;
     let db = core.db().reader();
+    let monitors = store::monitors::count(db, &caller.workspace_id).await?;
     let members = store::members::count(db, &caller.workspace_id).await?;
     let keys = store::api_keys::count_active(db, &caller.workspace_id).await?;
     Ok(PlanView {
         plan,
         quotas,
         usage: PlanUsage {
+            monitors,
             members,
             api_keys: keys,
         },

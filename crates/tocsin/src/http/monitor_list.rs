@@ -4,7 +4,7 @@
 //! Each monitor's JSON is cut into the parts that only a user edit changes (pre-serialized
 //! once and kept per workspace, keyed by monitor id and settings `version`) and the parts
 //! that change without an edit (status, counters, `pendingFailureSince`, `lastPushAt`,
-//! `staleSince`, `projectIds`), which every request reads fresh. A request reads every listed monitor's
+//! `lastCheckAt`, `staleSince`, `projectIds`), which every request reads fresh. A request reads every listed monitor's
 //! `version` with its state in one narrow query ([`store::monitor_list::states`]), so a cached
 //! part is used only while the database still holds that version: another API node sharing
 //! the database, or a write that bypassed this process, cannot make it stale. Parts of other
@@ -85,7 +85,7 @@ impl<T: JsonSchema> aide::OperationOutput for RawJson<T> {
 /// One monitor's JSON without its fresh parts. Joined with them it is, byte for byte, what
 /// `serde_json` writes for the [`Monitor`]:
 /// `parts[..cuts[0]]` projectIds `parts[cuts[0]..cuts[1]]` status `parts[cuts[1]..cuts[2]]`
-/// failures, successes, pendingFailureSince `parts[cuts[2]..]` lastPushAt, staleSince `}`.
+/// failures, successes, pendingFailureSince `parts[cuts[2]..]` lastPushAt, lastCheckAt, staleSince `}`.
 struct Part {
     version: i64,
     parts: Box<[u8]>,
@@ -282,6 +282,8 @@ fn write_monitor(
     put_time(out, state.pending_failure_since)?;
     out.extend_from_slice(&p[c2..]);
     put_time(out, state.last_push_at)?;
+    out.extend_from_slice(b",\"lastCheckAt\":");
+    put_time(out, state.last_check_at)?;
     out.extend_from_slice(b",\"staleSince\":");
     put_time(out, state.stale_since)?;
     out.push(b'}');
@@ -569,6 +571,7 @@ mod tests {
                 r.consecutive_successes = successes;
                 r.pending_failure_since = pending;
                 r.last_push_at = push;
+                r.last_check_at = pending;
                 // The row is active: a stale one shows its staleSince.
                 r.stale_since = pending.map(|p| p + 7);
                 let projects: Vec<String> = (0..i % 3).map(|p| format!("p{p}")).collect();
@@ -584,6 +587,7 @@ mod tests {
                     consecutive_successes: successes,
                     pending_failure_since: pending,
                     last_push_at: push,
+                    last_check_at: pending,
                     // The list's query shows it only for active monitors, as the view does.
                     stale_since: pending.map(|p| p + 7).filter(|_| i % 2 == 1),
                 };
@@ -614,6 +618,7 @@ mod tests {
             consecutive_successes: 0,
             pending_failure_since: None,
             last_push_at: None,
+            last_check_at: None,
             stale_since: None,
         };
         let mut got = Vec::new();

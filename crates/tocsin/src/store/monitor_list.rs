@@ -37,19 +37,21 @@ pub struct ListedState {
     pub consecutive_successes: i64,
     pub pending_failure_since: Option<i64>,
     pub last_push_at: Option<i64>,
+    pub last_check_at: Option<i64>,
     /// Shown only while the monitor is active (see the monitor view).
     pub stale_since: Option<i64>,
 }
 
-/// The aggregate of one slice: `id version status failures successes pending push` per
+/// The aggregate of one slice: `id version status failures successes pending push check
+/// stale` per
 /// monitor (absent timestamps as empty fields), records separated by `;`. None of the fields
 /// can hold a space or a `;`: ids are UUIDs, statuses are the service's own words, the rest
 /// integers. One `format()` per record (both dialects print NULL as nothing under `%s`) costs
 /// the database about half of what a chain of `||` and `CAST`s does.
 fn slice_sql(backend: Backend, clauses: &str, limit_placeholder: usize) -> String {
-    let record = "format('%s %s %s %s %s %s %s %s', id, version, status, consecutive_failures, \
-                  consecutive_successes, pending_failure_since, last_push_at, \
-                  CASE WHEN active = 1 THEN stale_since END)";
+    let record = "format('%s %s %s %s %s %s %s %s %s', id, version, status, \
+                  consecutive_failures, consecutive_successes, pending_failure_since, \
+                  last_push_at, last_check_at, CASE WHEN active = 1 THEN stale_since END)";
     let aggregate = match backend {
         Backend::Sqlite => "group_concat(r, ';')",
         Backend::Postgres => "string_agg(r, ';')",
@@ -78,6 +80,7 @@ fn parse_record(record: &str) -> Option<ListedState> {
         consecutive_successes: f.next()?.parse().ok()?,
         pending_failure_since: parse_opt(f.next()?)?,
         last_push_at: parse_opt(f.next()?)?,
+        last_check_at: parse_opt(f.next()?)?,
         stale_since: parse_opt(f.next()?)?,
     };
     f.next().is_none().then_some(state)
@@ -177,7 +180,7 @@ mod tests {
     #[test]
     fn records_parse_and_reject_garbage() {
         assert_eq!(
-            parse_record("abc 3 UP 0 12  1700000000000 "),
+            parse_record("abc 3 UP 0 12  1700000000000 1700000000001 "),
             Some(ListedState {
                 id: "abc".into(),
                 version: 3,
@@ -186,12 +189,13 @@ mod tests {
                 consecutive_successes: 12,
                 pending_failure_since: None,
                 last_push_at: Some(1_700_000_000_000),
+                last_check_at: Some(1_700_000_000_001),
                 stale_since: None,
             })
         );
-        assert_eq!(parse_record("abc 3 UP 0 12  "), None);
-        assert_eq!(parse_record("abc 3 UP 0 12    extra"), None);
-        assert_eq!(parse_record("abc x UP 0 12   "), None);
-        assert_eq!(parse_record("abc 3 UP 0 12 - 1 "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12   "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12     extra"), None);
+        assert_eq!(parse_record("abc x UP 0 12    "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12 - 1  "), None);
     }
 }

@@ -46,6 +46,7 @@ const MONITOR_FIELDS: &[&str] = &[
     "pushToken",
     "gracePeriod",
     "lastPushAt",
+    "lastCheckAt",
     "staleSince",
 ];
 
@@ -140,6 +141,7 @@ async fn creates_every_type_with_the_exact_field_set() {
         assert_eq!(m["active"], true);
         assert_eq!(m["tags"], json!([]));
         assert_eq!(m["lastPushAt"], Value::Null);
+        assert_eq!(m["lastCheckAt"], Value::Null);
         assert_eq!(m["staleSince"], Value::Null);
         assert_eq!(m["lastPushAt"], Value::Null);
         if body["type"] == "PUSH" {

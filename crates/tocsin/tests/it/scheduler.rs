@@ -513,7 +513,17 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
     let listed = common::monitors::array(&u, "/monitors").await;
     let q = listed.iter().find(|x| x["id"] == json!(quiet)).unwrap();
     assert_eq!(q["staleSince"], m["staleSince"]);
-    assert_eq!(monitor(&u, &busy).await["staleSince"], Value::Null);
+    let b = monitor(&u, &busy).await;
+    assert_eq!(b["staleSince"], Value::Null);
+    // lastCheckAt is when the last stored check began, in both reads.
+    let at = chrono::DateTime::from_timestamp_millis(clock_now(&clock)).unwrap();
+    assert_eq!(
+        b["lastCheckAt"],
+        json!(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    );
+    let listed_busy = listed.iter().find(|x| x["id"] == json!(busy)).unwrap();
+    assert_eq!(listed_busy["lastCheckAt"], b["lastCheckAt"]);
+    assert_eq!(q["lastCheckAt"], Value::Null);
     // Marked once, not at every scan.
     assert_eq!(
         staleness::scan(&srv.state, clock_now(&clock), T0)

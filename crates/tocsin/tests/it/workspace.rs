@@ -539,5 +539,14 @@ async fn member_quota_counts_pending_invitations() {
     expect_error(res, 402, "PLAN_LIMIT_EXCEEDED").await;
     let plan = json_of(ada.call(Method::GET, "/workspace/plan", None).await, 200).await;
     assert_eq!(plan["quotas"]["members"], 2);
+    // Usage counts monitors too, paused ones included.
+    assert_eq!(plan["usage"]["monitors"], 0);
+    for (i, active) in [true, false].into_iter().enumerate() {
+        let body = json!({"name": format!("m{i}"), "type": "TCP", "host": "127.0.0.1",
+                          "port": 9, "active": active});
+        json_of(ada.call(Method::POST, "/monitors", Some(body)).await, 201).await;
+    }
+    let plan = json_of(ada.call(Method::GET, "/workspace/plan", None).await, 200).await;
+    assert_eq!(plan["usage"]["monitors"], 2);
     srv.stop().await;
 }

@@ -80,6 +80,10 @@ pub struct Monitor {
     /// PUSH: when the last push arrived.
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub last_push_at: Option<String>,
+    /// When the last scheduled check whose result was stored began (null before the first,
+    /// and for PUSH monitors, which are not checked by the service).
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub last_check_at: Option<String>,
     /// Since when nobody has been checking this monitor: active, yet no check result for three
     /// intervals, or none of its regions has a live probe. Null while results come in (and
     /// always for PUSH monitors, whose missed pushes make them DOWN instead).
@@ -125,6 +129,7 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
         push_token: None,
         grace_period: m.grace_s,
         last_push_at: m.last_push_at.map(rfc3339),
+        last_check_at: m.last_check_at.map(rfc3339),
         stale_since: m.stale_since.filter(|_| m.is_active()).map(rfc3339),
     })
 }
