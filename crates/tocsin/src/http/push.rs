@@ -1,4 +1,5 @@
-//! `POST /push/{token}`: a cron job, backup or pipeline checks in. The token in the path is the
+//! `POST /push/{token}` (and `GET`/`HEAD`, for `curl URL` clients): a cron job, backup or
+//! pipeline checks in. The token in the path is the
 //! only credential. The answer (`202 {"ok": true}`) goes out only once the heartbeat is
 //! committed; the rules live in [`crate::push`].
 
@@ -6,6 +7,7 @@ use aide::axum::routing::post_with;
 use aide::axum::ApiRouter;
 use aide::generate::GenContext;
 use aide::openapi::Operation;
+use aide::transform::TransformOperation;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::Json;
@@ -28,31 +30,46 @@ pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(
         "/push/{token}",
         post_with(push, |op| {
-            op.id("pushHeartbeat")
-                .tag("Push")
-                .summary("Check in from a cron job or pipeline: the token in the path is the only credential")
-                .description(
-                    "Records a heartbeat for the push monitor the token belongs to and answers \
-                     202 once it is durably stored. `status=down` (case-insensitive) marks the \
-                     monitor DOWN at once; `up` (the default) is a successful check-in. \
-                     `message` (alias `msg`; `message` wins) is stored on the heartbeat, cut to \
-                     4 KiB. Unknown query parameters and any request body are ignored. \
-                     `Idempotency-Key` (printable ASCII, at most 200 characters) collapses \
-                     retries into one heartbeat for 24 hours; a malformed key is ignored. \
-                     A push to a paused monitor is recorded but changes nothing. 60 requests \
-                     per minute per token.",
-                )
-                .response_with::<404, Json<ErrorBody>, _>(|r| {
-                    r.description("Unknown, old or regenerated token (`PUSH_TOKEN_NOT_FOUND`)")
-                })
-                .response_with::<413, Json<ErrorBody>, _>(|r| {
-                    r.description("Body over the size limit (`PAYLOAD_TOO_LARGE`)")
-                })
-                .response_with::<429, Json<ErrorBody>, _>(|r| {
-                    r.description("Over 60 requests a minute for this token (`RATE_LIMITED`, with `Retry-After`)")
-                })
+            described(op.id("pushHeartbeat").summary(
+                "Check in from a cron job or pipeline: the token in the path is the only credential",
+            ))
+        })
+        // Healthchecks.io-style clients check in with `curl -fsS URL`, a GET; HEAD answers the
+        // same without the body.
+        .get_with(push, |op| {
+            described(op.id("pushHeartbeatGet").summary(
+                "The same check-in as POST, for clients that send GET (or HEAD)",
+            ))
         }),
     )
+}
+
+/// What POST and GET share in the document.
+fn described(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    op.tag("Push")
+        .description(
+            "Records a heartbeat for the push monitor the token belongs to and answers \
+             202 once it is durably stored. `status=down` (case-insensitive) marks the \
+             monitor DOWN at once; `up` (the default) is a successful check-in. \
+             `message` (alias `msg`; `message` wins) is stored on the heartbeat, cut to \
+             4 KiB. Unknown query parameters and any request body are ignored. \
+             `Idempotency-Key` (printable ASCII, at most 200 characters) collapses \
+             retries into one heartbeat for 24 hours; a malformed key is ignored. \
+             A push to a paused monitor is recorded but changes nothing. 60 requests \
+             per minute per token. `POST`, `GET` and `HEAD` behave the same (`HEAD` \
+             answers without a body), so `curl -fsS URL` works as a check-in.",
+        )
+        .response_with::<404, Json<ErrorBody>, _>(|r| {
+            r.description("Unknown, old or regenerated token (`PUSH_TOKEN_NOT_FOUND`)")
+        })
+        .response_with::<413, Json<ErrorBody>, _>(|r| {
+            r.description("Body over the size limit (`PAYLOAD_TOO_LARGE`)")
+        })
+        .response_with::<429, Json<ErrorBody>, _>(|r| {
+            r.description(
+                "Over 60 requests a minute for this token (`RATE_LIMITED`, with `Retry-After`)",
+            )
+        })
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

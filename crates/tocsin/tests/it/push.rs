@@ -523,3 +523,39 @@ async fn real_time_missed_check_in_with_zero_grace() {
     assert!(events(&u, &id).await.iter().any(|e| e["kind"] == "down"));
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn get_and_head_check_in_like_post() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let u = srv.sign_up("curl@example.com").await;
+    let (id, token) = push_monitor(&u, json!({})).await;
+    let client = reqwest::Client::new();
+    // `curl -fsS URL`: a GET with the query's message.
+    let res = client
+        .get(srv.url(&format!("/push/{token}?msg=from%20curl")))
+        .send()
+        .await
+        .unwrap();
+    accepted(res).await;
+    clock.advance_ms(1_000);
+    // HEAD: the same check-in, answered without a body.
+    let res = client
+        .head(srv.url(&format!("/push/{token}?status=down&message=head")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 202);
+    assert!(res.bytes().await.unwrap().is_empty());
+    let hbs = heartbeats(&u, &id, "?limit=10").await;
+    let messages: Vec<&str> = hbs.iter().map(|h| h["message"].as_str().unwrap()).collect();
+    assert_eq!(messages, ["head", "from curl"]);
+    assert_eq!(monitor(&u, &id).await["status"], "DOWN");
+    // An unknown token answers GET as it answers POST.
+    let res = client
+        .get(srv.url("/push/no-such-token"))
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 404, "PUSH_TOKEN_NOT_FOUND").await;
+    srv.stop().await;
+}
