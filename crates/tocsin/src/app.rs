@@ -39,6 +39,7 @@ struct Inner {
     push_tokens: PushTokens,
     probes: Registry,
     scheduler_stats: SchedulerStats,
+    check_stats: crate::monitoring::check_stats::CheckStats,
 }
 
 impl Core {
@@ -58,6 +59,7 @@ impl Core {
             checks: Checks::new(config.max_in_flight_checks),
             probes: Registry::default(),
             scheduler_stats: SchedulerStats::new(),
+            check_stats: Default::default(),
             config,
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
@@ -107,6 +109,11 @@ impl Core {
         &self.0.probes
     }
     /// The scheduler's start lateness and schedule size.
+    /// Per-monitor check figures for `/metrics`.
+    pub fn check_stats(&self) -> &crate::monitoring::check_stats::CheckStats {
+        &self.0.check_stats
+    }
+
     pub fn scheduler_stats(&self) -> &SchedulerStats {
         &self.0.scheduler_stats
     }

@@ -53,6 +53,9 @@ pub struct ServeArgs {
     /// The built-in probe's name (its region is always `local`).
     #[arg(long, env = "TOCSIN_PROBE_NAME")]
     pub probe_name: Option<String>,
+    /// A bearer token `/metrics` then requires (it lists monitor names); open when unset.
+    #[arg(long, env = "TOCSIN_METRICS_TOKEN")]
+    pub metrics_token: Option<String>,
 }
 
 /// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
@@ -85,6 +88,8 @@ pub struct FileConfig {
     pub probe_name: Option<String>,
     /// Seconds between pings to each remote probe (default 10); three missed pings drop it.
     pub probe_ping_seconds: Option<u64>,
+    /// A bearer token `/metrics` then requires.
+    pub metrics_token: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -208,6 +213,8 @@ pub struct Config {
     pub probe_name: String,
     /// How often the server pings each remote probe.
     pub probe_ping_interval: std::time::Duration,
+    /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
+    pub metrics_token: Option<String>,
 }
 
 /// Default of `probe_name`.
@@ -431,6 +438,11 @@ impl Config {
             scheduler_enabled: file.scheduler.unwrap_or(true),
             probe_name: probe_name.trim().to_string(),
             probe_ping_interval: std::time::Duration::from_secs(probe_ping_seconds),
+            metrics_token: args
+                .metrics_token
+                .clone()
+                .or(file.metrics_token)
+                .filter(|t| !t.trim().is_empty()),
         })
     }
 
@@ -487,6 +499,7 @@ fn unreachable_config() -> Config {
         scheduler_enabled: true,
         probe_name: DEFAULT_PROBE_NAME.into(),
         probe_ping_interval: std::time::Duration::from_secs(DEFAULT_PROBE_PING_SECONDS),
+        metrics_token: None,
     }
 }
 

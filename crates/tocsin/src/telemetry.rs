@@ -1,8 +1,9 @@
 //! Logs and metrics. Logs go through `tracing` (human-readable or JSON); every request runs in a
 //! span carrying its request id. Metrics use the `metrics` facade with a Prometheus recorder and
 //! are rendered at `/metrics`: request counts and latency histograms per route and status,
-//! database pool use, connected remote probes per region, and the scheduler's start lateness
-//! and schedule size.
+//! database pool use, connected remote probes per region, probe errors, stale monitors, the
+//! scheduler's start lateness and schedule size, and per-monitor series (status, last latency,
+//! checks by result, certificate days left) labelled by monitor id, name, type and region.
 
 use std::sync::OnceLock;
 
@@ -62,7 +63,10 @@ impl Metrics {
         Metrics { handle }
     }
 
-    pub fn render(&self, state: &Core) -> String {
+    /// The exposition: the recorder's metrics, then one series family per monitor figure
+    /// ([`monitor_series`]). Every metric the README names is present from the first scrape,
+    /// at zero when nothing happened yet.
+    pub async fn render(&self, state: &Core) -> String {
         let (size, idle) = state.db().pool_stats();
         metrics::gauge!("db_pool_connections", "state" => "open").set(size as f64);
         metrics::gauge!("db_pool_connections", "state" => "idle").set(idle as f64);
@@ -71,10 +75,160 @@ impl Metrics {
         // 1 on the node running the scheduler's slots (see `cluster::lease`).
         let leader = state.config().scheduler_enabled && state.scheduler_role().is_held();
         metrics::gauge!("scheduler_leader").set(if leader { 1.0 } else { 0.0 });
-        // Every region a remote probe connected to since start, 0 once they are all gone.
-        for (region, view) in state.probes().snapshot() {
-            metrics::gauge!("probes_connected", "region" => region).set(view.probes.len() as f64);
+        // Every region with a probe key, and every region a probe connected to since start:
+        // 0 while none of its probes is connected.
+        let mut regions = state.probes().snapshot();
+        if let Ok(known) = crate::store::probes::active_regions(state.db().reader()).await {
+            for (name, _) in known {
+                regions.entry(name).or_default();
+            }
         }
-        self.handle.render()
+        for (region, view) in regions {
+            metrics::gauge!("probes_connected", "region" => region.clone())
+                .set(view.probes.len() as f64);
+            metrics::counter!("probe_errors_total", "region" => region, "reason" => "resource")
+                .increment(0);
+        }
+        metrics::counter!("probe_errors_total", "region" => "local", "reason" => "resource")
+            .increment(0);
+        if let Ok(n) = crate::store::monitors::count_stale(state.db().reader()).await {
+            metrics::gauge!("monitors_stale").set(n as f64);
+        }
+        let mut out = self.handle.render();
+        match crate::store::monitors::list_for_metrics(state.db().reader()).await {
+            Ok(monitors) => monitor_series(&mut out, &monitors, state.check_stats()),
+            Err(e) => tracing::warn!(error = %e, "could not read monitors for /metrics"),
+        }
+        out
+    }
+}
+
+/// A monitor's status as a number, as other monitoring tools export it: 0 DOWN, 1 UP,
+/// 2 PENDING, 3 MAINTENANCE, 4 DEGRADED, 5 CHANGED.
+fn status_value(status: &str) -> u8 {
+    match status {
+        "DOWN" => 0,
+        "UP" => 1,
+        "MAINTENANCE" => 3,
+        "DEGRADED" => 4,
+        "CHANGED" => 5,
+        _ => 2,
+    }
+}
+
+/// A label value in the exposition format: backslash, double quote and newline escaped.
+fn label(out: &mut String, name: &str, value: &str) {
+    out.push_str(name);
+    out.push_str("=\"");
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The per-monitor families: `monitor_status` for every active monitor (from the store, so
+/// every node answers it), and, from the node that checks them, `monitor_response_time_ms`,
+/// `monitor_checks_total{result}` and `monitor_cert_days_remaining` per region. Written by
+/// hand rather than through the recorder so that a deleted or paused monitor's series leave
+/// with it instead of lingering.
+fn monitor_series(
+    out: &mut String,
+    monitors: &[crate::store::monitors::MetricLabels],
+    stats: &crate::monitoring::check_stats::CheckStats,
+) {
+    use std::fmt::Write;
+    let keep = monitors.iter().map(|m| m.id.as_str()).collect();
+    let figures = stats.snapshot_retaining(&keep);
+    let labels = |m: &crate::store::monitors::MetricLabels| {
+        let mut l = String::new();
+        label(&mut l, "monitor_id", &m.id);
+        l.push(',');
+        label(&mut l, "monitor_name", &m.name);
+        l.push(',');
+        label(&mut l, "monitor_type", &m.kind_text);
+        l.push(',');
+        label(&mut l, "workspace_id", &m.workspace_id);
+        l
+    };
+    out.push_str(
+        "# HELP monitor_status 0 DOWN, 1 UP, 2 PENDING, 3 MAINTENANCE, 4 DEGRADED, 5 CHANGED\n",
+    );
+    out.push_str("# TYPE monitor_status gauge\n");
+    for m in monitors {
+        let _ = writeln!(
+            out,
+            "monitor_status{{{}}} {}",
+            labels(m),
+            status_value(&m.status_text)
+        );
+    }
+    let with_region = |m, region: &str| {
+        let mut l = labels(m);
+        l.push(',');
+        label(&mut l, "region", region);
+        l
+    };
+    out.push_str("# HELP monitor_response_time_ms Latency of the last check, per region\n");
+    out.push_str("# TYPE monitor_response_time_ms gauge\n");
+    for m in monitors {
+        for (region, f) in figures.get(&m.id).into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "monitor_response_time_ms{{{}}} {}",
+                with_region(m, region),
+                f.last_latency_ms
+            );
+        }
+    }
+    out.push_str("# HELP monitor_checks_total Checks by result, per region\n");
+    out.push_str("# TYPE monitor_checks_total counter\n");
+    for m in monitors {
+        for (region, f) in figures.get(&m.id).into_iter().flatten() {
+            for result in ["up", "down", "degraded", "changed"] {
+                let n = f.checks.get(result).copied().unwrap_or(0);
+                let mut l = with_region(m, region);
+                l.push(',');
+                label(&mut l, "result", result);
+                let _ = writeln!(out, "monitor_checks_total{{{l}}} {n}");
+            }
+        }
+    }
+    out.push_str("# HELP monitor_cert_days_remaining Days until the TLS certificate expires\n");
+    out.push_str("# TYPE monitor_cert_days_remaining gauge\n");
+    for m in monitors {
+        for (region, f) in figures.get(&m.id).into_iter().flatten() {
+            if let Some(days) = f.cert_days_left {
+                let _ = writeln!(
+                    out,
+                    "monitor_cert_days_remaining{{{}}} {days}",
+                    with_region(m, region)
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        let mut out = String::new();
+        label(&mut out, "monitor_name", "a \"b\"\\c\nd");
+        assert_eq!(out, r#"monitor_name="a \"b\"\\c\nd""#);
+    }
+
+    #[test]
+    fn statuses_have_fixed_numbers() {
+        assert_eq!(status_value("DOWN"), 0);
+        assert_eq!(status_value("UP"), 1);
+        assert_eq!(status_value("PENDING"), 2);
+        assert_eq!(status_value("DEGRADED"), 4);
     }
 }

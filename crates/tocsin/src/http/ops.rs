@@ -4,12 +4,13 @@
 use aide::axum::routing::get_with;
 use aide::axum::ApiRouter;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{header, HeaderMap};
 use axum::response::IntoResponse;
 use axum::Json;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::auth::secrets;
 use crate::domain::DomainError;
 use crate::http::error::ApiResult;
 use crate::http::AppState;
@@ -39,6 +40,16 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("getMetrics")
                     .tag("Operations")
                     .summary("Prometheus text exposition")
+                    .description(
+                        "Request, database, scheduler and probe metrics, and per-monitor series \
+                         (`monitor_status`, `monitor_response_time_ms`, `monitor_checks_total`, \
+                         `monitor_cert_days_remaining`) labelled by monitor id, name, type, \
+                         workspace and region. Open unless the server runs with \
+                         `--metrics-token`; then it needs `Authorization: Bearer <token>`.",
+                    )
+                    .response_with::<401, Json<crate::http::error::ErrorBody>, _>(|r| {
+                        r.description("`--metrics-token` is set and the request did not carry it (`UNAUTHORIZED`)")
+                    })
             }),
         )
 }
@@ -107,6 +118,18 @@ impl aide::OperationOutput for PromText {
     }
 }
 
-async fn metrics(State(state): State<AppState>) -> PromText {
-    PromText(state.metrics().render(&state))
+async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> ApiResult<PromText> {
+    if let Some(expected) = &state.config().metrics_token {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .ok_or(DomainError::Unauthorized)?;
+        // Compared as hashes, in constant time, like every other secret.
+        if !secrets::hashes_equal(&secrets::hash(presented), &secrets::hash(expected)) {
+            return Err(DomainError::Unauthorized.into());
+        }
+    }
+    Ok(PromText(state.metrics().render(&state).await))
 }

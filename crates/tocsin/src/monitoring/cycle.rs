@@ -169,6 +169,11 @@ pub async fn apply(
     picked: usize,
     results: &[RegionResult],
 ) -> Result<CycleReport, CycleError> {
+    for r in results {
+        if let Some(o) = &r.outcome {
+            state.check_stats().record(&m.id, &r.region, o);
+        }
+    }
     let verdict = tocsin_core::decide(m.region_strategy(), &verdicts(results), picked, m.quorum());
     let mut report = CycleReport {
         verdict,

@@ -9,6 +9,7 @@
 //! applying a cycle's results to the monitor's state, events and heartbeats ([`cycle`]).
 
 pub mod changes;
+pub mod check_stats;
 pub mod cycle;
 pub mod heartbeats;
 pub mod histogram;

@@ -864,3 +864,24 @@ pub async fn count_stale<'e>(e: impl Exec<'e>) -> Result<i64, sqlx::Error> {
         .fetch_one(e)
         .await
 }
+
+/// What `/metrics` labels an active monitor with, and its status.
+#[derive(Debug, Clone, FromRow)]
+pub struct MetricLabels {
+    pub id: String,
+    pub workspace_id: String,
+    pub name: String,
+    #[sqlx(rename = "type")]
+    pub kind_text: String,
+    #[sqlx(rename = "status")]
+    pub status_text: String,
+}
+
+/// Every active monitor of every workspace, for `/metrics`.
+pub async fn list_for_metrics<'e>(e: impl Exec<'e>) -> Result<Vec<MetricLabels>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, workspace_id, name, type, status FROM monitors WHERE active = 1 ORDER BY id",
+    )
+    .fetch_all(e)
+    .await
+}

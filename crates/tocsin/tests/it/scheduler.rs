@@ -551,3 +551,117 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
         .collect();
     assert_eq!(kinds, [json!("fresh"), json!("up"), json!("stale")]);
 }
+
+/// The value of the first `/metrics` line that starts with `family{` and holds every one of
+/// `labels`.
+fn metric(text: &str, family: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{family}{{")))
+        .find(|l| labels.iter().all(|want| l.contains(want)))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test]
+async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
+    let srv = TestServer::start_with(Options {
+        clock: Some(ManualClock::new(T0)),
+        tweak: Some(Box::new(|c| c.metrics_token = Some("s3cret-scrape".into()))),
+    })
+    .await;
+    let target = Target::start().await;
+    let u = srv.sign_up("metrics@example.com").await;
+    let m = create(
+        &u,
+        json!({"name": "api \"edge\"", "type": "HTTP", "url": format!("{}/", target.base),
+               "interval": 10, "timeout": 5}),
+    )
+    .await;
+    let id = m["id"].as_str().unwrap().to_string();
+    let client = reqwest::Client::new();
+    let scrape = |token: Option<&'static str>| {
+        let client = client.clone();
+        let url = srv.url("/metrics");
+        async move {
+            let mut req = client.get(url);
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            req.send().await.unwrap()
+        }
+    };
+    // The token is required once set.
+    expect_error(scrape(None).await, 401, "UNAUTHORIZED").await;
+    expect_error(scrape(Some("wrong")).await, 401, "UNAUTHORIZED").await;
+    let text = scrape(Some("s3cret-scrape")).await.text().await.unwrap();
+    let me = format!("monitor_id=\"{id}\"");
+    // Present before the first check: PENDING is 2; named metrics at zero, not absent.
+    assert_eq!(
+        metric(
+            &text,
+            "monitor_status",
+            &[
+                &me,
+                "monitor_name=\"api \\\"edge\\\"\"",
+                "monitor_type=\"HTTP\""
+            ]
+        ),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, "probe_errors_total", &["region=\"local\""]),
+        Some(0.0),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l == "monitors_stale 0"), "{text}");
+
+    let row = tocsin::store::monitors::get_by_id(srv.state.db().reader(), &id)
+        .await
+        .unwrap()
+        .unwrap();
+    scheduler::run_cycle(&srv.state, &row, T0)
+        .await
+        .unwrap()
+        .unwrap();
+    target.set(500);
+    let row = tocsin::store::monitors::get_by_id(srv.state.db().reader(), &id)
+        .await
+        .unwrap()
+        .unwrap();
+    scheduler::run_cycle(&srv.state, &row, T0 + INTERVAL_MS)
+        .await
+        .unwrap()
+        .unwrap();
+    let text = scrape(Some("s3cret-scrape")).await.text().await.unwrap();
+    let local = "region=\"local\"";
+    assert_eq!(metric(&text, "monitor_status", &[&me]), Some(0.0), "{text}");
+    assert_eq!(
+        metric(
+            &text,
+            "monitor_checks_total",
+            &[&me, local, "result=\"up\""]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(
+            &text,
+            "monitor_checks_total",
+            &[&me, local, "result=\"down\""]
+        ),
+        Some(1.0)
+    );
+    assert!(
+        metric(&text, "monitor_response_time_ms", &[&me, local]).is_some(),
+        "{text}"
+    );
+
+    // A deleted monitor's series leave with it.
+    let res = u
+        .call(Method::DELETE, &format!("/monitors/{id}"), None)
+        .await;
+    assert_eq!(res.status().as_u16(), 204);
+    let text = scrape(Some("s3cret-scrape")).await.text().await.unwrap();
+    assert!(!text.contains(&me), "{text}");
+    srv.stop().await;
+}
