@@ -16,8 +16,10 @@ use crate::config::LogFormat;
 /// Installs the global log subscriber once; later calls (tests) are no-ops.
 pub fn init_logging(format: LogFormat, level: &str) {
     let filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colour only for a person at a terminal: a file, a pipe or a journal gets plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .with_target(false);
     let _ = match format {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),

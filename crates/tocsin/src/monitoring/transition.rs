@@ -137,7 +137,23 @@ pub async fn record_transitions(
             append(tx, c.monitor_id, e, &mut recorded.events).await?;
         }
     }
+    for ev in &recorded.events {
+        log_event(ev);
+    }
     Ok(recorded)
+}
+
+/// One info line per recorded event: which monitor, from what to what, and why.
+fn log_event(ev: &EventRow) {
+    tracing::info!(
+        monitor = %ev.monitor_id,
+        name = %ev.monitor_name,
+        kind = %ev.kind,
+        from = %ev.from_status,
+        to = %ev.to_status,
+        cause = ev.message.as_deref().unwrap_or(""),
+        "monitor status changed"
+    );
 }
 
 /// [`record_transitions`] for one change: the events appended, or `None` when the change did
@@ -227,7 +243,7 @@ pub async fn record_staleness(
         Staleness::Stale { why, .. } => (STALE, why.to_string()),
         Staleness::Fresh { .. } => (FRESH, "check results are coming in again".to_string()),
     };
-    events::append(
+    let row = events::append(
         tx,
         &NewEvent {
             monitor_id,
@@ -239,7 +255,11 @@ pub async fn record_staleness(
             created_at: at,
         },
     )
-    .await
+    .await?;
+    if let Some(ev) = &row {
+        log_event(ev);
+    }
+    Ok(row)
 }
 
 /// The event kind of a certificate inside its warning threshold.

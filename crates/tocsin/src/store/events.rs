@@ -30,6 +30,9 @@ pub struct EventRow {
     /// 1 when notification channels should hear about it.
     pub alert: i64,
     pub created_at: i64,
+    /// The monitor's name when the event was appended (for the log line; not stored).
+    #[sqlx(default)]
+    pub monitor_name: String,
 }
 
 /// What a caller appends; the id and `seq` are allocated here.
@@ -53,14 +56,14 @@ pub async fn append(
     conn: &mut AnyConnection,
     e: &NewEvent<'_>,
 ) -> Result<Option<EventRow>, sqlx::Error> {
-    let allocated: Option<(i64, String)> = sqlx::query_as(
+    let allocated: Option<(i64, String, String)> = sqlx::query_as(
         "UPDATE monitors SET event_seq = event_seq + 1 WHERE id = $1 \
-         RETURNING event_seq, workspace_id",
+         RETURNING event_seq, workspace_id, name",
     )
     .bind(e.monitor_id)
     .fetch_optional(&mut *conn)
     .await?;
-    let Some((seq, workspace_id)) = allocated else {
+    let Some((seq, workspace_id, monitor_name)) = allocated else {
         return Ok(None);
     };
     let row = EventRow {
@@ -74,6 +77,7 @@ pub async fn append(
         message: e.message.map(str::to_string),
         alert: i64::from(e.alert),
         created_at: e.created_at,
+        monitor_name,
     };
     sqlx::query(
         "INSERT INTO monitor_events (id, monitor_id, workspace_id, seq, kind, from_status, \

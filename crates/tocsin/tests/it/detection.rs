@@ -477,6 +477,21 @@ async fn a_monitor_nobody_checks_says_it_is_stale_and_fresh_again() {
     let (m, events) = wait_for("fresh").await;
     assert_eq!(m["staleSince"], Value::Null);
     assert_eq!(events, ["up", "stale", "fresh"]);
+
+    // Each change is logged at info with the monitor's id, name, old and new status and the
+    // cause, and a log that is not a terminal has no colour codes.
+    let log = std::fs::read_to_string(srv._dir.path().join("server.log")).unwrap();
+    assert!(!log.contains('\u{1b}'), "ANSI codes in a log file");
+    let changes: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("monitor status changed") && l.contains(&id))
+        .collect();
+    assert_eq!(changes.len(), 3, "{log}");
+    assert!(changes
+        .iter()
+        .all(|l| l.contains("INFO") && l.contains("name=eu")));
+    assert!(changes[0].contains("from=PENDING") && changes[0].contains("to=UP"));
+    assert!(changes[1].contains("kind=stale") && changes[1].contains("eu-west"));
 }
 
 #[tokio::test]
