@@ -50,10 +50,14 @@ pub enum Command {
 pub enum UserCommand {
     /// Create a user and their workspace.
     Create {
+        /// The user's sign-in email.
         #[arg(long)]
         email: String,
-        #[arg(long)]
-        password: String,
+        /// At least 8 characters. Better from `TOCSIN_PASSWORD` or standard input (leave the
+        /// flag out, or pass `-`): a command line is visible to other users of the machine.
+        #[arg(long, env = "TOCSIN_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
+        /// The user's display name (default: the part of the email before `@`).
         #[arg(long)]
         name: Option<String>,
         #[command(flatten)]
@@ -164,7 +168,11 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             name,
             store,
         }) => {
-            let state = crate::server::start(Config::for_store(&store)?, None).await?;
+            let password = match password.filter(|p| p != "-") {
+                Some(p) => p,
+                None => read_password()?,
+            };
+            let state = crate::server::start_existing(Config::for_store(&store)?).await?;
             let input = SignUp {
                 email,
                 password,
@@ -187,7 +195,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             surfaces,
             store,
         }) => {
-            let state = crate::server::start(Config::for_store(&store)?, None).await?;
+            let state = crate::server::start_existing(Config::for_store(&store)?).await?;
             let token =
                 api_keys::mint_for_user(&state, &email, &name, &permissions, &surfaces).await?;
             state.db().close().await;
@@ -202,6 +210,21 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The password from the first line of standard input (without its line ending).
+fn read_password() -> anyhow::Result<String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| anyhow::anyhow!("reading the password from standard input: {e}"))?;
+    let password = line.trim_end_matches(['\r', '\n']).to_string();
+    if password.is_empty() {
+        anyhow::bail!(
+            "password: pass --password, set TOCSIN_PASSWORD, or write it on standard input"
+        );
+    }
+    Ok(password)
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -242,7 +265,7 @@ async fn probe_key(cmd: ProbeKeyCommand) -> anyhow::Result<()> {
     | ProbeKeyCommand::List { store }
     | ProbeKeyCommand::Revoke { store, .. }) = &cmd;
     let config = Config::for_store(store)?;
-    let db = store::Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
+    let db = store::Db::connect_existing(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
     let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
     let result = match cmd {

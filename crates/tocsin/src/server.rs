@@ -29,6 +29,14 @@ pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result
     Ok(AppState::new(Core::new(config, db, clock).await?))
 }
 
+/// [`start`] for the commands that act on an existing installation: refuses (instead of
+/// creating an empty database) when there is none at the configured place.
+pub async fn start_existing(config: Config) -> anyhow::Result<AppState> {
+    let db = Db::connect_existing(config.database_url.as_deref(), &config.data_dir).await?;
+    db.migrate().await?;
+    Ok(AppState::new(Core::new(config, db, None).await?))
+}
+
 /// Serves until `shutdown` resolves.
 pub async fn run(
     listener: TcpListener,

@@ -68,6 +68,9 @@ pub enum StoreError {
     Sqlx(#[from] sqlx::Error),
     #[error(transparent)]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A command that works on an existing database found none.
+    #[error("no Tocsin database at {0}; pass --data-dir or --database-url (or create one with `tocsin migrate`)")]
+    NoDatabase(String),
 }
 
 impl Db {
@@ -165,6 +168,32 @@ impl Db {
         Ok(())
     }
 
+    /// Opens a database that must already exist and hold Tocsin's tables: for the commands
+    /// that act on a running installation (`user create`, `token create`, `probe-key`),
+    /// which must never create an empty database where a path or URL was mistyped.
+    pub async fn connect_existing(url: Option<&str>, data_dir: &Path) -> Result<Db, StoreError> {
+        let place = match url {
+            None => {
+                let file = data_dir.join("tocsin.db");
+                if !file.is_file() {
+                    return Err(StoreError::NoDatabase(data_dir.display().to_string()));
+                }
+                data_dir.display().to_string()
+            }
+            Some(u) => redacted(u),
+        };
+        let db = Db::connect(url, data_dir).await?;
+        let initialised = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM _sqlx_migrations")
+            .fetch_one(&db.read)
+            .await
+            .is_ok_and(|n| n > 0);
+        if !initialised {
+            db.close().await;
+            return Err(StoreError::NoDatabase(place));
+        }
+        Ok(db)
+    }
+
     /// True when every migration this binary knows has been applied.
     pub async fn migrations_current(&self) -> Result<bool, sqlx::Error> {
         let migrator = match self.backend {
@@ -204,6 +233,19 @@ impl Db {
         self.batch.close().await;
         self.write.close().await;
         self.read.close().await;
+    }
+}
+
+/// A database URL without its password, for messages.
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            u.to_string()
+        }
+        Err(_) => "the given --database-url".to_string(),
     }
 }
 

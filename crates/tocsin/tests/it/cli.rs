@@ -248,3 +248,120 @@ async fn json_logs_on_request() {
         assert!(v["level"].is_string());
     }
 }
+
+#[tokio::test]
+async fn commands_on_an_installation_refuse_where_there_is_none_and_take_the_password_privately() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // A mistyped data directory: refused, and nothing is created there.
+    for args in [
+        &[
+            "user",
+            "create",
+            "--email",
+            "a@example.com",
+            "--password",
+            "correct horse battery",
+        ][..],
+        &["token", "create", "--email", "a@example.com"][..],
+        &["probe-key", "create", "--region", "eu-west"][..],
+        &["probe-key", "list"][..],
+    ] {
+        let out = tocsin(dir.path())
+            .args(args)
+            .args(["--data-dir", "typo"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no Tocsin database at typo")
+                && err.contains("--data-dir or --database-url"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !dir.path().join("typo").join("tocsin.db").exists(),
+            "{args:?} created a database"
+        );
+    }
+
+    let migrated = tocsin(dir.path())
+        .args(["migrate", "--data-dir", "data"])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success());
+    // The password from the environment...
+    let out = tocsin(dir.path())
+        .args([
+            "user",
+            "create",
+            "--email",
+            "env@example.com",
+            "--data-dir",
+            "data",
+        ])
+        .env("TOCSIN_PASSWORD", "correct horse battery")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // ... or from standard input.
+    let mut child = tocsin(dir.path())
+        .args([
+            "user",
+            "create",
+            "--email",
+            "stdin@example.com",
+            "--data-dir",
+            "data",
+        ])
+        .env_remove("TOCSIN_PASSWORD")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"correct horse battery\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Both can sign in with it.
+    let port = free_port();
+    let mut server = tocsin(dir.path())
+        .args([
+            "serve",
+            "--data-dir",
+            "data",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_ready(port).await;
+    for email in ["env@example.com", "stdin@example.com"] {
+        let res = reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{port}/auth/sign-in/email"))
+            .header("origin", format!("http://127.0.0.1:{port}"))
+            .json(&serde_json::json!({"email": email, "password": "correct horse battery"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{email}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
