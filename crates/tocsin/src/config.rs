@@ -118,10 +118,19 @@ pub struct PlanQuota {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimits {
+    /// Sign-in attempts per client address and minute.
     #[serde(default = "d_sign_in_ip")]
     pub sign_in_per_ip: u32,
+    /// Failed sign-ins for one email, from all addresses, before addresses that have failed
+    /// for it back off exponentially (see `auth::sign_in_guard`).
     #[serde(default = "d_sign_in_email")]
     pub sign_in_per_email: u32,
+    /// Failed sign-ins per minute for one email from one address.
+    #[serde(default = "d_sign_in_email_ip")]
+    pub sign_in_failures_per_email_ip: u32,
+    /// The longest per-email back-off, in seconds.
+    #[serde(default = "d_sign_in_backoff_max")]
+    pub sign_in_email_backoff_max_seconds: u64,
     #[serde(default = "d_sign_up_ip")]
     pub sign_up_per_ip: u32,
     /// Pushes to unknown push tokens per client IP and minute.
@@ -135,6 +144,12 @@ fn d_sign_in_ip() -> u32 {
 fn d_sign_in_email() -> u32 {
     10
 }
+fn d_sign_in_email_ip() -> u32 {
+    10
+}
+fn d_sign_in_backoff_max() -> u64 {
+    900
+}
 fn d_sign_up_ip() -> u32 {
     20
 }
@@ -147,6 +162,8 @@ impl Default for RateLimits {
         RateLimits {
             sign_in_per_ip: d_sign_in_ip(),
             sign_in_per_email: d_sign_in_email(),
+            sign_in_failures_per_email_ip: d_sign_in_email_ip(),
+            sign_in_email_backoff_max_seconds: d_sign_in_backoff_max(),
             sign_up_per_ip: d_sign_up_ip(),
             push_unknown_per_ip: d_push_unknown_ip(),
         }

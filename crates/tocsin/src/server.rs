@@ -116,8 +116,8 @@ fn spawn_workers(
             tokio::select! {
                 _ = cancel_housekeeping.cancelled() => break,
                 _ = tick.tick() => {
-                    limits.limits().evict_idle();
                     let now = s.clock().now_ms();
+                    limits.limits().evict_idle(now);
                     if let Err(e) = crate::store::sessions::delete_expired(s.db().writer(), now).await {
                         tracing::warn!(error = %e, "could not delete expired sessions");
                     }

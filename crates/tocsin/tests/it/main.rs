@@ -20,5 +20,6 @@ mod projects;
 mod push;
 mod push_binary;
 mod scheduler;
+mod sign_in_binary;
 mod smoke;
 mod workspace;
