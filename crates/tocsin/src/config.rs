@@ -53,6 +53,9 @@ pub struct ServeArgs {
     /// The built-in probe's name (its region is always `local`).
     #[arg(long, env = "TOCSIN_PROBE_NAME")]
     pub probe_name: Option<String>,
+    /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
+    #[arg(long, env = "TOCSIN_SHUTDOWN_GRACE_SECONDS")]
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 /// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
@@ -85,6 +88,8 @@ pub struct FileConfig {
     pub probe_name: Option<String>,
     /// Seconds between pings to each remote probe (default 10); three missed pings drop it.
     pub probe_ping_seconds: Option<u64>,
+    /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -225,12 +230,18 @@ pub struct Config {
     pub probe_name: String,
     /// How often the server pings each remote probe.
     pub probe_ping_interval: std::time::Duration,
+    /// How long a stopping server waits for accepted on-demand checks before cancelling
+    /// them (see `monitoring::on_demand`).
+    pub shutdown_grace: std::time::Duration,
 }
 
 /// Default of `probe_name`.
 pub const DEFAULT_PROBE_NAME: &str = "built-in";
 /// Default of `probe_ping_seconds`.
 pub const DEFAULT_PROBE_PING_SECONDS: u64 = 10;
+
+/// Default of `shutdown_grace_seconds`.
+pub const DEFAULT_SHUTDOWN_GRACE_SECONDS: u64 = 10;
 
 /// Default of `max_in_flight_checks`.
 pub const DEFAULT_MAX_IN_FLIGHT_CHECKS: usize = 2000;
@@ -427,6 +438,16 @@ impl Config {
                 "must be between 1 and 300 seconds",
             ));
         }
+        let shutdown_grace_seconds = args
+            .shutdown_grace_seconds
+            .or(file.shutdown_grace_seconds)
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECONDS);
+        if shutdown_grace_seconds > 3600 {
+            return Err(invalid(
+                "shutdown-grace-seconds",
+                "must be between 0 and 3600 seconds",
+            ));
+        }
         Ok(Config {
             listen,
             data_dir,
@@ -448,6 +469,7 @@ impl Config {
             scheduler_enabled: file.scheduler.unwrap_or(true),
             probe_name: probe_name.trim().to_string(),
             probe_ping_interval: std::time::Duration::from_secs(probe_ping_seconds),
+            shutdown_grace: std::time::Duration::from_secs(shutdown_grace_seconds),
         })
     }
 
@@ -504,6 +526,7 @@ fn unreachable_config() -> Config {
         scheduler_enabled: true,
         probe_name: DEFAULT_PROBE_NAME.into(),
         probe_ping_interval: std::time::Duration::from_secs(DEFAULT_PROBE_PING_SECONDS),
+        shutdown_grace: std::time::Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
     }
 }
 
@@ -549,6 +572,32 @@ mod tests {
         std::fs::write(&file, "probe_ping_seconds = 0\n").unwrap();
         let err = Config::resolve(&args).unwrap_err().to_string();
         assert!(err.contains("probe_ping_seconds"), "{err}");
+    }
+
+    #[test]
+    fn shutdown_grace_flag_over_file_and_validated() {
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("g.toml");
+        std::fs::write(&file, "shutdown_grace_seconds = 4\n").unwrap();
+        let mut args = ServeArgs::default();
+        assert_eq!(
+            Config::resolve(&args).unwrap().shutdown_grace,
+            Duration::from_secs(10)
+        );
+        args.store.config = Some(file.clone());
+        assert_eq!(
+            Config::resolve(&args).unwrap().shutdown_grace,
+            Duration::from_secs(4)
+        );
+        args.shutdown_grace_seconds = Some(0);
+        assert_eq!(
+            Config::resolve(&args).unwrap().shutdown_grace,
+            Duration::ZERO
+        );
+        args.shutdown_grace_seconds = Some(86_400);
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("shutdown-grace-seconds"), "{err}");
     }
 
     #[test]

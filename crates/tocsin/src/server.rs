@@ -1,7 +1,8 @@
 //! Starting and stopping the service. [`start`] opens and migrates the database and builds the
 //! state; [`run`] serves a bound listener until the shutdown future resolves, then stops
-//! accepting, lets in-flight requests finish, stops the background workers and closes the
-//! database (flushing pending writes). Tests call the same two functions with a port-0
+//! accepting, lets in-flight requests finish, gives accepted on-demand checks the shutdown
+//! grace (storing those it cancels), stops the background workers and closes the database
+//! (flushing pending writes). Tests call the same two functions with a port-0
 //! listener.
 
 use std::future::Future;
@@ -51,6 +52,11 @@ pub async fn run(
     .with_graceful_shutdown(shutdown)
     .await?;
     tracing::info!("stopped accepting; finishing background work");
+    // Accepted on-demand checks finish, or are stored as cancelled, while the writer runs.
+    state
+        .on_demand()
+        .finish(state.config().shutdown_grace)
+        .await;
     // Probe connections outlive the HTTP server once upgraded: close them explicitly.
     state.probes().close_all();
     cancel.cancel();

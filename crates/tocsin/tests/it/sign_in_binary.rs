@@ -43,10 +43,20 @@ async fn guessing_from_one_address_does_not_lock_the_owner_out() {
         .args(["--data-dir", "data"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let port = free_port();
     let child = tocsin(dir.path())
-        .args(["serve", "--data-dir", "data", "--trust-forwarded-for", "true"])
+        .args([
+            "serve",
+            "--data-dir",
+            "data",
+            "--trust-forwarded-for",
+            "true",
+        ])
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -57,7 +67,10 @@ async fn guessing_from_one_address_does_not_lock_the_owner_out() {
 
     // The defaults: 10 failures a minute per email and address, 10 free failures per email.
     for _ in 0..10 {
-        assert_eq!(sign_in(&base, "203.0.113.7", "wrong guess").await.status(), 401);
+        assert_eq!(
+            sign_in(&base, "203.0.113.7", "wrong guess").await.status(),
+            401
+        );
     }
     // The guessing address is refused, even with the right password.
     let res = sign_in(&base, "203.0.113.7", PASSWORD).await;
@@ -68,7 +81,10 @@ async fn guessing_from_one_address_does_not_lock_the_owner_out() {
     assert_eq!(sign_in(&base, "198.51.100.1", PASSWORD).await.status(), 200);
     // A second guessing address gets one try; having failed, it waits out the email's
     // back-off (the email is past its free failures).
-    assert_eq!(sign_in(&base, "203.0.113.8", "wrong guess").await.status(), 401);
+    assert_eq!(
+        sign_in(&base, "203.0.113.8", "wrong guess").await.status(),
+        401
+    );
     let res = sign_in(&base, "203.0.113.8", "another guess").await;
     assert_eq!(res.status(), 429);
     let wait = retry_after(&res);
