@@ -90,17 +90,21 @@ async fn sign_in(
 ) -> ApiResult<Response> {
     let email = body.email.trim().to_lowercase();
     let ip = meta.ip.clone().unwrap_or_else(|| "unknown".to_string());
-    let guard = &state.limits().sign_in;
     limit(state.limits().sign_in_ip.check(&ip))?;
-    limit(guard.check(&email, &ip, state.clock().now_ms()))?;
+    // Counted as a failure until judged; dropped unjudged (bad input, an error), undone.
+    let attempt = state
+        .limits()
+        .sign_in
+        .begin(&email, &ip, state.clock().now_ms())
+        .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
     match users::sign_in(&state, body, &meta).await {
         Ok((answer, token)) => {
-            guard.succeeded(&email, &ip);
+            attempt.succeeded();
             signed_in(&state, answer, &token)
         }
         Err(e) => {
             if matches!(e, DomainError::InvalidCredentials) {
-                guard.failed(&email, &ip, state.clock().now_ms());
+                attempt.failed(state.clock().now_ms());
             }
             Err(e.into())
         }

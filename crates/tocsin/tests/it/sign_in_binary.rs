@@ -1,7 +1,8 @@
 //! Sign-in guessing through the real `tocsin` binary, behind a trusted proxy so that
 //! `X-Forwarded-For` plays several client addresses: the guessing address is refused with
-//! `429` and `Retry-After`, while the person's own address still signs in, and an address that
-//! has failed too backs off once the email has had its free failures.
+//! `429` and `Retry-After`, while the person's own address still signs in, an address that
+//! has failed too backs off once the email has had its free failures, and a burst of
+//! concurrent guesses gets one judged.
 
 #![allow(clippy::unwrap_used)]
 
@@ -90,6 +91,23 @@ async fn guessing_from_one_address_does_not_lock_the_owner_out() {
     let wait = retry_after(&res);
     assert!((1..=2).contains(&wait), "Retry-After {wait}");
     // And the owner still signs in, again.
+    assert_eq!(sign_in(&base, "198.51.100.1", PASSWORD).await.status(), 200);
+    // A burst of concurrent guesses from a fresh address: one is judged, the rest wait.
+    let burst = (0..5).map(|i| {
+        let base = base.clone();
+        async move {
+            sign_in(&base, "203.0.113.9", &format!("guess {i}"))
+                .await
+                .status()
+        }
+    });
+    let mut statuses: Vec<u16> = futures::future::join_all(burst)
+        .await
+        .into_iter()
+        .map(|s| s.as_u16())
+        .collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [401, 429, 429, 429, 429]);
     assert_eq!(sign_in(&base, "198.51.100.1", PASSWORD).await.status(), 200);
 
     signal(&child, "-TERM");
