@@ -363,10 +363,11 @@ pub async fn check_now(
     }
     let correlation_id = new_id();
     let id = correlation_id.clone();
-    let core = core.clone();
     // Counted until it ends: a shutdown waits for it, or stores it as cancelled.
-    let cancel = core.on_demand().cancellation();
-    core.clone().on_demand().spawn(async move {
+    let checks = core.on_demand().clone();
+    let cancel = checks.cancellation();
+    let core = core.clone();
+    checks.spawn(async move {
         let ran_at = core.clock().now_ms();
         // Regions without a live probe (or without an answer in time) are skipped, not failed.
         let runs = m.regions().into_iter().map(|region| {
