@@ -1,5 +1,6 @@
 //! The application core every worker and domain operation gets: configuration, the
-//! database, the clock, this node's id, the change feed, the scheduler role, the heartbeat writer, the probes, the push-token map
+//! database, the clock, this node's id, the change feed, the scheduler role, the heartbeat
+//! writer, the on-demand checks in flight, the probes, the push-token map
 //! and the API-key cache, the mailer. Cheap to clone (one `Arc`). What only the HTTP edge needs
 //! (rate limiters, the current-workspace cache, the monitor list builds) lives in
 //! `http::AppState`, which wraps this.
@@ -13,6 +14,7 @@ use crate::cluster::lease::Role;
 use crate::config::Config;
 use crate::mail::Mailer;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
+use crate::monitoring::on_demand::OnDemandChecks;
 use crate::monitoring::sched_stats::SchedulerStats;
 use crate::monitoring::scheduler::Checks;
 use crate::probes::Registry;
@@ -40,6 +42,7 @@ struct Inner {
     probes: Registry,
     scheduler_stats: SchedulerStats,
     check_stats: crate::monitoring::check_stats::CheckStats,
+    on_demand: OnDemandChecks,
 }
 
 impl Core {
@@ -60,6 +63,7 @@ impl Core {
             probes: Registry::default(),
             scheduler_stats: SchedulerStats::new(),
             check_stats: Default::default(),
+            on_demand: OnDemandChecks::default(),
             config,
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
@@ -107,6 +111,10 @@ impl Core {
     /// The live remote-probe connections (see [`crate::probes`]).
     pub fn probes(&self) -> &Registry {
         &self.0.probes
+    }
+    /// The accepted on-demand checks still running (see [`crate::monitoring::on_demand`]).
+    pub fn on_demand(&self) -> &OnDemandChecks {
+        &self.0.on_demand
     }
     /// The scheduler's start lateness and schedule size.
     /// Per-monitor check figures for `/metrics`.

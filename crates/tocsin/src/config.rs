@@ -56,6 +56,9 @@ pub struct ServeArgs {
     /// A bearer token `/metrics` then requires (it lists monitor names); open when unset.
     #[arg(long, env = "TOCSIN_METRICS_TOKEN")]
     pub metrics_token: Option<String>,
+    /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
+    #[arg(long, env = "TOCSIN_SHUTDOWN_GRACE_SECONDS")]
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 /// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
@@ -90,6 +93,8 @@ pub struct FileConfig {
     pub probe_ping_seconds: Option<u64>,
     /// A bearer token `/metrics` then requires.
     pub metrics_token: Option<String>,
+    /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,10 +128,19 @@ pub struct PlanQuota {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimits {
+    /// Sign-in attempts per client address and minute.
     #[serde(default = "d_sign_in_ip")]
     pub sign_in_per_ip: u32,
+    /// Failed sign-ins for one email, from all addresses, before addresses that have failed
+    /// for it back off exponentially (see `auth::sign_in_guard`).
     #[serde(default = "d_sign_in_email")]
     pub sign_in_per_email: u32,
+    /// Failed sign-ins per minute for one email from one address.
+    #[serde(default = "d_sign_in_email_ip")]
+    pub sign_in_failures_per_email_ip: u32,
+    /// The longest per-email back-off, in seconds.
+    #[serde(default = "d_sign_in_backoff_max")]
+    pub sign_in_email_backoff_max_seconds: u64,
     #[serde(default = "d_sign_up_ip")]
     pub sign_up_per_ip: u32,
     /// Pushes to unknown push tokens per client IP and minute.
@@ -140,6 +154,12 @@ fn d_sign_in_ip() -> u32 {
 fn d_sign_in_email() -> u32 {
     10
 }
+fn d_sign_in_email_ip() -> u32 {
+    10
+}
+fn d_sign_in_backoff_max() -> u64 {
+    900
+}
 fn d_sign_up_ip() -> u32 {
     20
 }
@@ -152,6 +172,8 @@ impl Default for RateLimits {
         RateLimits {
             sign_in_per_ip: d_sign_in_ip(),
             sign_in_per_email: d_sign_in_email(),
+            sign_in_failures_per_email_ip: d_sign_in_email_ip(),
+            sign_in_email_backoff_max_seconds: d_sign_in_backoff_max(),
             sign_up_per_ip: d_sign_up_ip(),
             push_unknown_per_ip: d_push_unknown_ip(),
         }
@@ -215,12 +237,18 @@ pub struct Config {
     pub probe_ping_interval: std::time::Duration,
     /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
     pub metrics_token: Option<String>,
+    /// How long a stopping server waits for accepted on-demand checks before cancelling
+    /// them (see `monitoring::on_demand`).
+    pub shutdown_grace: std::time::Duration,
 }
 
 /// Default of `probe_name`.
 pub const DEFAULT_PROBE_NAME: &str = "built-in";
 /// Default of `probe_ping_seconds`.
 pub const DEFAULT_PROBE_PING_SECONDS: u64 = 10;
+
+/// Default of `shutdown_grace_seconds`.
+pub const DEFAULT_SHUTDOWN_GRACE_SECONDS: u64 = 10;
 
 /// Default of `max_in_flight_checks`.
 pub const DEFAULT_MAX_IN_FLIGHT_CHECKS: usize = 2000;
@@ -417,6 +445,16 @@ impl Config {
                 "must be between 1 and 300 seconds",
             ));
         }
+        let shutdown_grace_seconds = args
+            .shutdown_grace_seconds
+            .or(file.shutdown_grace_seconds)
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECONDS);
+        if shutdown_grace_seconds > 3600 {
+            return Err(invalid(
+                "shutdown-grace-seconds",
+                "must be between 0 and 3600 seconds",
+            ));
+        }
         Ok(Config {
             listen,
             data_dir,
@@ -443,6 +481,7 @@ impl Config {
                 .clone()
                 .or(file.metrics_token)
                 .filter(|t| !t.trim().is_empty()),
+            shutdown_grace: std::time::Duration::from_secs(shutdown_grace_seconds),
         })
     }
 
@@ -500,6 +539,7 @@ fn unreachable_config() -> Config {
         probe_name: DEFAULT_PROBE_NAME.into(),
         probe_ping_interval: std::time::Duration::from_secs(DEFAULT_PROBE_PING_SECONDS),
         metrics_token: None,
+        shutdown_grace: std::time::Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
     }
 }
 
@@ -545,6 +585,32 @@ mod tests {
         std::fs::write(&file, "probe_ping_seconds = 0\n").unwrap();
         let err = Config::resolve(&args).unwrap_err().to_string();
         assert!(err.contains("probe_ping_seconds"), "{err}");
+    }
+
+    #[test]
+    fn shutdown_grace_flag_over_file_and_validated() {
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("g.toml");
+        std::fs::write(&file, "shutdown_grace_seconds = 4\n").unwrap();
+        let mut args = ServeArgs::default();
+        assert_eq!(
+            Config::resolve(&args).unwrap().shutdown_grace,
+            Duration::from_secs(10)
+        );
+        args.store.config = Some(file.clone());
+        assert_eq!(
+            Config::resolve(&args).unwrap().shutdown_grace,
+            Duration::from_secs(4)
+        );
+        args.shutdown_grace_seconds = Some(0);
+        assert_eq!(
+            Config::resolve(&args).unwrap().shutdown_grace,
+            Duration::ZERO
+        );
+        args.shutdown_grace_seconds = Some(86_400);
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("shutdown-grace-seconds"), "{err}");
     }
 
     #[test]

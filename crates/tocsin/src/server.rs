@@ -1,7 +1,8 @@
 //! Starting and stopping the service. [`start`] opens and migrates the database and builds the
 //! state; [`run`] serves a bound listener until the shutdown future resolves, then stops
-//! accepting, lets in-flight requests finish, stops the background workers and closes the
-//! database (flushing pending writes). Tests call the same two functions with a port-0
+//! accepting, lets in-flight requests finish, gives accepted on-demand checks the shutdown
+//! grace (storing those it cancels), stops the background workers and closes the database
+//! (flushing pending writes). Tests call the same two functions with a port-0
 //! listener.
 
 use std::future::Future;
@@ -59,6 +60,11 @@ pub async fn run(
     .with_graceful_shutdown(shutdown)
     .await?;
     tracing::info!("stopped accepting; finishing background work");
+    // Accepted on-demand checks finish, or are stored as cancelled, while the writer runs.
+    state
+        .on_demand()
+        .finish(state.config().shutdown_grace)
+        .await;
     // Probe connections outlive the HTTP server once upgraded: close them explicitly.
     state.probes().close_all();
     cancel.cancel();
@@ -124,8 +130,8 @@ fn spawn_workers(
             tokio::select! {
                 _ = cancel_housekeeping.cancelled() => break,
                 _ = tick.tick() => {
-                    limits.limits().evict_idle();
                     let now = s.clock().now_ms();
+                    limits.limits().evict_idle(now);
                     if let Err(e) = crate::store::sessions::delete_expired(s.db().writer(), now).await {
                         tracing::warn!(error = %e, "could not delete expired sessions");
                     }

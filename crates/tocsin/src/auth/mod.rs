@@ -9,6 +9,7 @@ pub mod key_cache;
 pub mod password;
 pub mod rate_limit;
 pub mod secrets;
+pub mod sign_in_guard;
 pub mod signed;
 
 pub use caller::{Caller, Requirement, Via};

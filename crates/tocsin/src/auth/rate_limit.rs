@@ -1,5 +1,6 @@
-//! Keyed rate limits (sign-in per IP and per email, push per token, public endpoints): GCRA
-//! from `governor`, with idle keys evicted so memory stays bounded however many keys appear.
+//! Keyed rate limits (sign-in per IP, push per token, public endpoints): GCRA from
+//! `governor`, with idle keys evicted so memory stays bounded however many keys appear. Failed
+//! sign-ins per email are `sign_in_guard`'s, held here with the rest.
 
 use std::hash::Hash;
 use std::num::NonZeroU32;
@@ -8,6 +9,8 @@ use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
+
+use super::sign_in_guard::{GuardRules, SignInGuard};
 
 /// A GCRA limiter per key `K` (an IP or email as text, a push monitor's sequence number).
 #[derive(Clone)]
@@ -63,7 +66,8 @@ impl<K: Hash + Eq + Clone> KeyedLimiter<K> {
 #[derive(Clone)]
 pub struct Limiters {
     pub sign_in_ip: KeyedLimiter,
-    pub sign_in_email: KeyedLimiter,
+    /// Failed sign-ins per email and address, and the per-email back-off.
+    pub sign_in: SignInGuard,
     pub sign_up_ip: KeyedLimiter,
     /// Pushes per monitor (keyed by its sequence number, so a regenerated token keeps the
     /// monitor's budget).
@@ -78,16 +82,21 @@ impl Limiters {
     pub fn new(cfg: &crate::config::RateLimits, push_per_minute: u32) -> Self {
         Limiters {
             sign_in_ip: KeyedLimiter::per_minute(cfg.sign_in_per_ip),
-            sign_in_email: KeyedLimiter::per_minute(cfg.sign_in_per_email),
+            sign_in: SignInGuard::new(GuardRules {
+                failures_per_pair: cfg.sign_in_failures_per_email_ip.max(1),
+                free_failures: cfg.sign_in_per_email,
+                backoff_max_secs: cfg.sign_in_email_backoff_max_seconds.max(1),
+            }),
             sign_up_ip: KeyedLimiter::per_minute(cfg.sign_up_per_ip),
             push: KeyedLimiter::per_minute(push_per_minute),
             push_unknown_ip: KeyedLimiter::per_minute(cfg.push_unknown_per_ip),
         }
     }
 
-    pub fn evict_idle(&self) {
+    /// `now_ms` is the server clock's, for the sign-in guard; the GCRA limiters keep their own.
+    pub fn evict_idle(&self, now_ms: i64) {
         self.sign_in_ip.evict_idle();
-        self.sign_in_email.evict_idle();
+        self.sign_in.evict_idle(now_ms);
         self.sign_up_ip.evict_idle();
         self.push.evict_idle();
         self.push_unknown_ip.evict_idle();

@@ -1,7 +1,9 @@
 //! Sign-up, sign-in, sign-out and the session read under `/auth`. These sit outside the REST
 //! contract (and the OpenAPI document) but answer errors with the same envelope. The
-//! operations are in `domain::users`; what stays here is HTTP's: the per-address and
-//! per-email rate limits, reading the session cookie and setting or clearing it.
+//! operations are in `domain::users`; what stays here is HTTP's: the per-address rate limits
+//! and the record of failed sign-ins (`auth::sign_in_guard`: per email and address, with a
+//! per-email back-off that never holds back an address that has not failed), reading the
+//! session cookie and setting or clearing it.
 
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
@@ -87,15 +89,26 @@ async fn sign_in(
     ApiJson(body): ApiJson<SignIn>,
 ) -> ApiResult<Response> {
     let email = body.email.trim().to_lowercase();
-    limit(
-        state
-            .limits()
-            .sign_in_ip
-            .check(meta.ip.as_deref().unwrap_or("unknown")),
-    )?;
-    limit(state.limits().sign_in_email.check(&email))?;
-    let (answer, token) = users::sign_in(&state, body, &meta).await?;
-    signed_in(&state, answer, &token)
+    let ip = meta.ip.clone().unwrap_or_else(|| "unknown".to_string());
+    limit(state.limits().sign_in_ip.check(&ip))?;
+    // Counted as a failure until judged; dropped unjudged (bad input, an error), undone.
+    let attempt = state
+        .limits()
+        .sign_in
+        .begin(&email, &ip, state.clock().now_ms())
+        .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
+    match users::sign_in(&state, body, &meta).await {
+        Ok((answer, token)) => {
+            attempt.succeeded();
+            signed_in(&state, answer, &token)
+        }
+        Err(e) => {
+            if matches!(e, DomainError::InvalidCredentials) {
+                attempt.failed(state.clock().now_ms());
+            }
+            Err(e.into())
+        }
+    }
 }
 
 async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> ApiResult<Response> {

@@ -53,7 +53,9 @@ pub fn router() -> ApiRouter<AppState> {
                         "One item per UTC hour that has checks, for the hours from the one \
                          containing `from` (default: 24 hours ago) up to `to` (exclusive; \
                          default now). `upChecks`, `downChecks`, `degradedChecks` count those \
-                         statuses; `totalChecks` counts every check. Latency figures (ms) cover \
+                         statuses; `totalChecks` counts every check with a verdict (a PENDING \
+                         heartbeat, an on-demand check cancelled by a shutdown, counts in no \
+                         figure). Latency figures (ms) cover \
                          checks that were not DOWN and are 0 when there are none; `p95Latency` \
                          is the nearest-rank 95th percentile read from a log-linear histogram \
                          (bins at most 6.25 % wide, reported at the bin midpoint clamped to the \
@@ -69,7 +71,8 @@ pub fn router() -> ApiRouter<AppState> {
                     .summary("Uptime percentages over the last 24 h, 7, 30 and 90 days")
                     .description(
                         "Uptime = checks whose status is not DOWN / all checks, in percent \
-                         rounded to 4 decimals (DEGRADED counts as up). Each window ends now \
+                         rounded to 4 decimals (DEGRADED counts as up; PENDING heartbeats, which \
+                         have no verdict, count neither way). Each window ends now \
                          (inclusive). `null` when a window has no checks. With `from` (and \
                          optionally `to`, default now) the range is also reported as `custom`; \
                          otherwise `custom` is null. Whole hours are read from hourly rollups, \
@@ -89,7 +92,8 @@ pub fn router() -> ApiRouter<AppState> {
                          default now). Uptime and check counts as for uptime windows; latency \
                          percentiles (ms) from hourly histograms (see hourly stats); outages are \
                          runs of DOWN heartbeats, from the first DOWN to the next check that is \
-                         not DOWN, clipped to the range; `downtimeMs` sums them, `mttrMs` is \
+                         neither DOWN nor PENDING, clipped to the range; `downtimeMs` sums them, \
+                         `mttrMs` is \
                          their mean (null without outages). Outage figures need raw heartbeats \
                          and cover the range from `outageDataFrom`. `format=csv` answers \
                          `text/csv` with a header row and one data row, same columns as the \

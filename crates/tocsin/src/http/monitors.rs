@@ -109,9 +109,17 @@ pub fn router() -> ApiRouter<AppState> {
         .api_route(
             "/monitors/{monitor_id}/check",
             post_with(check_now, |op| {
-                op.id("checkMonitor").tag(TAG).summary(
-                    "Run the check now in the background; results are heartbeats with the returned correlationId, the status is not changed (`monitors:write`)",
-                )
+                op.id("checkMonitor")
+                    .tag(TAG)
+                    .summary(
+                        "Run the check now in the background; results are heartbeats with the returned correlationId, the status is not changed (`monitors:write`)",
+                    )
+                    .description(
+                        "A check still running when the server stops is given the shutdown \
+                         grace to finish; one still running after it is stored as a PENDING \
+                         heartbeat with the correlationId and a message saying the server shut \
+                         down.",
+                    )
             }),
         )
         .api_route(

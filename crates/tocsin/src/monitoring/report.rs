@@ -2,11 +2,13 @@
 //! ([`super::rollup::summarize`]) and, for outages, from the raw heartbeat sequence.
 //!
 //! - **Uptime** of a range: checks whose status is not DOWN, over all checks, in percent
-//!   (DEGRADED, CHANGED, MAINTENANCE and PENDING count as up: DOWN is the only confirmed
-//!   failure). `None` when the range holds no checks.
+//!   (DEGRADED, CHANGED and MAINTENANCE count as up: DOWN is the only confirmed failure).
+//!   PENDING heartbeats (no verdict: a check cancelled by a shutdown) count neither way.
+//!   `None` when the range holds no counted checks.
 //! - **Outages** are maximal runs of DOWN heartbeats (all regions merged, in time order). A run
-//!   starts at its first DOWN heartbeat and ends at the first later heartbeat that is not
-//!   DOWN; a run still open ends at the end of the range (or now, if earlier). Runs are clipped
+//!   starts at its first DOWN heartbeat and ends at the first later heartbeat that is neither
+//!   DOWN nor PENDING (a check without a verdict ends nothing); a run still open ends at the
+//!   end of the range (or now, if earlier). Runs are clipped
 //!   to the range, and one already open when the range starts counts, from the range start.
 //!   Downtime is the sum of the clipped run lengths, MTTR their mean (downtime / outages).
 //!   Runs need the raw sequence, so they cover the part of the range within the raw
@@ -17,7 +19,7 @@
 use super::rollup::{summarize, Summary};
 use crate::app::Core;
 use crate::store::heartbeats as hb_store;
-use crate::store::status::DOWN;
+use crate::store::status::{DOWN, PENDING};
 
 pub const DAY_MS: i64 = 86_400_000;
 
@@ -67,7 +69,7 @@ pub fn outages(from: i64, end: i64, down_before: bool, seq: &[(i64, i64)]) -> Ou
         open = Some(from);
         out.count += 1;
     }
-    for &(ts, status) in seq {
+    for &(ts, status) in seq.iter().filter(|(_, status)| *status != PENDING) {
         match (status == DOWN, open) {
             (true, None) => {
                 open = Some(ts);
@@ -137,5 +139,19 @@ mod tests {
             }
         );
         assert_eq!(outages(0, 100, false, &[(5, 5), (6, 2)]).mttr_ms(), None);
+        // A PENDING heartbeat (5) inside a run neither ends it nor starts one.
+        let o = outages(
+            0,
+            100,
+            false,
+            &[(10, 1), (20, 5), (30, 1), (40, 0), (50, 5)],
+        );
+        assert_eq!(
+            o,
+            Outages {
+                count: 1,
+                downtime_ms: 30
+            }
+        );
     }
 }

@@ -5,10 +5,13 @@
 //! default) and answer every long-range read.
 //!
 //! Counting rules, shared by hourly stats, uptime and reports:
-//! - `total` counts every heartbeat; `up`, `down`, `degraded` count the statuses UP, DOWN and
-//!   DEGRADED (CHANGED, MAINTENANCE and PENDING count only in `total`).
-//! - Latency figures (average, minimum, maximum, percentiles) cover the heartbeats that are not
-//!   DOWN: a failed check's latency measures the timeout, not the service.
+//! - A PENDING heartbeat (a check that gave no verdict: an on-demand check cancelled by a
+//!   shutdown) counts in nothing: it measured nothing, so it is neither a check in `total` nor
+//!   up time nor a latency. It is stored and listed like any other heartbeat.
+//! - `total` counts every other heartbeat; `up`, `down`, `degraded` count the statuses UP,
+//!   DOWN and DEGRADED (CHANGED and MAINTENANCE count only in `total`).
+//! - Latency figures (average, minimum, maximum, percentiles) cover the counted heartbeats
+//!   that are not DOWN: a failed check's latency measures the timeout, not the service.
 //!
 //! Reading a range `[from, to)` ([`summarize`]) combines whole hours from the rollups with the
 //! partial hours at either edge from raw heartbeats, so counts are exact to the millisecond
@@ -19,7 +22,7 @@ use std::collections::BTreeMap;
 
 use super::histogram::{bin_of, Histogram};
 use crate::store::heartbeats::{self as hb_store, HeartbeatRow, HourlyDelta};
-use crate::store::status::{DEGRADED, DOWN, UP};
+use crate::store::status::{DEGRADED, DOWN, PENDING, UP};
 use crate::store::Db;
 
 pub const HOUR_MS: i64 = 3_600_000;
@@ -42,7 +45,7 @@ pub fn deltas<'a>(
 ) -> (Vec<HourlyDelta>, Vec<BinCount>) {
     let mut hours: BTreeMap<(i64, i64), HourlyDelta> = BTreeMap::new();
     let mut bins: BTreeMap<(i64, i64, i64), i64> = BTreeMap::new();
-    for r in rows {
+    for r in rows.filter(|r| r.status != PENDING) {
         let bucket = floor_hour(r.ts);
         let d = hours
             .entry((r.monitor_seq, bucket))
@@ -96,6 +99,9 @@ impl Summary {
     }
 
     fn record(&mut self, status: i64, latency: i64) {
+        if status == PENDING {
+            return;
+        }
         self.total += 1;
         match status {
             UP => self.up += 1,
@@ -108,8 +114,9 @@ impl Summary {
         }
     }
 
-    /// Percentage of checks that were not DOWN (DEGRADED and the rest count as up), or `None`
-    /// when the range holds no checks. Rounded to 4 decimals.
+    /// Percentage of counted checks that were not DOWN (DEGRADED, CHANGED and MAINTENANCE
+    /// count as up; PENDING is not counted at all), or `None` when the range holds no counted
+    /// checks. Rounded to 4 decimals.
     pub fn uptime(&self) -> Option<f64> {
         (self.total > 0).then(|| {
             let pct = (self.total - self.down) as f64 * 100.0 / self.total as f64;
@@ -262,6 +269,50 @@ mod tests {
                 Part::Hours(2 * h, 3 * h)
             ]
         );
+    }
+
+    fn row(ts: i64, status: i64, latency: i64) -> HeartbeatRow {
+        HeartbeatRow {
+            monitor_seq: 1,
+            ts,
+            region_id: 1,
+            status,
+            latency,
+            status_code: None,
+            timings: None,
+            retry_count: 0,
+            correlation_id: None,
+        }
+    }
+
+    #[test]
+    fn pending_heartbeats_count_in_no_figure() {
+        use crate::store::status::{code, PENDING};
+        use tocsin_core::state::Status;
+        let rows = [
+            row(0, UP, 100),
+            row(1, DOWN, 9_000),
+            row(2, PENDING, 50_000),
+            row(3, code(Status::Changed), 300),
+        ];
+        let (hours, bins) = deltas(rows.iter());
+        assert_eq!(hours.len(), 1);
+        let d = &hours[0];
+        assert_eq!((d.total, d.up, d.down, d.degraded), (3, 1, 1, 0));
+        assert_eq!(d.latency_sum, 400);
+        assert_eq!((d.latency_min, d.latency_max), (Some(100), Some(300)));
+        assert_eq!(bins.iter().map(|b| b.3).sum::<i64>(), 2);
+        // The raw reading agrees with the rollup, and uptime leaves PENDING out.
+        let mut s = Summary::default();
+        for r in &rows {
+            s.record(r.status, r.latency);
+        }
+        assert_eq!((s.total, s.up, s.down), (3, 1, 1));
+        assert_eq!(s.latency.mean(), Some(200.0));
+        assert_eq!(s.uptime(), Some(66.6667));
+        let mut only_pending = Summary::default();
+        only_pending.record(PENDING, 10);
+        assert_eq!(only_pending.uptime(), None);
     }
 
     #[test]

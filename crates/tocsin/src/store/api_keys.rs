@@ -2,7 +2,7 @@
 
 use sqlx::FromRow;
 
-use super::Exec;
+use super::{Exec, Versioned};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct ApiKeyRow {
@@ -100,36 +100,30 @@ pub async fn update<'e>(
     new_hash: Option<&str>,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let mut sql = String::from(
-        "UPDATE api_keys SET name = $1, permissions = $2, expires_at = $3, status = $4, token_hint = $5, \
-         updated_at = $6, version = version + 1",
+    let mut set = String::from(
+        "name = $1, permissions = $2, expires_at = $3, status = $4, token_hint = $5, updated_at = $6",
     );
     let mut n = 6;
     if new_hash.is_some() {
         n += 1;
-        sql.push_str(&format!(", token_hash = ${n}"));
+        set.push_str(&format!(", token_hash = ${n}"));
     }
-    sql.push_str(&format!(
-        " WHERE workspace_id = ${} AND id = ${}",
-        n + 1,
-        n + 2
-    ));
-    sql.push_str(&super::version_clause(expected, n + 3));
-    let mut q = sqlx::query(&sql)
-        .bind(&k.name)
-        .bind(&k.permissions)
-        .bind(k.expires_at)
-        .bind(&k.status)
-        .bind(&k.token_hint)
-        .bind(k.updated_at);
-    if let Some(h) = new_hash {
-        q = q.bind(h);
-    }
-    q = q.bind(&k.workspace_id).bind(&k.id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    let filter = format!("workspace_id = ${} AND id = ${}", n + 1, n + 2);
+    Versioned::update("api_keys", &set, &filter, expected)
+        .run(e, |q| {
+            let mut q = q
+                .bind(&k.name)
+                .bind(&k.permissions)
+                .bind(k.expires_at)
+                .bind(&k.status)
+                .bind(&k.token_hint)
+                .bind(k.updated_at);
+            if let Some(h) = new_hash {
+                q = q.bind(h);
+            }
+            q.bind(&k.workspace_id).bind(&k.id)
+        })
+        .await
 }
 
 /// What the request path needs to authenticate a bearer token.

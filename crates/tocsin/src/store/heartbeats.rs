@@ -427,18 +427,20 @@ pub async fn points<'e>(
     .await
 }
 
-/// The status of the last heartbeat before `ts`, if one is still stored.
+/// The status of the last heartbeat with a verdict (not PENDING) before `ts`, if one is
+/// still stored.
 pub async fn status_before<'e>(
     e: impl Exec<'e>,
     seq: i64,
     ts: i64,
 ) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar(
-        "SELECT status FROM heartbeats WHERE monitor_seq = $1 AND ts < $2 \
+        "SELECT status FROM heartbeats WHERE monitor_seq = $1 AND ts < $2 AND status <> $3 \
          ORDER BY ts DESC, region_id DESC LIMIT 1",
     )
     .bind(seq)
     .bind(ts)
+    .bind(super::status::PENDING)
     .fetch_optional(e)
     .await
 }

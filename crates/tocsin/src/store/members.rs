@@ -2,7 +2,7 @@
 
 use sqlx::FromRow;
 
-use super::Exec;
+use super::{Exec, Versioned};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct MemberRow {
@@ -77,16 +77,14 @@ pub async fn update_role<'e>(
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = format!(
-        "UPDATE memberships SET role = $1, updated_at = $2, version = version + 1 \
-         WHERE workspace_id = $3 AND user_id = $4{}",
-        super::version_clause(expected, 5)
-    );
-    let q = sqlx::query(&sql).bind(role).bind(now).bind(ws).bind(user);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "memberships",
+        "role = $1, updated_at = $2",
+        "workspace_id = $3 AND user_id = $4",
+        expected,
+    )
+    .run(e, |q| q.bind(role).bind(now).bind(ws).bind(user))
+    .await
 }
 
 pub async fn delete<'e>(e: impl Exec<'e>, ws: &str, user: &str) -> Result<u64, sqlx::Error> {

@@ -25,7 +25,10 @@ pub mod push;
 pub mod sessions;
 pub mod status;
 pub mod users;
+pub mod versioned;
 pub mod workspaces;
+
+pub use versioned::Versioned;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -303,22 +306,3 @@ impl<'e, T: Executor<'e, Database = sqlx::Any>> Exec<'e> for T {}
 
 /// A query over the `Any` driver, as the store builds them.
 pub type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
-
-/// The optimistic version lock of a write: with the `If-Match` version, the `WHERE` clause
-/// gains `AND version = $n` (`n` is the next free placeholder); without one, nothing. Pair it
-/// with [`bind_version`], which binds that placeholder last. A 0-row result then means
-/// "missing or stale", which `http::extract::check_write` tells apart.
-pub fn version_clause(expected: Option<i64>, n: usize) -> String {
-    match expected {
-        Some(_) => format!(" AND version = ${n}"),
-        None => String::new(),
-    }
-}
-
-/// Binds the version of [`version_clause`], if any; call it after every other bind.
-pub fn bind_version(q: AnyQuery<'_>, expected: Option<i64>) -> AnyQuery<'_> {
-    match expected {
-        Some(v) => q.bind(v),
-        None => q,
-    }
-}

@@ -23,7 +23,7 @@ use tocsin_checks::{CheckSpec, RunOptions};
 use tocsin_core::{MonitorState, MonitorType, PushSchedule, RegionStrategy, StateSettings, Status};
 
 use super::status::CorruptStatus;
-use super::Exec;
+use super::{Exec, Versioned};
 use crate::clock::from_ms;
 
 /// One monitor as stored. Use the typed accessors rather than the raw text columns.
@@ -462,42 +462,45 @@ pub async fn update_settings<'e>(
     clear_baseline: bool,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let mut sql = String::from(
-        "UPDATE monitors SET name = $1, url = $2, host = $3, port = $4, interval_s = $5, retries = $6, \
+    let mut set = String::from(
+        "name = $1, url = $2, host = $3, port = $4, interval_s = $5, retries = $6, \
          timeout_s = $7, tags = $8, description = $9, config = $10, regions = $11, region_strategy = $12, \
          quorum = $13, confirmations_required = $14, recovery_confirmations_required = $15, \
-         min_failure_duration_ms = $16, grace_s = $17, updated_at = $18, version = version + 1",
+         min_failure_duration_ms = $16, grace_s = $17, updated_at = $18",
     );
     if clear_baseline {
-        sql.push_str(", dns_baseline = NULL");
+        set.push_str(", dns_baseline = NULL");
     }
-    sql.push_str(" WHERE workspace_id = $19 AND id = $20");
-    sql.push_str(&super::version_clause(expected, 21));
-    let q = sqlx::query(&sql)
-        .bind(&m.name)
-        .bind(&m.url)
-        .bind(&m.host)
-        .bind(m.port)
-        .bind(m.interval_s)
-        .bind(m.retries)
-        .bind(m.timeout_s)
-        .bind(&m.tags)
-        .bind(&m.description)
-        .bind(&m.config)
-        .bind(&m.regions)
-        .bind(&m.region_strategy)
-        .bind(m.quorum)
-        .bind(m.confirmations_required)
-        .bind(m.recovery_confirmations_required)
-        .bind(m.min_failure_duration_ms)
-        .bind(m.grace_s)
-        .bind(m.updated_at)
-        .bind(&m.workspace_id)
-        .bind(&m.id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    let write = Versioned::update(
+        "monitors",
+        &set,
+        "workspace_id = $19 AND id = $20",
+        expected,
+    );
+    write
+        .run(e, |q| {
+            q.bind(&m.name)
+                .bind(&m.url)
+                .bind(&m.host)
+                .bind(m.port)
+                .bind(m.interval_s)
+                .bind(m.retries)
+                .bind(m.timeout_s)
+                .bind(&m.tags)
+                .bind(&m.description)
+                .bind(&m.config)
+                .bind(&m.regions)
+                .bind(&m.region_strategy)
+                .bind(m.quorum)
+                .bind(m.confirmations_required)
+                .bind(m.recovery_confirmations_required)
+                .bind(m.min_failure_duration_ms)
+                .bind(m.grace_s)
+                .bind(m.updated_at)
+                .bind(&m.workspace_id)
+                .bind(&m.id)
+        })
+        .await
 }
 
 /// Pauses a monitor (a user edit: bumps `version`). Its state is kept as it was.
@@ -508,16 +511,14 @@ pub async fn pause<'e>(
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = format!(
-        "UPDATE monitors SET active = 0, updated_at = $1, version = version + 1 \
-         WHERE workspace_id = $2 AND id = $3{}",
-        super::version_clause(expected, 4)
-    );
-    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "monitors",
+        "active = 0, updated_at = $1",
+        "workspace_id = $2 AND id = $3",
+        expected,
+    )
+    .run(e, |q| q.bind(now).bind(ws).bind(id))
+    .await
 }
 
 /// Resumes a monitor: active again, and `started_at = now` so schedules and push deadlines
@@ -530,16 +531,14 @@ pub async fn resume<'e>(
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = format!(
-        "UPDATE monitors SET active = 1, started_at = $1, updated_at = $1, \
-         version = version + 1 WHERE workspace_id = $2 AND id = $3{}",
-        super::version_clause(expected, 4)
-    );
-    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "monitors",
+        "active = 1, started_at = $1, updated_at = $1",
+        "workspace_id = $2 AND id = $3",
+        expected,
+    )
+    .run(e, |q| q.bind(now).bind(ws).bind(id))
+    .await
 }
 
 /// Replaces a PUSH monitor's token hash (the old token stops working with this commit).
@@ -551,16 +550,14 @@ pub async fn set_push_token_hash<'e>(
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = format!(
-        "UPDATE monitors SET push_token_hash = $1, updated_at = $2, version = version + 1 \
-         WHERE workspace_id = $3 AND id = $4 AND type = 'PUSH'{}",
-        super::version_clause(expected, 5)
-    );
-    let q = sqlx::query(&sql).bind(hash).bind(now).bind(ws).bind(id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "monitors",
+        "push_token_hash = $1, updated_at = $2",
+        "workspace_id = $3 AND id = $4 AND type = 'PUSH'",
+        expected,
+    )
+    .run(e, |q| q.bind(hash).bind(now).bind(ws).bind(id))
+    .await
 }
 
 /// A person accepted a DNS_DIFF monitor's new answers: the baseline is cleared (the next
@@ -574,16 +571,14 @@ pub async fn accept_baseline<'e>(
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = format!(
-        "UPDATE monitors SET dns_baseline = NULL, updated_at = $1, version = version + 1 \
-         WHERE workspace_id = $2 AND id = $3{}",
-        super::version_clause(expected, 4)
-    );
-    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "monitors",
+        "dns_baseline = NULL, updated_at = $1",
+        "workspace_id = $2 AND id = $3",
+        expected,
+    )
+    .run(e, |q| q.bind(now).bind(ws).bind(id))
+    .await
 }
 
 /// Deletes a monitor (memberships go with it), checking `version` when `expected` is given.
@@ -594,15 +589,9 @@ pub async fn delete<'e>(
     id: &str,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = format!(
-        "DELETE FROM monitors WHERE workspace_id = $1 AND id = $2{}",
-        super::version_clause(expected, 3)
-    );
-    let q = sqlx::query(&sql).bind(ws).bind(id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::delete("monitors", "workspace_id = $1 AND id = $2", expected)
+        .run(e, |q| q.bind(ws).bind(id))
+        .await
 }
 
 /// Every active monitor the check engine runs (all types but PUSH), across workspaces, in id

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sqlx::FromRow;
 
-use super::Exec;
+use super::{Exec, Versioned};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct ProjectRow {
@@ -86,21 +86,20 @@ pub async fn update<'e>(
     p: &ProjectRow,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let mut sql = String::from(
-        "UPDATE projects SET name = $1, description = $2, updated_at = $3, version = version + 1 \
-         WHERE workspace_id = $4 AND id = $5",
-    );
-    sql.push_str(&super::version_clause(expected, 6));
-    let q = sqlx::query(&sql)
-        .bind(&p.name)
-        .bind(&p.description)
-        .bind(p.updated_at)
-        .bind(&p.workspace_id)
-        .bind(&p.id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "projects",
+        "name = $1, description = $2, updated_at = $3",
+        "workspace_id = $4 AND id = $5",
+        expected,
+    )
+    .run(e, |q| {
+        q.bind(&p.name)
+            .bind(&p.description)
+            .bind(p.updated_at)
+            .bind(&p.workspace_id)
+            .bind(&p.id)
+    })
+    .await
 }
 
 /// Bumps one project's `version` (checked when `expected` is given) because its membership is
@@ -112,15 +111,14 @@ pub async fn bump<'e>(
     now: i64,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let mut sql = String::from(
-        "UPDATE projects SET version = version + 1, updated_at = $1 WHERE workspace_id = $2 AND id = $3",
-    );
-    sql.push_str(&super::version_clause(expected, 4));
-    let q = sqlx::query(&sql).bind(now).bind(ws).bind(id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "projects",
+        "updated_at = $1",
+        "workspace_id = $2 AND id = $3",
+        expected,
+    )
+    .run(e, |q| q.bind(now).bind(ws).bind(id))
+    .await
 }
 
 /// Marks projects as changed (their membership moved): bumps `version` and `updated_at`.

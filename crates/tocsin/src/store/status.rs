@@ -26,10 +26,12 @@ pub fn from_text(t: &str) -> Result<Status, CorruptStatus> {
     t.parse().map_err(|_| CorruptStatus::Text(t.to_string()))
 }
 
-/// `heartbeats.status` of UP, DOWN and DEGRADED, for the aggregate queries that count them.
+/// `heartbeats.status` of UP, DOWN and DEGRADED, for the aggregate queries that count them,
+/// and of PENDING, which they leave out.
 pub const UP: i64 = code(Status::Up);
 pub const DOWN: i64 = code(Status::Down);
 pub const DEGRADED: i64 = code(Status::Degraded);
+pub const PENDING: i64 = code(Status::Pending);
 
 /// The stored code of a heartbeat's status (UP is 0, which SQLite stores in no bytes at all).
 pub const fn code(s: Status) -> i64 {

@@ -3,7 +3,7 @@
 
 use sqlx::FromRow;
 
-use super::Exec;
+use super::{Exec, Versioned};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct WorkspaceRow {
@@ -59,21 +59,20 @@ pub async fn update_settings<'e>(
     w: &WorkspaceRow,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let sql = format!(
-        "UPDATE workspaces SET name = $1, slug = $2, timezone = $3, updated_at = $4, version = version + 1 \
-         WHERE id = $5{}",
-        super::version_clause(expected, 6)
-    );
-    let q = sqlx::query(&sql)
-        .bind(&w.name)
-        .bind(&w.slug)
-        .bind(&w.timezone)
-        .bind(w.updated_at)
-        .bind(&w.id);
-    Ok(super::bind_version(q, expected)
-        .execute(e)
-        .await?
-        .rows_affected())
+    Versioned::update(
+        "workspaces",
+        "name = $1, slug = $2, timezone = $3, updated_at = $4",
+        "id = $5",
+        expected,
+    )
+    .run(e, |q| {
+        q.bind(&w.name)
+            .bind(&w.slug)
+            .bind(&w.timezone)
+            .bind(w.updated_at)
+            .bind(&w.id)
+    })
+    .await
 }
 
 #[derive(Debug, Clone, FromRow)]

@@ -139,11 +139,11 @@ async fn sign_in_sign_out_and_session() {
 }
 
 #[tokio::test]
-async fn sign_in_is_rate_limited_per_email_with_retry_after() {
+async fn failed_sign_ins_are_limited_per_email_and_address_with_retry_after() {
     let srv = TestServer::start().await;
     srv.sign_up("ada@example.com").await;
     let c = Client::new();
-    let limit = srv.state.config().rate_limits.sign_in_per_email;
+    let limit = srv.state.config().rate_limits.sign_in_failures_per_email_ip;
     for _ in 0..limit {
         let res = c
             .post(srv.url("/auth/sign-in/email"))

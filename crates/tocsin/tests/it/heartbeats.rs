@@ -972,3 +972,101 @@ async fn cycle_counters_are_written_with_their_heartbeats_and_only_while_active(
     .await;
     assert_eq!(beats, json!([]));
 }
+
+/// PENDING heartbeats (an on-demand check cancelled by a shutdown: no verdict) are stored and
+/// listed, but count in no figure: not in the hourly counts or latencies, not in uptime, and
+/// they neither end an outage nor hide the DOWN before a report's start.
+#[tokio::test]
+async fn pending_heartbeats_count_in_no_stats_uptime_or_outage() {
+    let (srv, _clock) = TestServer::with_clock(H + 30 * MIN).await;
+    let alice = srv.sign_up("alice@example.com").await;
+    let (mid, seq) = create_monitor(&srv, &alice.workspace_id).await;
+    crafted_history(&srv, &mid, seq).await;
+    let w = srv.state.heartbeats();
+    // Inside the first outage (DOWN from minute 20 to 29), and in quiet minutes.
+    for at in [25 * MIN + 30_000, 70 * MIN + 30_000, 130 * MIN + 30_000] {
+        w.submit(beat(
+            &mid,
+            seq,
+            H - 2 * HOUR + at,
+            "eu",
+            Status::Pending,
+            9_000.0,
+        ))
+        .await
+        .unwrap();
+    }
+    let rfc = tocsin::clock::rfc3339;
+    let listed = json_of(
+        alice
+            .call(
+                Method::GET,
+                &format!("/monitors/{mid}/heartbeats?status=PENDING"),
+                None,
+            )
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(listed.as_array().unwrap().len(), 3);
+
+    let stats = json_of(
+        alice
+            .call(Method::GET, &format!("/monitors/{mid}/stats/hourly"), None)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        stats[0],
+        json!({"bucket": rfc(H - 2 * HOUR), "totalChecks": 60, "upChecks": 40, "downChecks": 10,
+               "degradedChecks": 10, "avgLatency": 1.1, "maxLatency": 1.5, "minLatency": 1.0,
+               "p95Latency": 1.5})
+    );
+    assert_eq!(stats[1]["totalChecks"], json!(60));
+    assert_eq!(stats[2]["totalChecks"], json!(30));
+    let up = json_of(
+        alice
+            .call(Method::GET, &format!("/monitors/{mid}/uptime"), None)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(up["24h"], json!(90.0));
+
+    let rep = json_of(
+        alice
+            .call(
+                Method::GET,
+                &format!("/monitors/{mid}/report?from={}", rfc(H - 3 * HOUR)),
+                None,
+            )
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(rep["outages"], json!(2));
+    assert_eq!(rep["downtimeMs"], json!(15 * MIN));
+    assert_eq!(rep["totalChecks"], json!(150));
+    assert_eq!(rep["uptime"], json!(90.0));
+    assert_eq!(rep["p99Latency"], json!(1.5));
+
+    // A report starting just after the PENDING heartbeat inside the first outage: the monitor
+    // was DOWN before it (the PENDING one says nothing), so the outage counts from the start.
+    let from = H - 2 * HOUR + 25 * MIN + 45_000;
+    let to = H - 2 * HOUR + 102 * MIN + 30_000;
+    let rep = json_of(
+        alice
+            .call(
+                Method::GET,
+                &format!("/monitors/{mid}/report?from={}&to={}", rfc(from), rfc(to)),
+                None,
+            )
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(rep["outages"], json!(2));
+    assert_eq!(rep["downtimeMs"], json!(255_000 + 150_000));
+    srv.stop().await;
+}

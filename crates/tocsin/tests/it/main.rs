@@ -21,5 +21,7 @@ mod projects;
 mod push;
 mod push_binary;
 mod scheduler;
+mod shutdown_binary;
+mod sign_in_binary;
 mod smoke;
 mod workspace;

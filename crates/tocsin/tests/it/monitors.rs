@@ -1083,3 +1083,35 @@ async fn reserved_seqs_are_a_block_the_next_monitor_follows() {
     assert_eq!(after, block + 5);
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn pause_and_resume_are_version_locked() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("lock@example.com").await;
+    let m = create(&u, http_body("Web")).await;
+    let path = format!("/monitors/{}", m["id"].as_str().unwrap());
+    let post = |action: &str, version: &str| {
+        u.client
+            .post(srv.url(&format!("{path}/{action}")))
+            .header("If-Match", format!("\"{version}\""))
+            .send()
+    };
+    let res = post("pause", "1").await.unwrap();
+    assert_eq!(res.headers()["etag"], "\"2\"");
+    assert_eq!(json_of(res, 200).await["active"], false);
+    // Based on the read before the pause: stale.
+    expect_error(post("resume", "1").await.unwrap(), 409, "VERSION_CONFLICT").await;
+    let res = post("resume", "2").await.unwrap();
+    assert_eq!(res.headers()["etag"], "\"3\"");
+    assert_eq!(json_of(res, 200).await["active"], true);
+    // A stale delete leaves the monitor; a current one removes it.
+    let del = |version: &str| {
+        u.client
+            .delete(srv.url(&path))
+            .header("If-Match", format!("\"{version}\""))
+            .send()
+    };
+    expect_error(del("2").await.unwrap(), 409, "VERSION_CONFLICT").await;
+    assert_eq!(del("3").await.unwrap().status(), 204);
+    srv.stop().await;
+}

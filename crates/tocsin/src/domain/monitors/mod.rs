@@ -39,7 +39,9 @@
 //!   one, or whose probe does not answer in time, are skipped). Their results are stored as
 //!   heartbeats carrying the `correlationId` (`GET /monitors/{id}/heartbeats?correlationId=`)
 //!   but never step the state machine, so a manual check cannot page anyone or move the
-//!   status. Paused monitors may be checked this way (checking a target by hand is useful
+//!   status. A stopping server waits for accepted checks up to its shutdown grace and stores
+//!   those still running as PENDING heartbeats saying so ([`crate::monitoring::on_demand`]).
+//!   Paused monitors may be checked this way (checking a target by hand is useful
 //!   exactly while monitoring is off); PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
 //!
 //! Every committed write is audited in its transaction and announced on the monitor change
@@ -362,16 +364,26 @@ pub async fn check_now(
     }
     let correlation_id = new_id();
     let id = correlation_id.clone();
+    // Counted until it ends: a shutdown waits for it, or stores it as cancelled.
+    let checks = core.on_demand().clone();
+    let cancel = checks.cancellation();
     let core = core.clone();
-    tokio::spawn(async move {
+    checks.spawn(async move {
         let ran_at = core.clock().now_ms();
         // Regions without a live probe (or without an answer in time) are skipped, not failed.
         let runs = m.regions().into_iter().map(|region| {
-            let (core, m, id) = (&core, &m, &id);
+            let (core, m, id, cancel) = (&core, &m, &id, &cancel);
             async move {
                 let deadline = monitoring::scheduler::on_demand_deadline(m);
-                let outcome = monitoring::scheduler::check_in(core, m, &region, deadline).await?;
-                let hb = monitoring::cycle::heartbeat_of(m, &region, ran_at, &outcome, Some(id));
+                let hb = tokio::select! {
+                    outcome = monitoring::scheduler::check_in(core, m, &region, deadline) => {
+                        let outcome = outcome?;
+                        monitoring::cycle::heartbeat_of(m, &region, ran_at, &outcome, Some(id))
+                    }
+                    () = cancel.cancelled() => {
+                        monitoring::on_demand::cancelled_heartbeat(m, &region, ran_at, id)
+                    }
+                };
                 if let Err(e) = core.heartbeats().submit(hb).await {
                     tracing::warn!(monitor = %m.id, error = %e, "on-demand result not stored");
                 }
