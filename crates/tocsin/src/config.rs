@@ -48,7 +48,8 @@ pub struct ServeArgs {
     #[arg(long, env = "TOCSIN_SMTP_FROM")]
     pub smtp_from: Option<String>,
     /// Trust the first `X-Forwarded-For` hop as the client address (behind a reverse proxy).
-    #[arg(long, env = "TOCSIN_TRUST_FORWARDED_FOR")]
+    /// A plain flag; `--trust-forwarded-for false` turns off what the file turned on.
+    #[arg(long, env = "TOCSIN_TRUST_FORWARDED_FOR", num_args = 0..=1, default_missing_value = "true")]
     pub trust_forwarded_for: Option<bool>,
     /// The built-in probe's name (its region is always `local`).
     #[arg(long, env = "TOCSIN_PROBE_NAME")]
@@ -365,17 +366,38 @@ impl Config {
             .clone()
             .or(file.log_level)
             .unwrap_or_else(|| "info".into());
+        // A bare word is valid filter syntax (a target at every level), but as a setting it is
+        // nearly always a mistyped level: ask for `target=level` instead.
+        let levels = ["trace", "debug", "info", "warn", "error", "off"];
+        if let Some(word) = log_level.split(',').map(str::trim).find(|d| {
+            !d.is_empty()
+                && !d.contains(['=', '['])
+                && !levels.contains(&d.to_ascii_lowercase().as_str())
+        }) {
+            return Err(invalid(
+                "log-level",
+                format!("{word:?} is not a level: use trace, debug, info, warn, error or off, or target=level such as tocsin=debug"),
+            ));
+        }
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&log_level) {
+            return Err(invalid(
+                "log-level",
+                format!("{log_level:?} is not a log filter ({e}); use a level such as info, debug or warn, or a filter such as tocsin=debug"),
+            ));
+        }
         let smtp = match args.smtp_url.clone().or(file.smtp_url) {
             Some(url) => {
                 let parsed = Url::parse(&url).map_err(|e| invalid("smtp-url", e.to_string()))?;
                 if !matches!(parsed.scheme(), "smtp" | "smtps") {
                     return Err(invalid("smtp-url", "must start with smtp:// or smtps://"));
                 }
-                let from = args
-                    .smtp_from
-                    .clone()
-                    .or(file.smtp_from)
-                    .unwrap_or_else(|| "Tocsin <tocsin@localhost>".into());
+                // Mail from a made-up sender is refused or binned by most servers: ask for one.
+                let Some(from) = args.smtp_from.clone().or(file.smtp_from) else {
+                    return Err(invalid(
+                        "smtp-from",
+                        "is required with --smtp-url: the address emails come from, such as \"Tocsin <tocsin@example.com>\"",
+                    ));
+                };
                 if from.parse::<lettre::message::Mailbox>().is_err() {
                     return Err(invalid(
                         "smtp-from",
@@ -387,10 +409,25 @@ impl Config {
             None => None,
         };
         let plans = match file.plans {
-            Some(p) => Plans {
-                default: p.default.unwrap_or_else(|| DEFAULT_PLAN.into()),
-                quotas: p.quotas,
-            },
+            Some(p) => {
+                let default = p.default.unwrap_or_else(|| DEFAULT_PLAN.into());
+                if default != DEFAULT_PLAN && !p.quotas.contains_key(&default) {
+                    let defined: Vec<&str> = std::iter::once(DEFAULT_PLAN)
+                        .chain(p.quotas.keys().map(String::as_str))
+                        .collect();
+                    return Err(invalid(
+                        "plans.default",
+                        format!(
+                            "{default:?} is not a defined plan (defined: {}); add a [plans.quotas.{default}] table or name one of those",
+                            defined.join(", ")
+                        ),
+                    ));
+                }
+                Plans {
+                    default,
+                    quotas: p.quotas,
+                }
+            }
             None => Plans {
                 default: DEFAULT_PLAN.into(),
                 quotas: BTreeMap::new(),

@@ -71,6 +71,9 @@ pub enum StoreError {
     Sqlx(#[from] sqlx::Error),
     #[error(transparent)]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The database server did not answer (or refused us): where it was tried, and why.
+    #[error("could not connect to PostgreSQL at {0}: {1}")]
+    Unreachable(String, String),
     /// A command that works on an existing database found none.
     #[error("no Tocsin database at {0}; pass --data-dir or --database-url (or create one with `tocsin migrate`)")]
     NoDatabase(String),
@@ -108,11 +111,33 @@ impl Db {
                 })
             }
             Backend::Postgres => {
+                // One plain connection first: a pool that cannot connect only says it timed
+                // out, while this says why (refused, unknown host, bad password ...).
+                match tokio::time::timeout(
+                    CONNECT_TIMEOUT,
+                    <sqlx::AnyConnection as sqlx::Connection>::connect_with(&options),
+                )
+                .await
+                {
+                    Ok(Ok(conn)) => {
+                        let _ = sqlx::Connection::close(conn).await;
+                    }
+                    Ok(Err(e)) => {
+                        return Err(StoreError::Unreachable(endpoint(&url), e.to_string()))
+                    }
+                    Err(_) => {
+                        return Err(StoreError::Unreachable(
+                            endpoint(&url),
+                            format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+                        ))
+                    }
+                }
                 let pool = AnyPoolOptions::new()
                     .max_connections(16)
-                    .acquire_timeout(Duration::from_secs(10))
+                    .acquire_timeout(CONNECT_TIMEOUT)
                     .connect_with(options.clone())
-                    .await?;
+                    .await
+                    .map_err(|e| StoreError::Unreachable(endpoint(&url), e.to_string()))?;
                 // Two: one batch commits while the next one is being built.
                 let batch = AnyPoolOptions::new()
                     .max_connections(2)
@@ -236,6 +261,22 @@ impl Db {
         self.batch.close().await;
         self.write.close().await;
         self.read.close().await;
+    }
+}
+
+/// How long connecting to PostgreSQL may take before the server gives up.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `host:port/database` of a PostgreSQL URL, for messages (never the credentials).
+fn endpoint(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => format!(
+            "{}:{}{}",
+            u.host_str().unwrap_or("localhost"),
+            u.port().unwrap_or(5432),
+            u.path()
+        ),
+        Err(_) => "the given --database-url".to_string(),
     }
 }
 

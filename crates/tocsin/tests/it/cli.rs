@@ -365,3 +365,55 @@ async fn commands_on_an_installation_refuse_where_there_is_none_and_take_the_pas
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// `tocsin serve ARGS` with the given config file: must stop at once, naming `setting`.
+fn refuses(dir: &std::path::Path, toml: &str, args: &[&str], setting: &str) -> String {
+    std::fs::write(dir.join("bad.toml"), toml).unwrap();
+    let started = std::time::Instant::now();
+    let out = tocsin(dir)
+        .args(["serve", "--config", "bad.toml", "--data-dir", "data"])
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{args:?} {toml:?} started");
+    assert!(err.contains(setting), "{args:?} {toml:?}: {err}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{args:?}");
+    err
+}
+
+#[tokio::test]
+async fn settings_that_cannot_work_stop_the_server_naming_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    refuses(d, "", &["--log-level", "loud"], "log-level");
+    refuses(d, "[plans]\ndefault = \"gold\"\n", &[], "plans.default");
+    let err = refuses(d, "", &["--smtp-url", "smtp://127.0.0.1:2525"], "smtp-from");
+    assert!(err.contains("--smtp-url"), "{err}");
+    // An unreachable PostgreSQL: where it was tried and why, within the connect timeout.
+    let err = refuses(
+        d,
+        "",
+        &[
+            "--database-url",
+            "postgres://postgres:hunter2@127.0.0.1:1/tocsin",
+        ],
+        "127.0.0.1:1/tocsin",
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+    assert!(err.to_lowercase().contains("refused"), "{err}");
+
+    // `--trust-forwarded-for` is a plain flag.
+    let port = free_port();
+    let mut child = tocsin(d)
+        .args(["serve", "--data-dir", "data", "--trust-forwarded-for"])
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_ready(port).await;
+    let _ = child.kill();
+    let _ = child.wait();
+}
