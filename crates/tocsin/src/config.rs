@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use url::Url;
@@ -53,6 +54,26 @@ pub struct ServeArgs {
     /// The built-in probe's name (its region is always `local`).
     #[arg(long, env = "TOCSIN_PROBE_NAME")]
     pub probe_name: Option<String>,
+    /// Seconds a client has to send a request's headers, from connecting or from its first
+    /// byte after an idle keep-alive wait (default 10).
+    #[arg(long, env = "TOCSIN_HEADER_READ_TIMEOUT_SECONDS")]
+    pub header_read_timeout_seconds: Option<u64>,
+    /// Seconds a keep-alive connection may wait idle for its next request (default 60).
+    #[arg(long, env = "TOCSIN_IDLE_TIMEOUT_SECONDS")]
+    pub idle_timeout_seconds: Option<u64>,
+    /// Seconds a client has to send a whole request body (default 30).
+    #[arg(long, env = "TOCSIN_BODY_TIMEOUT_SECONDS")]
+    pub body_timeout_seconds: Option<u64>,
+    /// Open client connections, at most (default 10000; lowered to fit the descriptor limit).
+    #[arg(long, env = "TOCSIN_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Open connections per client IP, at most (default 1000; 0 for no per-IP share, e.g.
+    /// behind a reverse proxy, where every client shares the proxy's address).
+    #[arg(long, env = "TOCSIN_MAX_CONNECTIONS_PER_IP")]
+    pub max_connections_per_ip: Option<usize>,
+    /// Seconds in-flight requests get to finish after SIGTERM before they are cut (default 10).
+    #[arg(long, env = "TOCSIN_SHUTDOWN_GRACE_SECONDS")]
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 /// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
@@ -85,6 +106,12 @@ pub struct FileConfig {
     pub probe_name: Option<String>,
     /// Seconds between pings to each remote probe (default 10); three missed pings drop it.
     pub probe_ping_seconds: Option<u64>,
+    pub header_read_timeout_seconds: Option<u64>,
+    pub idle_timeout_seconds: Option<u64>,
+    pub body_timeout_seconds: Option<u64>,
+    pub max_connections: Option<usize>,
+    pub max_connections_per_ip: Option<usize>,
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -208,7 +235,33 @@ pub struct Config {
     pub probe_name: String,
     /// How often the server pings each remote probe.
     pub probe_ping_interval: std::time::Duration,
+    /// The time a client has to send a request head (from connecting, or from the first byte
+    /// after an idle keep-alive wait).
+    pub header_read_timeout: Duration,
+    /// How long a keep-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// The time a client has to send a whole request body.
+    pub body_timeout: Duration,
+    /// Open client connections, at most (before fitting the descriptor limit).
+    pub max_connections: usize,
+    /// Open connections per client address, at most; 0 for no per-address share.
+    pub max_connections_per_ip: usize,
+    /// How long in-flight requests (and on-demand checks) get to finish once shutdown begins.
+    pub shutdown_grace: Duration,
 }
+
+/// The connection settings' defaults: a request head is a few hundred bytes, so 10 s is
+/// generous even on a bad mobile link; 60 s of keep-alive outlasts a dashboard's polling
+/// interval; 30 s bounds a 1 MiB body at about 35 KB/s.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
+pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// A tenth of the global cap: one address cannot hold the server alone (ten are needed to
+/// fill it), while a browser opens about six connections and a busy office behind one NAT a
+/// few hundred.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 1_000;
+pub const DEFAULT_SHUTDOWN_GRACE_SECONDS: u64 = 10;
 
 /// Default of `probe_name`.
 pub const DEFAULT_PROBE_NAME: &str = "built-in";
@@ -410,6 +463,47 @@ impl Config {
                 "must be between 1 and 300 seconds",
             ));
         }
+        let header_read_timeout = seconds(
+            "header-read-timeout-seconds",
+            args.header_read_timeout_seconds
+                .or(file.header_read_timeout_seconds),
+            DEFAULT_HEADER_READ_TIMEOUT_SECONDS,
+        )?;
+        let idle_timeout = seconds(
+            "idle-timeout-seconds",
+            args.idle_timeout_seconds.or(file.idle_timeout_seconds),
+            DEFAULT_IDLE_TIMEOUT_SECONDS,
+        )?;
+        let body_timeout = seconds(
+            "body-timeout-seconds",
+            args.body_timeout_seconds.or(file.body_timeout_seconds),
+            DEFAULT_BODY_TIMEOUT_SECONDS,
+        )?;
+        let shutdown_grace = seconds(
+            "shutdown-grace-seconds",
+            args.shutdown_grace_seconds.or(file.shutdown_grace_seconds),
+            DEFAULT_SHUTDOWN_GRACE_SECONDS,
+        )?;
+        let max_connections = args
+            .max_connections
+            .or(file.max_connections)
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        if !(1..=10_000_000).contains(&max_connections) {
+            return Err(invalid(
+                "max-connections",
+                "must be between 1 and 10000000",
+            ));
+        }
+        let max_connections_per_ip = args
+            .max_connections_per_ip
+            .or(file.max_connections_per_ip)
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS_PER_IP);
+        if max_connections_per_ip > 10_000_000 {
+            return Err(invalid(
+                "max-connections-per-ip",
+                "must be between 0 (no per-address share) and 10000000",
+            ));
+        }
         Ok(Config {
             listen,
             data_dir,
@@ -431,6 +525,12 @@ impl Config {
             scheduler_enabled: file.scheduler.unwrap_or(true),
             probe_name: probe_name.trim().to_string(),
             probe_ping_interval: std::time::Duration::from_secs(probe_ping_seconds),
+            header_read_timeout,
+            idle_timeout,
+            body_timeout,
+            max_connections,
+            max_connections_per_ip,
+            shutdown_grace,
         })
     }
 
@@ -464,6 +564,17 @@ fn retention(setting: &'static str, value: Option<u32>, default: u32) -> Result<
     }
 }
 
+/// A whole number of seconds from 1 to a day.
+fn seconds(setting: &'static str, value: Option<u64>, default: u64) -> Result<Duration, ConfigError> {
+    match value.unwrap_or(default) {
+        s @ 1..=86_400 => Ok(Duration::from_secs(s)),
+        s => Err(invalid(
+            setting,
+            format!("{s} seconds: must be 1 to 86400"),
+        )),
+    }
+}
+
 fn unreachable_config() -> Config {
     // The defaults above always validate; this is only the type-level fallback.
     Config {
@@ -487,6 +598,12 @@ fn unreachable_config() -> Config {
         scheduler_enabled: true,
         probe_name: DEFAULT_PROBE_NAME.into(),
         probe_ping_interval: std::time::Duration::from_secs(DEFAULT_PROBE_PING_SECONDS),
+        header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECONDS),
+        idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS),
+        body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECONDS),
+        max_connections: DEFAULT_MAX_CONNECTIONS,
+        max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+        shutdown_grace: Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
     }
 }
 
@@ -568,5 +685,43 @@ mod tests {
         std::fs::write(&file, "lisen = \"x\"\n").unwrap();
         args.listen = None;
         assert!(Config::resolve(&args).is_err());
+    }
+
+    #[test]
+    fn connection_settings_default_flag_over_file_and_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        let mut args = ServeArgs::default();
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.header_read_timeout, Duration::from_secs(10));
+        assert_eq!(c.idle_timeout, Duration::from_secs(60));
+        assert_eq!(c.body_timeout, Duration::from_secs(30));
+        assert_eq!(c.shutdown_grace, Duration::from_secs(10));
+        assert_eq!((c.max_connections, c.max_connections_per_ip), (10_000, 1_000));
+        std::fs::write(
+            &file,
+            "header_read_timeout_seconds = 2\nidle_timeout_seconds = 3\nbody_timeout_seconds = 4\n\
+             max_connections = 50\nmax_connections_per_ip = 0\nshutdown_grace_seconds = 5\n",
+        )
+        .unwrap();
+        args.store.config = Some(file.clone());
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.header_read_timeout, Duration::from_secs(2));
+        assert_eq!(c.idle_timeout, Duration::from_secs(3));
+        assert_eq!(c.body_timeout, Duration::from_secs(4));
+        assert_eq!(c.shutdown_grace, Duration::from_secs(5));
+        assert_eq!((c.max_connections, c.max_connections_per_ip), (50, 0));
+        args.shutdown_grace_seconds = Some(1);
+        args.max_connections = Some(7);
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.shutdown_grace, Duration::from_secs(1));
+        assert_eq!(c.max_connections, 7);
+        args.header_read_timeout_seconds = Some(0);
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("header-read-timeout-seconds"), "{err}");
+        args.header_read_timeout_seconds = None;
+        args.max_connections = Some(0);
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("max-connections"), "{err}");
     }
 }

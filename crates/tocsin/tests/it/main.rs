@@ -10,6 +10,7 @@ mod cluster;
 mod common;
 mod contract;
 mod cycle_events;
+mod hardening;
 mod heartbeats;
 mod layers;
 mod monitor_list;
