@@ -12,7 +12,7 @@
 use crate::common;
 
 use std::net::{IpAddr, SocketAddr};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::binary::{free_port, signal, tocsin, wait_exit, wait_ready, BIN};
@@ -24,22 +24,29 @@ struct Server {
     child: Option<Child>,
     port: u16,
     log: std::path::PathBuf,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Server {
     /// `tocsin serve` with `args`, optionally under a shell `ulimit` (e.g. `-Sn 256`).
     async fn start(args: &[&str], ulimit: Option<&str>) -> Server {
         let dir = tempfile::tempdir().unwrap();
+        let mut srv = Server::start_in(dir.path(), args, ulimit).await;
+        srv._dir = Some(dir);
+        srv
+    }
+
+    /// Serves the data under `dir`, which the caller keeps.
+    async fn start_in(dir: &std::path::Path, args: &[&str], ulimit: Option<&str>) -> Server {
         let port = free_port();
-        let log = dir.path().join("server.log");
+        let log = dir.join(format!("server-{port}.log"));
         let listen = format!("127.0.0.1:{port}");
         let mut all = vec!["serve", "--data-dir", "data", "--listen", &listen];
         all.extend_from_slice(args);
         let stderr = std::fs::File::create(&log).unwrap();
         let stdout = stderr.try_clone().unwrap();
         let child = match ulimit {
-            None => tocsin(dir.path())
+            None => tocsin(dir)
                 .args(&all)
                 .stdout(stdout)
                 .stderr(stderr)
@@ -47,7 +54,7 @@ impl Server {
                 .unwrap(),
             // `exec` keeps the pid: signals and /proc reach the server itself.
             Some(limit) => std::process::Command::new("sh")
-                .current_dir(dir.path())
+                .current_dir(dir)
                 .env_remove("TOCSIN_DATABASE_URL")
                 .env_remove("TOCSIN_LISTEN")
                 .env_remove("TOCSIN_DATA_DIR")
@@ -65,7 +72,7 @@ impl Server {
             child: Some(child),
             port,
             log,
-            _dir: dir,
+            _dir: None,
         }
     }
 
@@ -404,6 +411,80 @@ async fn sigterm_finishes_requests_in_flight_and_cuts_stalled_ones_after_the_gra
     assert!(took < Duration::from_secs(5), "exit took {took:?}");
     read_until_closed(&mut short, Duration::from_secs(1)).await;
     read_until_closed(&mut partial, Duration::from_secs(1)).await;
+}
+
+fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = tocsin(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn once_sigterm_arrives_the_push_watcher_marks_nothing_down() {
+    let dir = tempfile::tempdir().unwrap();
+    run_ok(dir.path(), &["migrate", "--data-dir", "data"]);
+    let email = "cron@example.com";
+    run_ok(
+        dir.path(),
+        &["user", "create", "--email", email, "--password", "correct horse battery", "--data-dir", "data"],
+    );
+    let token = run_ok(
+        dir.path(),
+        &["token", "create", "--email", email, "--permissions", "monitors:read,monitors:write", "--data-dir", "data"],
+    )
+    .trim()
+    .to_string();
+    std::fs::write(dir.path().join("serve.toml"), "min_interval_seconds = 1\n").unwrap();
+    std::fs::write(
+        dir.path().join("read.toml"),
+        "min_interval_seconds = 1\nscheduler = false\n",
+    )
+    .unwrap();
+    let mut srv = Server::start_in(
+        dir.path(),
+        &["--config", "serve.toml", "--shutdown-grace-seconds", "3", "--header-read-timeout-seconds", "60"],
+        None,
+    )
+    .await;
+    let base = format!("http://127.0.0.1:{}", srv.port);
+    let client = reqwest::Client::new();
+    let m: Value = client
+        .post(format!("{base}/monitors"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"name": "job", "type": "PUSH", "interval": 1, "gracePeriod": 0}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = m["id"].as_str().unwrap().to_string();
+    let push_token = m["pushToken"].as_str().unwrap();
+    let res = client.post(format!("{base}/push/{push_token}")).send().await.unwrap();
+    assert_eq!(res.status(), 202);
+    // A client holds the server in its grace past the monitor's deadline (1 s after the push).
+    let mut partial = TcpStream::connect(srv.addr()).await.unwrap();
+    partial.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+    let child = srv.child.take().unwrap();
+    signal(&child, "-TERM");
+    let status = tokio::task::spawn_blocking(move || wait_exit(child)).await.unwrap();
+    assert!(status.success(), "{}", srv.log());
+    let log = srv.log();
+    drop(partial);
+
+    // Read back with the scheduler off: still UP, no missed push recorded.
+    let srv = Server::start_in(dir.path(), &["--config", "read.toml"], None)
+    .await;
+    let m: Value = client
+        .get(format!("http://127.0.0.1:{}/monitors/{id}", srv.port))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(m["status"], "UP", "{m}\n{log}");
 }
 
 // ---------------------------------------------------------------------------------------------
