@@ -489,10 +489,7 @@ impl Config {
             .or(file.max_connections)
             .unwrap_or(DEFAULT_MAX_CONNECTIONS);
         if !(1..=10_000_000).contains(&max_connections) {
-            return Err(invalid(
-                "max-connections",
-                "must be between 1 and 10000000",
-            ));
+            return Err(invalid("max-connections", "must be between 1 and 10000000"));
         }
         let max_connections_per_ip = args
             .max_connections_per_ip
@@ -565,13 +562,14 @@ fn retention(setting: &'static str, value: Option<u32>, default: u32) -> Result<
 }
 
 /// A whole number of seconds from 1 to a day.
-fn seconds(setting: &'static str, value: Option<u64>, default: u64) -> Result<Duration, ConfigError> {
+fn seconds(
+    setting: &'static str,
+    value: Option<u64>,
+    default: u64,
+) -> Result<Duration, ConfigError> {
     match value.unwrap_or(default) {
         s @ 1..=86_400 => Ok(Duration::from_secs(s)),
-        s => Err(invalid(
-            setting,
-            format!("{s} seconds: must be 1 to 86400"),
-        )),
+        s => Err(invalid(setting, format!("{s} seconds: must be 1 to 86400"))),
     }
 }
 
@@ -697,7 +695,10 @@ mod tests {
         assert_eq!(c.idle_timeout, Duration::from_secs(60));
         assert_eq!(c.body_timeout, Duration::from_secs(30));
         assert_eq!(c.shutdown_grace, Duration::from_secs(10));
-        assert_eq!((c.max_connections, c.max_connections_per_ip), (10_000, 1_000));
+        assert_eq!(
+            (c.max_connections, c.max_connections_per_ip),
+            (10_000, 1_000)
+        );
         std::fs::write(
             &file,
             "header_read_timeout_seconds = 2\nidle_timeout_seconds = 3\nbody_timeout_seconds = 4\n\

@@ -48,8 +48,7 @@ pub async fn run(
     let workers = spawn_workers(state.core(), &state, cancel.clone(), judging.clone());
     let app = crate::http::router(state.clone());
     let addr = listener.local_addr()?;
-    let options =
-        crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
+    let options = crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
     tracing::info!(%addr, backend = ?state.db().backend(), max_connections = options.max_connections, "tocsin listening");
     let stop_judging = judging.clone();
     let shutdown = async move {

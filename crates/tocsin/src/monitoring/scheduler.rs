@@ -365,7 +365,10 @@ pub async fn run(state: Core, cancel: CancellationToken) {
     // but do not let a slow target hold shutdown hostage: what is still running after the
     // grace period is abandoned (its cycle is simply not recorded).
     let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(state.config().shutdown_grace, drain).await.is_err() {
+    if tokio::time::timeout(state.config().shutdown_grace, drain)
+        .await
+        .is_err()
+    {
         tracing::warn!("checks still running at shutdown were abandoned");
         tasks.abort_all();
     }

@@ -111,9 +111,7 @@ impl Drop for Server {
 /// several client addresses can be had on one machine.
 async fn connect_from(ip: [u8; 4], to: SocketAddr) -> TcpStream {
     let socket = TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::new(IpAddr::from(ip), 0))
-        .unwrap();
+    socket.bind(SocketAddr::new(IpAddr::from(ip), 0)).unwrap();
     socket.connect(to).await.unwrap()
 }
 
@@ -133,7 +131,10 @@ async fn read_until_closed(s: &mut TcpStream, limit: Duration) -> (String, Durat
             Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
         }
     }
-    (String::from_utf8_lossy(&got).into_owned(), started.elapsed())
+    (
+        String::from_utf8_lossy(&got).into_owned(),
+        started.elapsed(),
+    )
 }
 
 /// True if the server has not closed the connection within `wait`.
@@ -162,7 +163,12 @@ fn status_of(response: &str) -> u16 {
 #[tokio::test]
 async fn silent_and_slow_header_connections_are_closed_after_the_header_read_timeout() {
     let srv = Server::start(
-        &["--header-read-timeout-seconds", "1", "--idle-timeout-seconds", "30"],
+        &[
+            "--header-read-timeout-seconds",
+            "1",
+            "--idle-timeout-seconds",
+            "30",
+        ],
         None,
     )
     .await;
@@ -170,20 +176,31 @@ async fn silent_and_slow_header_connections_are_closed_after_the_header_read_tim
     let mut slow = TcpStream::connect(srv.addr()).await.unwrap();
     // Slowloris: a header line every 200 ms, never the blank line that ends the head.
     let dribble = async {
-        slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+        slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+            .await
+            .unwrap();
         let started = Instant::now();
         let mut i = 0;
         loop {
             tokio::time::sleep(Duration::from_millis(200)).await;
             i += 1;
-            if slow.write_all(format!("x-{i}: y\r\n").as_bytes()).await.is_err() {
+            if slow
+                .write_all(format!("x-{i}: y\r\n").as_bytes())
+                .await
+                .is_err()
+            {
                 return started.elapsed();
             }
-            assert!(started.elapsed() < Duration::from_secs(6), "slow head never cut off");
+            assert!(
+                started.elapsed() < Duration::from_secs(6),
+                "slow head never cut off"
+            );
         }
     };
-    let (slow_cut, (_, silent_cut)) =
-        tokio::join!(dribble, read_until_closed(&mut silent, Duration::from_secs(6)));
+    let (slow_cut, (_, silent_cut)) = tokio::join!(
+        dribble,
+        read_until_closed(&mut silent, Duration::from_secs(6))
+    );
     assert!(silent_cut >= Duration::from_millis(900), "{silent_cut:?}");
     assert!(silent_cut < Duration::from_secs(3), "{silent_cut:?}");
     assert!(slow_cut < Duration::from_secs(4), "{slow_cut:?}");
@@ -194,12 +211,19 @@ async fn silent_and_slow_header_connections_are_closed_after_the_header_read_tim
 #[tokio::test]
 async fn a_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_header_one() {
     let srv = Server::start(
-        &["--header-read-timeout-seconds", "1", "--idle-timeout-seconds", "3"],
+        &[
+            "--header-read-timeout-seconds",
+            "1",
+            "--idle-timeout-seconds",
+            "3",
+        ],
         None,
     )
     .await;
     let mut s = TcpStream::connect(srv.addr()).await.unwrap();
-    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n").await.unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
     let mut buf = vec![0u8; 4096];
     let n = s.read(&mut buf).await.unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
@@ -207,12 +231,17 @@ async fn a_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_header
     // Past the header-read timeout, the idle connection is still there ...
     assert!(still_open(&mut s, Duration::from_millis(2_000)).await);
     // ... and usable.
-    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n").await.unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
     let n = s.read(&mut buf).await.unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
     let idle_from_2 = Instant::now();
     let (_, waited) = read_until_closed(&mut s, Duration::from_secs(8)).await;
-    assert!(waited >= Duration::from_millis(2_800), "closed after {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(2_800),
+        "closed after {waited:?}"
+    );
     assert!(idle_from.elapsed() >= idle_from_2.elapsed());
 }
 
@@ -237,7 +266,10 @@ async fn a_stalled_or_dribbling_body_gets_408_request_timeout_and_the_connection
     });
     let (text, took) = read_until_closed(&mut stalled, Duration::from_secs(5)).await;
     assert_eq!(status_of(&text), 408, "{text}");
-    assert!(text.to_ascii_lowercase().contains("connection: close"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
     assert_eq!(envelope_of(&text)["code"], "REQUEST_TIMEOUT");
     assert!(took < Duration::from_secs(3), "{took:?}");
     let mut got = Vec::new();
@@ -284,7 +316,10 @@ async fn connections_over_an_address_share_or_the_cap_are_refused_at_once() {
         if srv.healthz_from([127, 0, 0, 1]).await.is_ok() {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(3), "place never freed");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "place never freed"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     for s in &mut held {
@@ -415,7 +450,11 @@ async fn sigterm_finishes_requests_in_flight_and_cuts_stalled_ones_after_the_gra
 
 fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
     let out = tocsin(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -426,11 +465,29 @@ async fn once_sigterm_arrives_the_push_watcher_marks_nothing_down() {
     let email = "cron@example.com";
     run_ok(
         dir.path(),
-        &["user", "create", "--email", email, "--password", "correct horse battery", "--data-dir", "data"],
+        &[
+            "user",
+            "create",
+            "--email",
+            email,
+            "--password",
+            "correct horse battery",
+            "--data-dir",
+            "data",
+        ],
     );
     let token = run_ok(
         dir.path(),
-        &["token", "create", "--email", email, "--permissions", "monitors:read,monitors:write", "--data-dir", "data"],
+        &[
+            "token",
+            "create",
+            "--email",
+            email,
+            "--permissions",
+            "monitors:read,monitors:write",
+            "--data-dir",
+            "data",
+        ],
     )
     .trim()
     .to_string();
@@ -442,7 +499,14 @@ async fn once_sigterm_arrives_the_push_watcher_marks_nothing_down() {
     .unwrap();
     let mut srv = Server::start_in(
         dir.path(),
-        &["--config", "serve.toml", "--shutdown-grace-seconds", "3", "--header-read-timeout-seconds", "60"],
+        &[
+            "--config",
+            "serve.toml",
+            "--shutdown-grace-seconds",
+            "3",
+            "--header-read-timeout-seconds",
+            "60",
+        ],
         None,
     )
     .await;
@@ -460,21 +524,29 @@ async fn once_sigterm_arrives_the_push_watcher_marks_nothing_down() {
         .unwrap();
     let id = m["id"].as_str().unwrap().to_string();
     let push_token = m["pushToken"].as_str().unwrap();
-    let res = client.post(format!("{base}/push/{push_token}")).send().await.unwrap();
+    let res = client
+        .post(format!("{base}/push/{push_token}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 202);
     // A client holds the server in its grace past the monitor's deadline (1 s after the push).
     let mut partial = TcpStream::connect(srv.addr()).await.unwrap();
-    partial.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+    partial
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        .await
+        .unwrap();
     let child = srv.child.take().unwrap();
     signal(&child, "-TERM");
-    let status = tokio::task::spawn_blocking(move || wait_exit(child)).await.unwrap();
+    let status = tokio::task::spawn_blocking(move || wait_exit(child))
+        .await
+        .unwrap();
     assert!(status.success(), "{}", srv.log());
     let log = srv.log();
     drop(partial);
 
     // Read back with the scheduler off: still UP, no missed push recorded.
-    let srv = Server::start_in(dir.path(), &["--config", "read.toml"], None)
-    .await;
+    let srv = Server::start_in(dir.path(), &["--config", "read.toml"], None).await;
     let m: Value = client
         .get(format!("http://127.0.0.1:{}/monitors/{id}", srv.port))
         .bearer_auth(&token)
@@ -493,11 +565,19 @@ async fn once_sigterm_arrives_the_push_watcher_marks_nothing_down() {
 #[tokio::test]
 async fn refusals_hyper_writes_itself_carry_the_error_envelope() {
     let srv = Server::start(&[], None).await;
-    let long_path = format!("GET /{} HTTP/1.1\r\nhost: x\r\n\r\n", "a".repeat(100 * 1024));
-    let big_header = format!("GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: {}\r\n\r\n", "b".repeat(1024 * 1024));
+    let long_path = format!(
+        "GET /{} HTTP/1.1\r\nhost: x\r\n\r\n",
+        "a".repeat(100 * 1024)
+    );
+    let big_header = format!(
+        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: {}\r\n\r\n",
+        "b".repeat(1024 * 1024)
+    );
     let many_headers = format!(
         "GET /healthz HTTP/1.1\r\nhost: x\r\n{}\r\n",
-        (0..200).map(|i| format!("x-h{i}: v\r\n")).collect::<String>()
+        (0..200)
+            .map(|i| format!("x-h{i}: v\r\n"))
+            .collect::<String>()
     );
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
         ("100 KB path", long_path.into_bytes(), 414, "URI_TOO_LONG"),
@@ -549,7 +629,8 @@ async fn refusals_hyper_writes_itself_carry_the_error_envelope() {
         let text = String::from_utf8_lossy(&got);
         assert_eq!(status_of(&text), status, "{what}: {text}");
         assert!(
-            text.to_ascii_lowercase().contains("content-type: application/json"),
+            text.to_ascii_lowercase()
+                .contains("content-type: application/json"),
             "{what}: {text}"
         );
         let env = envelope_of(&text);

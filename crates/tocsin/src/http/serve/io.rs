@@ -176,7 +176,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(v["code"], "HEADERS_TOO_LARGE");
         assert_eq!(v["statusCode"], 431);
-        for (status, code) in [("400 Bad Request", "BAD_REQUEST"), ("414 URI Too Long", "URI_TOO_LONG")] {
+        for (status, code) in [
+            ("400 Bad Request", "BAD_REQUEST"),
+            ("414 URI Too Long", "URI_TOO_LONG"),
+        ] {
             let raw = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
             let out = String::from_utf8(with_envelope(raw.as_bytes()).unwrap()).unwrap();
             assert!(out.contains(code), "{out}");
@@ -185,6 +188,8 @@ mod tests {
         assert!(with_envelope(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 12\r\n\r\n").is_none());
         assert!(with_envelope(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n").is_none());
         assert!(with_envelope(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").is_none());
-        assert!(with_envelope(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n{}").is_none());
+        assert!(
+            with_envelope(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n{}").is_none()
+        );
     }
 }

@@ -269,16 +269,18 @@ impl AcceptBackoff {
         use std::io::ErrorKind;
         if matches!(
             e.kind(),
-            ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset | ErrorKind::ConnectionRefused
+            ErrorKind::ConnectionAborted
+                | ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionRefused
         ) {
             return;
         }
         metrics::counter!("http_accept_errors_total").increment(1);
         self.log
             .note(|n| tracing::error!(error = %e, errors = n, "accept failed; backing off"));
-        let delay = self
-            .delay
-            .map_or(Duration::from_millis(5), |d| (d * 2).min(Duration::from_secs(1)));
+        let delay = self.delay.map_or(Duration::from_millis(5), |d| {
+            (d * 2).min(Duration::from_secs(1))
+        });
         self.delay = Some(delay);
         tokio::time::sleep(delay).await;
     }
