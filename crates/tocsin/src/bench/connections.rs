@@ -62,9 +62,17 @@ impl Hold {
                 rt.block_on(async move {
                     let mut tasks = tokio::task::JoinSet::new();
                     for i in 0..idle + slowloris {
-                        let from = IpAddr::from([127, 0, 0, 10 + (i % HOSTILE_ADDRESSES as usize) as u8]);
+                        let from =
+                            IpAddr::from([127, 0, 0, 10 + (i % HOSTILE_ADDRESSES as usize) as u8]);
                         let slow = i >= idle;
-                        tasks.spawn(hold_one(server, from, slow, s.clone(), t.clone(), o.clone()));
+                        tasks.spawn(hold_one(
+                            server,
+                            from,
+                            slow,
+                            s.clone(),
+                            t.clone(),
+                            o.clone(),
+                        ));
                         // Spread the connects so the accept queue does not overflow.
                         if i % 200 == 199 {
                             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -126,7 +134,10 @@ async fn hold_one(
         let mut got = [0u8; 64];
         let closed = async {
             if slow {
-                if s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n").await.is_err() {
+                if s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+                    .await
+                    .is_err()
+                {
                     return 0;
                 }
                 let mut line = 0u64;
@@ -253,7 +264,8 @@ async fn probe(server: SocketAddr, stop: CancellationToken) -> (Vec<Duration>, u
 
 /// One `GET /healthz` on `s`; the connection back if the answer was a whole 200.
 async fn one_healthz(mut s: TcpStream) -> anyhow::Result<TcpStream> {
-    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: bench\r\n\r\n").await?;
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: bench\r\n\r\n")
+        .await?;
     let mut buf = Vec::with_capacity(512);
     let mut chunk = [0u8; 512];
     loop {

@@ -580,11 +580,7 @@ impl Session<'_> {
                     held,
                     open_at_start,
                     status_changes: events_after - events_before,
-                    header_read_timeout_secs: self
-                        .state
-                        .config()
-                        .header_read_timeout
-                        .as_secs_f64(),
+                    header_read_timeout_secs: self.state.config().header_read_timeout.as_secs_f64(),
                 },
             ))
         })();
