@@ -1,6 +1,6 @@
 //! The hostile clients of the `connections` scenario: idle connections that never send a
 //! byte and slowloris ones that send a header line a second and never finish their head, each
-//! reconnecting as soon as the server closes it (as an attacker would), from several loopback
+//! reconnecting as soon as the server closes it (a client set on holding connections would), from several loopback
 //! addresses so no single one passes the per-address share; and a prober timing `GET /healthz`
 //! from another address meanwhile. Both run on their own thread and runtime, so their work is
 //! not scheduled on (or measured as) the server's.

@@ -1,6 +1,6 @@
 //! What one connection is doing, and when it has waited too long. hyper 1's HTTP/1
 //! `header_read_timeout` starts whenever the connection waits for a request head, so it is
-//! also the keep-alive idle timeout: one value for two jobs (a slow head is an attack, a quiet
+//! also the keep-alive idle timeout: one value for two jobs (a slow head is hostile, a quiet
 //! keep-alive connection is a browser), and nothing at all for HTTP/2. So the connection's
 //! phases are tracked here and its watchdog ([`Activity::expired`]) closes it:
 //!
