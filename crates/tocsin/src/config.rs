@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use url::Url;
@@ -57,7 +58,24 @@ pub struct ServeArgs {
     /// A bearer token `/metrics` then requires (it lists monitor names); open when unset.
     #[arg(long, env = "TOCSIN_METRICS_TOKEN")]
     pub metrics_token: Option<String>,
-    /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
+    /// Seconds a client has to send a request's headers, from connecting or from its first
+    /// byte after an idle keep-alive wait (default 10).
+    #[arg(long, env = "TOCSIN_HEADER_READ_TIMEOUT_SECONDS")]
+    pub header_read_timeout_seconds: Option<u64>,
+    /// Seconds a keep-alive connection may wait idle for its next request (default 60).
+    #[arg(long, env = "TOCSIN_IDLE_TIMEOUT_SECONDS")]
+    pub idle_timeout_seconds: Option<u64>,
+    /// Seconds a client has to send a whole request body (default 30).
+    #[arg(long, env = "TOCSIN_BODY_TIMEOUT_SECONDS")]
+    pub body_timeout_seconds: Option<u64>,
+    /// Open client connections, at most (default 10000; lowered to fit the descriptor limit).
+    #[arg(long, env = "TOCSIN_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Open connections per client IP, at most (default 1000; 0 for no per-IP share, e.g.
+    /// behind a reverse proxy, where every client shares the proxy's address).
+    #[arg(long, env = "TOCSIN_MAX_CONNECTIONS_PER_IP")]
+    pub max_connections_per_ip: Option<usize>,
+    /// Seconds in-flight requests get to finish after SIGTERM before they are cut (default 10).
     #[arg(long, env = "TOCSIN_SHUTDOWN_GRACE_SECONDS")]
     pub shutdown_grace_seconds: Option<u64>,
 }
@@ -94,6 +112,11 @@ pub struct FileConfig {
     pub probe_ping_seconds: Option<u64>,
     /// A bearer token `/metrics` then requires.
     pub metrics_token: Option<String>,
+    pub header_read_timeout_seconds: Option<u64>,
+    pub idle_timeout_seconds: Option<u64>,
+    pub body_timeout_seconds: Option<u64>,
+    pub max_connections: Option<usize>,
+    pub max_connections_per_ip: Option<usize>,
     /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
     pub shutdown_grace_seconds: Option<u64>,
 }
@@ -238,10 +261,32 @@ pub struct Config {
     pub probe_ping_interval: std::time::Duration,
     /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
     pub metrics_token: Option<String>,
-    /// How long a stopping server waits for accepted on-demand checks before cancelling
-    /// them (see `monitoring::on_demand`).
-    pub shutdown_grace: std::time::Duration,
+    /// The time a client has to send a request head (from connecting, or from the first byte
+    /// after an idle keep-alive wait).
+    pub header_read_timeout: Duration,
+    /// How long a keep-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// The time a client has to send a whole request body.
+    pub body_timeout: Duration,
+    /// Open client connections, at most (before fitting the descriptor limit).
+    pub max_connections: usize,
+    /// Open connections per client address, at most; 0 for no per-address share.
+    pub max_connections_per_ip: usize,
+    /// How long in-flight requests (and on-demand checks) get to finish once shutdown begins.
+    pub shutdown_grace: Duration,
 }
+
+/// The connection settings' defaults: a request head is a few hundred bytes, so 10 s is
+/// generous even on a bad mobile link; 60 s of keep-alive outlasts a dashboard's polling
+/// interval; 30 s bounds a 1 MiB body at about 35 KB/s.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
+pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// A tenth of the global cap: one address cannot hold the server alone (ten are needed to
+/// fill it), while a browser opens about six connections and a busy office behind one NAT a
+/// few hundred.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 1_000;
 
 /// Default of `probe_name`.
 pub const DEFAULT_PROBE_NAME: &str = "built-in";
@@ -482,14 +527,51 @@ impl Config {
                 "must be between 1 and 300 seconds",
             ));
         }
-        let shutdown_grace_seconds = args
+        let header_read_timeout = seconds(
+            "header-read-timeout-seconds",
+            args.header_read_timeout_seconds
+                .or(file.header_read_timeout_seconds),
+            DEFAULT_HEADER_READ_TIMEOUT_SECONDS,
+        )?;
+        let idle_timeout = seconds(
+            "idle-timeout-seconds",
+            args.idle_timeout_seconds.or(file.idle_timeout_seconds),
+            DEFAULT_IDLE_TIMEOUT_SECONDS,
+        )?;
+        let body_timeout = seconds(
+            "body-timeout-seconds",
+            args.body_timeout_seconds.or(file.body_timeout_seconds),
+            DEFAULT_BODY_TIMEOUT_SECONDS,
+        )?;
+        // 0 is allowed: stop at once, cancelling (and recording) what is in flight.
+        let shutdown_grace = match args
             .shutdown_grace_seconds
             .or(file.shutdown_grace_seconds)
-            .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECONDS);
-        if shutdown_grace_seconds > 3600 {
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECONDS)
+        {
+            s @ 0..=3600 => Duration::from_secs(s),
+            s => {
+                return Err(invalid(
+                    "shutdown-grace-seconds",
+                    format!("{s} seconds: must be 0 to 3600"),
+                ))
+            }
+        };
+        let max_connections = args
+            .max_connections
+            .or(file.max_connections)
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        if !(1..=10_000_000).contains(&max_connections) {
+            return Err(invalid("max-connections", "must be between 1 and 10000000"));
+        }
+        let max_connections_per_ip = args
+            .max_connections_per_ip
+            .or(file.max_connections_per_ip)
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS_PER_IP);
+        if max_connections_per_ip > 10_000_000 {
             return Err(invalid(
-                "shutdown-grace-seconds",
-                "must be between 0 and 3600 seconds",
+                "max-connections-per-ip",
+                "must be between 0 (no per-address share) and 10000000",
             ));
         }
         Ok(Config {
@@ -518,7 +600,12 @@ impl Config {
                 .clone()
                 .or(file.metrics_token)
                 .filter(|t| !t.trim().is_empty()),
-            shutdown_grace: std::time::Duration::from_secs(shutdown_grace_seconds),
+            header_read_timeout,
+            idle_timeout,
+            body_timeout,
+            max_connections,
+            max_connections_per_ip,
+            shutdown_grace,
         })
     }
 
@@ -552,6 +639,18 @@ fn retention(setting: &'static str, value: Option<u32>, default: u32) -> Result<
     }
 }
 
+/// A whole number of seconds from 1 to a day.
+fn seconds(
+    setting: &'static str,
+    value: Option<u64>,
+    default: u64,
+) -> Result<Duration, ConfigError> {
+    match value.unwrap_or(default) {
+        s @ 1..=86_400 => Ok(Duration::from_secs(s)),
+        s => Err(invalid(setting, format!("{s} seconds: must be 1 to 86400"))),
+    }
+}
+
 fn unreachable_config() -> Config {
     // The defaults above always validate; this is only the type-level fallback.
     Config {
@@ -576,7 +675,12 @@ fn unreachable_config() -> Config {
         probe_name: DEFAULT_PROBE_NAME.into(),
         probe_ping_interval: std::time::Duration::from_secs(DEFAULT_PROBE_PING_SECONDS),
         metrics_token: None,
-        shutdown_grace: std::time::Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
+        header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECONDS),
+        idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS),
+        body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECONDS),
+        max_connections: DEFAULT_MAX_CONNECTIONS,
+        max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+        shutdown_grace: Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
     }
 }
 
@@ -684,5 +788,46 @@ mod tests {
         std::fs::write(&file, "lisen = \"x\"\n").unwrap();
         args.listen = None;
         assert!(Config::resolve(&args).is_err());
+    }
+
+    #[test]
+    fn connection_settings_default_flag_over_file_and_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        let mut args = ServeArgs::default();
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.header_read_timeout, Duration::from_secs(10));
+        assert_eq!(c.idle_timeout, Duration::from_secs(60));
+        assert_eq!(c.body_timeout, Duration::from_secs(30));
+        assert_eq!(c.shutdown_grace, Duration::from_secs(10));
+        assert_eq!(
+            (c.max_connections, c.max_connections_per_ip),
+            (10_000, 1_000)
+        );
+        std::fs::write(
+            &file,
+            "header_read_timeout_seconds = 2\nidle_timeout_seconds = 3\nbody_timeout_seconds = 4\n\
+             max_connections = 50\nmax_connections_per_ip = 0\nshutdown_grace_seconds = 5\n",
+        )
+        .unwrap();
+        args.store.config = Some(file.clone());
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.header_read_timeout, Duration::from_secs(2));
+        assert_eq!(c.idle_timeout, Duration::from_secs(3));
+        assert_eq!(c.body_timeout, Duration::from_secs(4));
+        assert_eq!(c.shutdown_grace, Duration::from_secs(5));
+        assert_eq!((c.max_connections, c.max_connections_per_ip), (50, 0));
+        args.shutdown_grace_seconds = Some(1);
+        args.max_connections = Some(7);
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.shutdown_grace, Duration::from_secs(1));
+        assert_eq!(c.max_connections, 7);
+        args.header_read_timeout_seconds = Some(0);
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("header-read-timeout-seconds"), "{err}");
+        args.header_read_timeout_seconds = None;
+        args.max_connections = Some(0);
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("max-connections"), "{err}");
     }
 }

@@ -1,12 +1,13 @@
 //! Starting and stopping the service. [`start`] opens and migrates the database and builds the
 //! state; [`run`] serves a bound listener until the shutdown future resolves, then stops
-//! accepting, lets in-flight requests finish, gives accepted on-demand checks the shutdown
-//! grace (storing those it cancels), stops the background workers and closes the database
-//! (flushing pending writes). Tests call the same two functions with a port-0
+//! judging (the scheduler starts no run, the push watcher marks nothing down: a server going
+//! away must not page anyone), stops accepting, lets in-flight requests finish within
+//! `config.shutdown_grace`, closes what remains, gives accepted on-demand checks the same
+//! grace (storing those it cancels), stops the background workers and closes the
+//! database (flushing pending writes). Tests call the same two functions with a port-0
 //! listener.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -44,22 +45,28 @@ pub async fn run(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    // Raised before anything opens sockets, so every later descriptor fits under it.
+    let descriptor_limit = crate::http::serve::raise_descriptor_limit();
     let cancel = CancellationToken::new();
+    // Judging stops first, as soon as shutdown begins; everything else after the requests.
+    let judging = CancellationToken::new();
     // The lease and the outbox stop last: the role is given up only once the scheduler and
     // the watcher have stopped judging, and notices queued until then still go out.
     let cancel_last = CancellationToken::new();
     let last = spawn_cluster(state.core(), cancel_last.clone());
-    let workers = spawn_workers(state.core(), &state, cancel.clone());
+    let workers = spawn_workers(state.core(), &state, cancel.clone(), judging.clone());
     let app = crate::http::router(state.clone());
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, backend = ?state.db().backend(), "tocsin listening");
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
-    tracing::info!("stopped accepting; finishing background work");
+    let options = crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
+    tracing::info!(%addr, backend = ?state.db().backend(), max_connections = options.max_connections, "tocsin listening");
+    let stop_judging = judging.clone();
+    let shutdown = async move {
+        shutdown.await;
+        stop_judging.cancel();
+    };
+    crate::http::serve::serve(listener, app, options, shutdown).await;
+    judging.cancel();
+    tracing::info!("requests finished; finishing background work");
     // Accepted on-demand checks finish, or are stored as cancelled, while the writer runs.
     state
         .on_demand()
@@ -120,6 +127,7 @@ fn spawn_workers(
     state: &Core,
     http: &AppState,
     cancel: CancellationToken,
+    judging: CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let s = state.clone();
     let limits = http.clone();
@@ -177,11 +185,11 @@ fn spawn_workers(
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
             state.clone(),
-            cancel.clone(),
+            judging.clone(),
         )));
         workers.push(tokio::spawn(crate::push::watcher::run(
             state.clone(),
-            cancel.clone(),
+            judging,
         )));
     }
     workers

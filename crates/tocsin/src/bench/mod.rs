@@ -19,6 +19,7 @@
 //! runtimes keep the client's tasks from being scheduled on (and measured as) server workers,
 //! so the figures describe the server, with the client's cost visible as one extra busy thread.
 
+pub mod connections;
 pub mod cpu;
 pub mod load;
 pub mod loopback;
@@ -52,7 +53,9 @@ Monitor scenarios (run only when named; the real scheduler against a loopback ta
 checks            4,000 HTTP monitors every 2 s: checks/s, every heartbeat stored, bytes per \
 heartbeat\n  scheduler-100k    100,000 monitors every 60 s: start lateness, busiest second\n  \
 idle-rss          100,000 monitors every 24 h: RSS per idle monitor\n  reads-under-load  \
-10,000 monitors every 10 s: list, page and heartbeat reads while checks run\n\n\
+10,000 monitors every 10 s: list, page and heartbeat reads while checks run\n  \
+connections       1,000 monitors every 2 s, quiet then with 5,000 idle + 500 slowloris \
+connections held: /healthz p99, checks/s, status changes, connection lifetimes\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \

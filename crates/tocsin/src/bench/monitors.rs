@@ -12,6 +12,9 @@
 //!   per scheduled monitor.
 //! - `reads-under-load`: 10,000 monitors every 10 s in the bench user's workspace while a
 //!   load client reads the monitor list, a monitor page and a monitor's heartbeats.
+//! - `connections`: 1,000 monitors every 2 s, measured once quiet and once while 5,000 idle
+//!   and 500 slowloris connections ([`super::connections`]) are held open: `/healthz` p99,
+//!   checks/s in both windows, status changes, and how long the server let each connection be.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +35,7 @@ pub const CHECKS: &str = "checks";
 pub const SCHEDULER_100K: &str = "scheduler-100k";
 pub const IDLE_RSS: &str = "idle-rss";
 pub const READS_UNDER_LOAD: &str = "reads-under-load";
+pub const CONNECTIONS: &str = "connections";
 
 /// The targets on the 2-core reference machine.
 pub const TARGET_CHECKS_PER_SEC: f64 = 2_000.0;
@@ -40,6 +44,10 @@ pub const TARGET_BUSIEST_RATIO: f64 = 1.5;
 pub const TARGET_RSS_PER_MONITOR: f64 = 4_096.0;
 pub const TARGET_BYTES_PER_HEARTBEAT: f64 = 48.0;
 pub const TARGET_READ_P99_MS: f64 = 50.0;
+pub const TARGET_HEALTHZ_P99_MS: f64 = 10.0;
+/// Hostile connections of `connections`.
+const HOSTILE_IDLE: usize = 5_000;
+const HOSTILE_SLOWLORIS: usize = 500;
 /// "Every heartbeat stored": at most this share of the window's due slots may lack a stored
 /// heartbeat. Not zero because a slot due just before the window's end can start just after
 /// it (and one just before its start inside it): the window edges blur by the lateness.
@@ -86,6 +94,12 @@ pub fn all() -> Vec<MonitorScenario> {
             about: "100,000 HTTP monitors every 60 s: start lateness p50/p99/max, busiest second vs mean",
             monitors: 100_000,
             interval_s: 60,
+        },
+        MonitorScenario {
+            name: CONNECTIONS,
+            about: "1,000 HTTP monitors every 2 s, quiet and then with 5,000 idle and 500 slowloris connections held: /healthz p99, checks/s, status changes, connection lifetimes",
+            monitors: 1_000,
+            interval_s: 2,
         },
         MonitorScenario {
             name: READS_UNDER_LOAD,
@@ -191,7 +205,25 @@ pub struct MonitorSummary {
     /// order of `reads`: which read, if any, held the checks back.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stored_per_sec_during_reads: Vec<f64>,
+    /// `connections`: the quiet window, and what the hostile connections saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ConnectionFigures>,
     pub verdicts: Vec<Verdict>,
+}
+
+/// The `connections` scenario's two windows.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionFigures {
+    pub quiet_checks: CheckFigures,
+    pub quiet_healthz: super::connections::HealthFigures,
+    pub hostile_healthz: super::connections::HealthFigures,
+    pub held: super::connections::HoldFigures,
+    /// Hostile connections open when the hostile window began.
+    pub open_at_start: usize,
+    /// Monitor events (status changes) recorded over both windows.
+    pub status_changes: i64,
+    pub header_read_timeout_secs: f64,
 }
 
 /// Runs one monitor scenario on a fresh in-process server and database. Blocking: builds and
@@ -270,6 +302,7 @@ impl Session<'_> {
             heartbeats_in_table: None,
             reads: Vec::new(),
             stored_per_sec_during_reads: Vec::new(),
+            connections: None,
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -315,6 +348,67 @@ impl Session<'_> {
                 }
                 summary.reads = reads;
                 summary.checks = Some(checks);
+            }
+            CONNECTIONS => {
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                let (hostile, figures) = self.hostile_connections(&ids, scenario, plan)?;
+                let timeout = figures.header_read_timeout_secs;
+                // A connection closes within its timeout; the watchdog's wake-up and the
+                // client's notice of the close add a little.
+                let slack = 1.0;
+                summary.verdicts.push(Verdict {
+                    what: "/healthz p99 with the connections held".into(),
+                    target: format!("< {TARGET_HEALTHZ_P99_MS:.0} ms, no errors"),
+                    measured: format!(
+                        "{:.2} ms (quiet {:.2} ms), {} errors in {} requests",
+                        figures.hostile_healthz.p99_ms,
+                        figures.quiet_healthz.p99_ms,
+                        figures.hostile_healthz.errors,
+                        figures.hostile_healthz.requests
+                    ),
+                    pass: figures.hostile_healthz.p99_ms < TARGET_HEALTHZ_P99_MS
+                        && figures.hostile_healthz.errors == 0
+                        && figures.hostile_healthz.requests > 0,
+                });
+                let quiet_rate = figures.quiet_checks.checks_per_sec;
+                summary.verdicts.push(Verdict {
+                    what: "checks/s with the connections held".into(),
+                    target: "no drop from the quiet window, every heartbeat stored".into(),
+                    measured: format!(
+                        "{:.0}/s vs {:.0}/s quiet, {} of {} due missed",
+                        hostile.checks_per_sec, quiet_rate, hostile.missed, hostile.due
+                    ),
+                    pass: hostile.checks_per_sec >= quiet_rate * (1.0 - MAX_MISSED_SHARE)
+                        && all_stored(&hostile),
+                });
+                summary.verdicts.push(Verdict {
+                    what: "status changes".into(),
+                    target: "0".into(),
+                    measured: figures.status_changes.to_string(),
+                    pass: figures.status_changes == 0,
+                });
+                let h = &figures.held;
+                summary.verdicts.push(Verdict {
+                    what: "every held connection closed within its timeout".into(),
+                    target: format!("<= {timeout:.0} s (+{slack:.0} s)"),
+                    measured: format!(
+                        "{} open at start; idle: {} closed, longest {:.2} s; slowloris: {} closed, longest {:.2} s; {} refused",
+                        figures.open_at_start,
+                        h.idle_closed,
+                        h.idle_longest_secs,
+                        h.slowloris_closed,
+                        h.slowloris_longest_secs,
+                        h.refused
+                    ),
+                    pass: h.idle_closed >= h.idle as u64
+                        && h.slowloris_closed >= h.slowloris as u64
+                        && h.idle_longest_secs <= timeout + slack
+                        && h.slowloris_longest_secs <= timeout + slack
+                        && figures.open_at_start >= h.idle + h.slowloris
+                        && h.refused == 0,
+                });
+                summary.checks = Some(hostile);
+                summary.connections = Some(figures);
             }
             _ => {
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();
@@ -439,6 +533,66 @@ impl Session<'_> {
         });
         self.stop_scheduler(scheduler);
         figures
+    }
+
+    /// The `connections` scenario: a quiet window, then one with the hostile connections held
+    /// (the window should outlast the header-read timeout, so every one is closed at least
+    /// once); `/healthz` timed throughout both.
+    fn hostile_connections(
+        &self,
+        ids: &[(String, i64)],
+        scenario: &MonitorScenario,
+        plan: &MonitorPlan,
+    ) -> anyhow::Result<(CheckFigures, ConnectionFigures)> {
+        use super::connections::{Hold, Prober};
+        let scheduler = self.start_scheduler();
+        let outcome = (|| {
+            self.wait_loaded(ids.len())?;
+            std::thread::sleep(plan.warmup);
+            let events_before = self.rt.block_on(self.status_changes())?;
+            let prober = Prober::start(self.addr)?;
+            let mark = self.mark();
+            std::thread::sleep(plan.duration);
+            let quiet_checks = self.figures_since(mark, ids, scenario)?;
+            let quiet_healthz = prober.stop();
+
+            let hold = Hold::start(self.addr, HOSTILE_IDLE, HOSTILE_SLOWLORIS)?;
+            let opening = Instant::now();
+            while hold.open() < HOSTILE_IDLE + HOSTILE_SLOWLORIS
+                && opening.elapsed() < Duration::from_secs(5)
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let open_at_start = hold.open();
+            let prober = Prober::start(self.addr)?;
+            let mark = self.mark();
+            std::thread::sleep(plan.duration);
+            let hostile_checks = self.figures_since(mark, ids, scenario)?;
+            let hostile_healthz = prober.stop();
+            let held = hold.stop();
+            let events_after = self.rt.block_on(self.status_changes())?;
+            Ok((
+                hostile_checks,
+                ConnectionFigures {
+                    quiet_checks,
+                    quiet_healthz,
+                    hostile_healthz,
+                    held,
+                    open_at_start,
+                    status_changes: events_after - events_before,
+                    header_read_timeout_secs: self.state.config().header_read_timeout.as_secs_f64(),
+                },
+            ))
+        })();
+        self.stop_scheduler(scheduler);
+        outcome
+    }
+
+    /// Monitor events recorded so far (each status change writes one).
+    async fn status_changes(&self) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar("SELECT COUNT(*) FROM monitor_events")
+            .fetch_one(self.state.db().reader())
+            .await
     }
 
     /// The start of a measured window.

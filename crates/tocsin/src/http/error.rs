@@ -27,6 +27,8 @@ pub enum ApiError {
     UnsupportedMediaType,
     #[error("method not allowed")]
     MethodNotAllowed,
+    #[error("the request body did not arrive in time")]
+    RequestTimeout,
 }
 
 impl ApiError {
@@ -46,6 +48,7 @@ impl ApiError {
             ApiError::PayloadTooLarge => return StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => return StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed => return StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::RequestTimeout => return StatusCode::REQUEST_TIMEOUT,
         };
         match e {
             DomainError::Validation { .. } => StatusCode::BAD_REQUEST,
@@ -73,6 +76,7 @@ impl ApiError {
             ApiError::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ApiError::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ApiError::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ApiError::RequestTimeout => "REQUEST_TIMEOUT",
         }
     }
 
@@ -234,6 +238,33 @@ pub fn envelope(status: StatusCode) -> Response {
         },
     };
     (status, axum::Json(body)).into_response()
+}
+
+/// An envelope body as bytes, for responses written below the router.
+pub fn envelope_bytes(status: StatusCode, code: &str, message: &str) -> Vec<u8> {
+    serde_json::to_vec(&ErrorBody {
+        status_code: status.as_u16(),
+        code: code.to_string(),
+        message: message.to_string(),
+        field: None,
+        flattened: None,
+    })
+    .unwrap_or_default()
+}
+
+/// The envelope of a refusal hyper writes itself, before any of our code sees a request: 400
+/// for a request it cannot parse, 414 for a request target over its limit, 431 for too many
+/// or too large headers. `http::serve` puts it on the wire in place of hyper's empty body.
+pub fn protocol_error_body(status: u16) -> Option<Vec<u8>> {
+    let (code, message) = match status {
+        400 => ("BAD_REQUEST", "malformed HTTP request"),
+        414 => ("URI_TOO_LONG", "request target too long"),
+        431 => ("HEADERS_TOO_LARGE", "request headers too large or too many"),
+        _ => return None,
+    };
+    StatusCode::from_u16(status)
+        .ok()
+        .map(|s| envelope_bytes(s, code, message))
 }
 
 /// An OpenAPI response entry whose body is the error envelope.

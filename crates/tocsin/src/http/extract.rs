@@ -75,9 +75,22 @@ where
         }
         let bytes = Bytes::from_request(req, state)
             .await
-            .map_err(|_| ApiError::PayloadTooLarge)?;
+            .map_err(|e| body_error(&e))?;
         parse_json(&bytes).map(ApiJson)
     }
+}
+
+/// Why a body could not be read: it stopped arriving within the body timeout
+/// ([`crate::http::serve`]), or it was over the limit.
+pub fn body_error(e: &(dyn std::error::Error + 'static)) -> ApiError {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<crate::http::serve::BodyTimedOut>() {
+            return ApiError::RequestTimeout;
+        }
+        cause = c.source();
+    }
+    ApiError::PayloadTooLarge
 }
 
 /// Deserializes and validates a JSON document.

@@ -22,6 +22,7 @@ pub mod projects;
 pub mod push;
 pub mod regions;
 pub mod schema;
+pub mod serve;
 pub mod state;
 pub mod workspace;
 

@@ -410,7 +410,7 @@ enum Led {
 /// The scheduler task: runs until `cancel` fires, scheduling only while this node holds the
 /// scheduler role ([`crate::cluster::lease`]; always on SQLite). Without the role it holds
 /// nothing and waits; on gaining it, it loads every monitor afresh. On cancel no new run
-/// starts and runs in flight get [`SHUTDOWN_GRACE`] to finish and store their results.
+/// starts and runs in flight get the shutdown grace (`config.shutdown_grace`) to finish and store their results.
 pub async fn run(state: Core, cancel: CancellationToken) {
     let role = state.scheduler_role().clone();
     let mut role_changes = role.watch();
@@ -434,7 +434,10 @@ pub async fn run(state: Core, cancel: CancellationToken) {
     // but do not let a slow target hold shutdown hostage: what is still running after the
     // grace period is abandoned (its cycle is simply not recorded).
     let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
+    if tokio::time::timeout(state.config().shutdown_grace, drain)
+        .await
+        .is_err()
+    {
         tracing::warn!("checks still running at shutdown were abandoned");
         tasks.abort_all();
     }
@@ -463,6 +466,10 @@ async fn lead(
     loop {
         if !role.is_held() {
             return Led::Lost;
+        }
+        // Shutdown may have begun while the last select chose another branch.
+        if cancel.is_cancelled() {
+            return Led::Stop;
         }
         let schedule = &mut held.schedule;
         state.scheduler_stats().set_scheduled(schedule.next.len());
@@ -547,9 +554,6 @@ async fn lead(
 
 /// How often the scheduling node looks for monitors nobody is checking.
 const STALE_SCAN_EVERY: Duration = Duration::from_secs(2);
-
-/// How long shutdown waits for running checks.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {

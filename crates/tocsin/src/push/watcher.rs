@@ -278,6 +278,11 @@ async fn lead(
         if !role.is_held() {
             return true;
         }
+        // Once shutdown begins nothing is judged: pushes refused while the server goes away
+        // must not read as missed.
+        if cancel.is_cancelled() {
+            return false;
+        }
         let now = state.clock().now_ms();
         if let Err(e) = fire_due(state, &mut held.deadlines, now).await {
             tracing::warn!(error = %e, "push watcher pass failed; retrying");
