@@ -223,6 +223,21 @@ impl<T: JsonSchema> aide::OperationInput for ApiQuery<T> {
     }
 }
 
+/// What a malformed `If-Match` is told.
+const IF_MATCH_SYNTAX: &str =
+    "must be an entity tag as the ETag header gave it, such as \"3\" (quotes included), or *";
+
+/// The opaque part of an RFC 9110 entity tag (`"3"` or `W/"3"`), or `None` when `tag` is not
+/// one. Written out because the grammar is two lines and the `http` crate has no parser for it.
+fn entity_tag(tag: &str) -> Option<&str> {
+    let quoted = tag.strip_prefix("W/").unwrap_or(tag);
+    let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    inner
+        .bytes()
+        .all(|b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80)
+        .then_some(inner)
+}
+
 /// A version no resource ever has (versions start at 1).
 const NEVER_ISSUED: i64 = -1;
 
@@ -236,17 +251,19 @@ impl FromRequestParts<AppState> for IfMatch {
         let Some(raw) = parts.headers.get(header::IF_MATCH) else {
             return Ok(IfMatch(None));
         };
-        let text = raw
-            .to_str()
-            .map_err(|_| ApiError::field("If-Match", "must be an entity tag"))?
-            .trim();
+        let not_a_tag = || ApiError::field("If-Match", IF_MATCH_SYNTAX);
+        let text = raw.to_str().map_err(|_| not_a_tag())?.trim();
         if text == "*" {
             return Ok(IfMatch(None));
         }
+        let tags = text
+            .split(',')
+            .map(|t| entity_tag(t.trim()))
+            .collect::<Option<Vec<&str>>>()
+            .ok_or_else(not_a_tag)?;
         // Only the first tag matters: this server issues exactly one per representation.
-        let first = text.split(',').next().unwrap_or("").trim();
-        let bare = first.strip_prefix("W/").unwrap_or(first).trim_matches('"');
-        match bare.parse::<i64>() {
+        let first = tags.first().copied().unwrap_or_default();
+        match first.parse::<i64>() {
             Ok(v) => Ok(IfMatch(Some(v))),
             // A tag this server never issued matches no version: the write answers 409 if the
             // resource exists and 404 if it does not, like any stale tag.

@@ -62,7 +62,7 @@ async fn connect(
             return Err(DomainError::Forbidden(
                 "PROBE_REGION_MISMATCH",
                 format!(
-                    "this probe key belongs to region {:?}, not {claimed:?}",
+                    "This probe key belongs to region {:?}, not {claimed:?}: run the probe in its key's region, or create a key for {claimed:?}.",
                     key.region
                 ),
             )

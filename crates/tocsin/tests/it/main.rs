@@ -11,6 +11,7 @@ mod common;
 mod contract;
 mod cycle_events;
 mod detection;
+mod errors;
 mod heartbeats;
 mod layers;
 mod monitor_list;
