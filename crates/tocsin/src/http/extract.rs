@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::http::error::{error_response, ApiError};
+use crate::http::input_errors::{self, Failure};
 use crate::http::AppState;
 
 /// The largest request body accepted anywhere.
@@ -38,11 +39,6 @@ pub fn dotted(path: &serde_path_to_error::Path) -> Option<String> {
             .trim_start_matches('.')
             .to_string(),
     )
-}
-
-/// Makes serde's messages readable without internal type names.
-fn clean_message(msg: &str) -> String {
-    msg.split(" at line ").next().unwrap_or(msg).to_string()
 }
 
 /// A JSON body, validated.
@@ -88,11 +84,10 @@ pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, Api
         Err(err) => {
             let path = dotted(err.path());
             let inner = err.into_inner();
-            let message = clean_message(&inner.to_string());
-            return Err(match (inner.classify(), path) {
-                (serde_json::error::Category::Data, Some(field)) => ApiError::field(field, message),
-                (serde_json::error::Category::Data, None) => missing_field_error(&message),
-                _ => ApiError::form(format!("malformed JSON: {message}")),
+            let message = inner.to_string();
+            return Err(match inner.classify() {
+                serde_json::error::Category::Data => translated(&message, path.as_deref()),
+                _ => ApiError::form(input_errors::document(&message)),
             });
         }
     };
@@ -104,19 +99,12 @@ pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, Api
     }
 }
 
-/// serde reports a missing top-level field without a path; pull the name out of its message.
-fn missing_field_error(message: &str) -> ApiError {
-    if let Some(rest) = message.strip_prefix("missing field `") {
-        if let Some(name) = rest.split('`').next() {
-            return ApiError::field(name, "is required");
-        }
+/// A deserializer's failure in the API's words, on the field it concerns.
+fn translated(message: &str, path: Option<&str>) -> ApiError {
+    match input_errors::translate(message, path) {
+        Failure::Field(f) => ApiError::from(vec![f]),
+        Failure::Document(d) => ApiError::form(d),
     }
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        if let Some(name) = rest.split('`').next() {
-            return ApiError::field(name, "is not a known field");
-        }
-    }
-    ApiError::form(message.to_string())
 }
 
 impl<T: JsonSchema> aide::OperationInput for ApiJson<T> {
@@ -192,11 +180,7 @@ where
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         let value: T = serde_path_to_error::deserialize(de).map_err(|err| {
             let path = dotted(err.path());
-            let message = clean_message(&err.into_inner().to_string());
-            match path {
-                Some(field) => ApiError::field(field, message),
-                None => missing_field_error(&message),
-            }
+            translated(&err.into_inner().to_string(), path.as_deref())
         })?;
         let errors = value.validate();
         if errors.is_empty() {

@@ -456,3 +456,157 @@ async fn missing_capabilities_are_named_with_where_they_come_from() {
     assert!(!message.contains("audit:read"), "{message}");
     srv.stop().await;
 }
+
+/// The one field error of a 400, as (field, message).
+async fn field_error(res: reqwest::Response) -> (String, String) {
+    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
+    let field = body["field"].as_str().unwrap_or_default().to_string();
+    let message = body["flattened"]["fieldErrors"][&field][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for rust in [
+        "expected",
+        "i64",
+        "u32",
+        "struct",
+        "invalid type",
+        "invalid digit",
+    ] {
+        assert!(
+            !body["message"].as_str().unwrap().contains(rust),
+            "Rust words in {body}"
+        );
+    }
+    (field, message)
+}
+
+#[tokio::test]
+async fn validation_messages_speak_the_apis_words() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let monitor = |extra: Value| {
+        let mut body = json!({"name": "web", "type": "HTTP", "url": "https://example.com/health"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        ada.call(Method::POST, "/monitors", Some(body))
+    };
+
+    let (field, message) = field_error(monitor(json!({"interval": "60"})).await).await;
+    assert_eq!(field, "interval");
+    assert!(
+        message.starts_with("must be an integer number of seconds"),
+        "{message}"
+    );
+    let (field, message) = field_error(monitor(json!({"retries": true})).await).await;
+    assert_eq!(field, "retries");
+    assert!(message.starts_with("must be an integer"), "{message}");
+    let (field, message) = field_error(monitor(json!({"tags": "prod"})).await).await;
+    assert_eq!(field, "tags");
+    assert!(message.starts_with("must be an array"), "{message}");
+    let (field, message) = field_error(monitor(json!({"type": "FTP"})).await).await;
+    assert_eq!(field, "type");
+    assert!(
+        message.starts_with("must be one of") && message.contains("HTTP"),
+        "{message}"
+    );
+
+    // A body that is not an object.
+    let body = expect_error(
+        ada.call(Method::POST, "/monitors", Some(json!([]))).await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("must be a JSON object"), "{body}");
+    assert!(!message.contains("CreateMonitor"), "{body}");
+    let res = ada
+        .client
+        .post(srv.url("/monitors"))
+        .header("content-type", "application/json")
+        .body("{\"name\": ")
+        .send()
+        .await
+        .unwrap();
+    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert!(
+        body["message"].as_str().unwrap().contains("ends before"),
+        "{body}"
+    );
+
+    // A bad interval blames the interval alone, not the timeout derived from it.
+    let body = expect_error(
+        monitor(json!({"interval": -1})).await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    let fields: Vec<&String> = body["flattened"]["fieldErrors"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(fields, ["interval"], "{body}");
+
+    // One wording for a missing field, whether serde or the domain notices.
+    let (field, message) = field_error(
+        ada.call(
+            Method::POST,
+            "/api-keys",
+            Some(json!({"permissions": ["monitors:read"]})),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((field.as_str(), message.as_str()), ("name", "is required"));
+    let (field, message) = field_error(
+        ada.call(
+            Method::POST,
+            "/monitors",
+            Some(json!({"name": "web", "type": "HTTP"})),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((field.as_str(), message.as_str()), ("url", "is required"));
+
+    // Query strings.
+    let (field, message) = field_error(
+        ada.call(Method::GET, "/monitors/page?limit=abc", None)
+            .await,
+    )
+    .await;
+    assert_eq!(
+        (field.as_str(), message.as_str()),
+        ("limit", "must be an integer")
+    );
+    let m = json_of(monitor(json!({})).await, 201).await;
+    let id = m["id"].as_str().unwrap();
+    let (field, message) = field_error(
+        ada.call(
+            Method::GET,
+            &format!("/monitors/{id}/heartbeats?from=yesterday"),
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(field, "from");
+    assert!(message.contains("RFC 3339"), "{message}");
+    assert!(message.contains("2026-01-31T12:00:00Z"), "{message}");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_query_parameters_are_named_once() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (field, message) =
+        field_error(ada.call(Method::GET, "/monitors?limit=5", None).await).await;
+    assert_eq!(field, "limit");
+    assert!(message.starts_with("is not a known field"), "{message}");
+    assert!(message.contains("search"), "{message}");
+    srv.stop().await;
+}
