@@ -75,6 +75,48 @@ async fn refusals_say_what_happened_and_what_to_do() {
     )
     .await;
 
+    let push = json_of(
+        ada.call(
+            Method::POST,
+            "/monitors",
+            Some(json!({"name": "cron", "type": "PUSH"})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    refused(
+        ada.call(
+            Method::POST,
+            &format!("/monitors/{}/check", push["id"].as_str().unwrap()),
+            None,
+        )
+        .await,
+        409,
+        "WRONG_MONITOR_TYPE",
+    )
+    .await;
+
+    // ALREADY_MEMBER, SURFACE_NOT_ALLOWED.
+    refused(
+        ada.call(
+            Method::POST,
+            "/workspace/invitations",
+            Some(json!({"email": "ada@example.com", "role": "member"})),
+        )
+        .await,
+        409,
+        "ALREADY_MEMBER",
+    )
+    .await;
+    let mcp_only = Bearer::new(&srv.base, &ada.token_on(&["monitors:read"], &["mcp"]).await);
+    refused(
+        mcp_only.call(Method::GET, "/monitors", None).await,
+        403,
+        "SURFACE_NOT_ALLOWED",
+    )
+    .await;
+
     // EMAIL_TAKEN.
     let res = Client::new()
         .post(srv.url("/auth/sign-up/email"))
@@ -378,7 +420,7 @@ async fn unauthorized_says_what_was_wrong_with_the_credential() {
 }
 
 #[tokio::test]
-async fn expired_keys_are_told_they_expired() {
+async fn expired_keys_and_sessions_are_told_they_expired() {
     let start = 1_800_000_000_000;
     let (srv, clock) = TestServer::with_clock(start).await;
     let ada = srv.sign_up("ada@example.com").await;
@@ -403,7 +445,25 @@ async fn expired_keys_are_told_they_expired() {
     )
     .await;
     assert!(
-        body["message"].as_str().unwrap().contains("expired"),
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("API key has expired"),
+        "{body}"
+    );
+    // A session past its lifetime is told to sign in again.
+    clock.advance_ms(tocsin::auth::SESSION_TTL_MS);
+    let body = refused(
+        ada.call(Method::GET, "/monitors", None).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("session has expired"),
         "{body}"
     );
     srv.stop().await;
