@@ -81,6 +81,8 @@ pub enum CredentialProblem {
     UnknownKey,
     RevokedKey,
     ExpiredKey,
+    /// A remote probe's key that matches no active probe key.
+    UnknownProbeKey,
     /// The person who created the key is no longer a member of its workspace.
     KeyCreatorLeft,
     /// A session cookie that matches no session (signed out, or never issued).
@@ -101,6 +103,9 @@ impl CredentialProblem {
             }
             CredentialProblem::UnknownKey => {
                 "The API key is not recognised (it may have been rotated or deleted): check that it was copied whole, or create a new key."
+            }
+            CredentialProblem::UnknownProbeKey => {
+                "The probe key is not recognised or was revoked: give the probe a current key (`tocsin probe-key create`)."
             }
             CredentialProblem::RevokedKey => {
                 "This API key was revoked: create a new key and use it instead."

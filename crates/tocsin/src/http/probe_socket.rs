@@ -28,7 +28,7 @@ use futures::{SinkExt, StreamExt};
 use tocsin_checks::Outcome;
 use tokio::sync::oneshot;
 
-use crate::domain::DomainError;
+use crate::domain::{CredentialProblem, DomainError};
 use crate::http::error::ApiError;
 use crate::http::AppState;
 use crate::probes::keys;
@@ -56,7 +56,9 @@ async fn connect(
         .ok_or(DomainError::Unauthorized)?;
     let key = keys::authenticate(state.db(), presented.trim())
         .await?
-        .ok_or(DomainError::Unauthorized)?;
+        .ok_or(DomainError::BadCredential(
+            CredentialProblem::UnknownProbeKey,
+        ))?;
     if let Some(claimed) = headers.get(REGION_HEADER).and_then(|v| v.to_str().ok()) {
         if claimed != key.region {
             return Err(DomainError::Forbidden(

@@ -670,3 +670,19 @@ async fn unknown_query_parameters_are_named_once() {
     assert!(message.contains("search"), "{message}");
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn an_unknown_probe_key_is_told_to_use_a_current_one() {
+    let srv = TestServer::start().await;
+    let res = Client::new()
+        .get(srv.url("/probe/v1/connect"))
+        .bearer_auth("prb_wrong")
+        .send()
+        .await
+        .unwrap();
+    let body = refused(res, 401, "UNAUTHORIZED").await;
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("probe key"), "{message}");
+    assert!(message.contains("tocsin probe-key create"), "{message}");
+    srv.stop().await;
+}
