@@ -71,7 +71,9 @@ async fn connect(
             .into());
         }
     }
-    let upgrade = upgrade.map_err(|_| ApiError::form("expected a WebSocket upgrade request"))?;
+    let upgrade = upgrade.map_err(|_| {
+        ApiError::form("This endpoint takes a WebSocket upgrade: connect with `tocsin probe`.")
+    })?;
     Ok(upgrade
         .max_message_size(MAX_MESSAGE_BYTES)
         .on_upgrade(move |socket| session(state, key, socket)))
