@@ -355,7 +355,7 @@ fn parse_one(item: &Value, path: &str, errors: &mut Vec<FieldError>) -> Option<A
         match value {
             None => errors.push(FieldError::new(
                 &value_path,
-                format!("required for operator \"{}\"", operator.as_str()),
+                format!("is required for operator \"{}\"", operator.as_str()),
             )),
             Some(v) => {
                 if let Err(message) = check_value(target, operator, v) {
@@ -404,7 +404,7 @@ fn parse_name<T: Copy>(
     let names = || table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
     match value {
         None | Some(Value::Null) => {
-            errors.push(FieldError::new(path, "required"));
+            errors.push(FieldError::new(path, "is required"));
             None
         }
         Some(Value::String(s)) => match table.iter().find(|(n, _)| n == s) {
@@ -454,7 +454,7 @@ fn parse_property(
             };
             errors.push(FieldError::new(
                 path,
-                format!("required for target \"{}\" ({what})", target.as_str()),
+                format!("is required for target \"{}\" ({what})", target.as_str()),
             ));
             None
         }

@@ -240,7 +240,7 @@ impl HttpSpec {
         let url = match input.url {
             Some(u) => parse_url(u, "url", &mut errors),
             None => {
-                errors.push(FieldError::new("url", "required"));
+                errors.push(FieldError::new("url", "is required"));
                 None
             }
         };
@@ -494,7 +494,7 @@ fn parse_auth(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<Aut
                 None
             }
             None => {
-                errors.push(FieldError::new(format!("config.auth.{key}"), "required"));
+                errors.push(FieldError::new(format!("config.auth.{key}"), "is required"));
                 None
             }
         }

@@ -8,7 +8,7 @@ use super::capability::{CapSet, Capability, Role};
 use super::key_cache::KeyCache;
 use super::{secrets, SESSION_TTL_MS};
 use crate::app::Core;
-use crate::domain::error::DomainError;
+use crate::domain::error::{CredentialProblem, DomainError, Holder};
 use crate::store;
 
 /// How the caller authenticated.
@@ -35,15 +35,24 @@ impl Caller {
     /// operations, is a signed-in person rather than a token.
     pub fn require<R: Requirement>(&self) -> Result<(), DomainError> {
         if R::session_only() && self.session_id().is_none() {
-            return Err(DomainError::InsufficientCapability(
-                super::capability::SESSION_ONLY.to_vec(),
-            ));
+            return Err(session_required(R::CAPS));
         }
         let missing = self.caps.missing(R::CAPS);
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(DomainError::InsufficientCapability(missing))
+            Err(DomainError::InsufficientCapability {
+                missing,
+                holder: self.holder(),
+            })
+        }
+    }
+
+    /// What kind of credential the caller used, for the wording of a refusal.
+    pub fn holder(&self) -> Holder {
+        match self.via {
+            Via::Session { .. } => Holder::Session,
+            Via::ApiKey { .. } => Holder::ApiKey,
         }
     }
 
@@ -53,6 +62,19 @@ impl Caller {
             Via::ApiKey { .. } => None,
         }
     }
+}
+
+/// The refusal of an API key calling what is kept for signed-in people: it names the
+/// session-only capabilities among `needed` (none when a person is needed rather than a
+/// capability).
+pub fn session_required(needed: &[Capability]) -> DomainError {
+    DomainError::SessionRequired(
+        needed
+            .iter()
+            .copied()
+            .filter(|c| c.is_session_only())
+            .collect(),
+    )
 }
 
 /// What an operation requires. Implemented by the marker types made with [`requirement!`].
@@ -96,16 +118,26 @@ pub async fn authenticate_key(
     surface: &'static str,
 ) -> Result<Caller, DomainError> {
     if !token.starts_with(secrets::API_KEY_PREFIX) || token.len() > 256 {
-        return Err(DomainError::Unauthorized);
+        return Err(DomainError::BadCredential(CredentialProblem::MalformedKey));
     }
     let hash = secrets::hash(token);
+    // Past this lookup the caller has shown the key's whole secret, so saying what became of
+    // that key tells them nothing about anyone else's; before it, every miss reads the same.
     let key = state
         .keys()
         .lookup(state.db(), &hash, now)
         .await?
-        .ok_or(DomainError::Unauthorized)?;
-    if !key.active || key.expires_at.is_some_and(|e| e <= now) {
-        return Err(DomainError::Unauthorized);
+        .ok_or(DomainError::BadCredential(CredentialProblem::UnknownKey))?;
+    if key.revoked {
+        return Err(DomainError::BadCredential(CredentialProblem::RevokedKey));
+    }
+    if !key.active {
+        return Err(DomainError::BadCredential(
+            CredentialProblem::KeyCreatorLeft,
+        ));
+    }
+    if key.expires_at.is_some_and(|e| e <= now) {
+        return Err(DomainError::BadCredential(CredentialProblem::ExpiredKey));
     }
     let allowed = if surface == "mcp" { key.mcp } else { key.rest };
     if !allowed {
@@ -142,11 +174,16 @@ pub async fn authenticate_session(
 ) -> Result<Caller, DomainError> {
     let hash = secrets::hash(token);
     let db = state.db();
-    let mut s = store::sessions::find(db.reader(), &hash)
-        .await?
-        .ok_or(DomainError::Unauthorized)?;
+    let mut s =
+        store::sessions::find(db.reader(), &hash)
+            .await?
+            .ok_or(DomainError::BadCredential(
+                CredentialProblem::UnknownSession,
+            ))?;
     if s.expires_at <= now {
-        return Err(DomainError::Unauthorized);
+        return Err(DomainError::BadCredential(
+            CredentialProblem::ExpiredSession,
+        ));
     }
     // Sliding expiry, written at most once a day per session.
     if s.expires_at - now < SESSION_TTL_MS - 24 * 3600 * 1000 {
@@ -157,10 +194,14 @@ pub async fn authenticate_session(
         None => {
             // Removed from the active workspace: fall back to another one the user belongs to.
             let mine = store::workspaces::list_for_user(db.reader(), &s.user_id).await?;
-            let first = mine.into_iter().next().ok_or(DomainError::Unauthorized)?;
+            let first = mine
+                .into_iter()
+                .next()
+                .ok_or(DomainError::BadCredential(CredentialProblem::NoWorkspace))?;
             store::sessions::set_workspace(db.writer(), &s.id, &first.id).await?;
             s.workspace_id = first.id;
-            Role::parse(&first.role).ok_or(DomainError::Unauthorized)?
+            Role::parse(&first.role)
+                .ok_or(DomainError::BadCredential(CredentialProblem::NoWorkspace))?
         }
     };
     Ok(Caller {

@@ -32,7 +32,10 @@ pub struct CachedKey {
     pub mcp: bool,
     /// Permissions intersected with what the creator's role holds now.
     pub caps: CapSet,
+    /// False when the key was revoked or its creator left the workspace.
     pub active: bool,
+    /// Revoked by a person (as opposed to inactive because its creator left).
+    pub revoked: bool,
     pub expires_at: Option<i64>,
     fetched_at: i64,
     last_touch: AtomicI64,
@@ -84,6 +87,7 @@ impl KeyCache {
             mcp: surfaces.iter().any(|s| s == "mcp"),
             caps: CapSet::of(&perms).intersect(role_caps),
             active: row.status == "ACTIVE" && row.creator_role.is_some(),
+            revoked: row.status != "ACTIVE",
             expires_at: row.expires_at,
             fetched_at: now,
             last_touch: AtomicI64::new(row.last_used_at.unwrap_or(i64::MIN / 2)),

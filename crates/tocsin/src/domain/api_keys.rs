@@ -381,7 +381,7 @@ pub async fn update(
     if k.status != "ACTIVE" {
         return Err(DomainError::Conflict(
             "API_KEY_REVOKED",
-            "a revoked key cannot be changed".into(),
+            "This API key was revoked and cannot be changed: create a new key instead.".into(),
         ));
     }
     let now = core.clock().now_ms();
@@ -427,7 +427,7 @@ pub async fn rotate(
     if k.status != "ACTIVE" {
         return Err(DomainError::Conflict(
             "API_KEY_REVOKED",
-            "a revoked key cannot be rotated".into(),
+            "This API key was revoked and cannot be rotated: create a new key instead.".into(),
         ));
     }
     let token = secrets::generate(secrets::API_KEY_PREFIX);

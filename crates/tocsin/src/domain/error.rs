@@ -68,44 +68,180 @@ impl Resource {
     }
 }
 
+/// Why a presented credential was refused (401 `UNAUTHORIZED`). Only what the caller already
+/// holds is described: a key is called revoked or expired only after its whole secret matched
+/// a stored hash, so nothing here tells anyone whether some other key exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialProblem {
+    /// An `Authorization` header that is not `Bearer <token>`.
+    MalformedHeader,
+    /// A bearer token that cannot be an API key (wrong prefix, too long).
+    MalformedKey,
+    /// A well-formed key that matches no stored key (never issued, rotated or deleted).
+    UnknownKey,
+    RevokedKey,
+    ExpiredKey,
+    /// A remote probe's key that matches no active probe key.
+    UnknownProbeKey,
+    /// The person who created the key is no longer a member of its workspace.
+    KeyCreatorLeft,
+    /// A session cookie that matches no session (signed out, or never issued).
+    UnknownSession,
+    ExpiredSession,
+    /// The signed-in person belongs to no workspace any more.
+    NoWorkspace,
+}
+
+impl CredentialProblem {
+    pub fn message(self) -> &'static str {
+        match self {
+            CredentialProblem::MalformedHeader => {
+                "The Authorization header is malformed: send `Authorization: Bearer <API key>`."
+            }
+            CredentialProblem::MalformedKey => {
+                "The bearer token is not an API key: send a key that starts with `svc_`, copied whole."
+            }
+            CredentialProblem::UnknownKey => {
+                "The API key is not recognised (it may have been rotated or deleted): check that it was copied whole, or create a new key."
+            }
+            CredentialProblem::UnknownProbeKey => {
+                "The probe key is not recognised or was revoked: give the probe a current key (`tocsin probe-key create`)."
+            }
+            CredentialProblem::RevokedKey => {
+                "This API key was revoked: create a new key and use it instead."
+            }
+            CredentialProblem::ExpiredKey => {
+                "This API key has expired: create a new key, or set a later expiry on a key that is still active."
+            }
+            CredentialProblem::KeyCreatorLeft => {
+                "The person who created this API key is no longer a member of its workspace: have a current member create a new key."
+            }
+            CredentialProblem::UnknownSession => {
+                "The session is not recognised (signed out or replaced): sign in again."
+            }
+            CredentialProblem::ExpiredSession => "The session has expired: sign in again.",
+            CredentialProblem::NoWorkspace => {
+                "You are no longer a member of any workspace: ask a workspace owner or admin for an invitation, then sign in again."
+            }
+        }
+    }
+}
+
+/// Who lacked a capability: the fix differs (a new key, or a different role).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    Session,
+    ApiKey,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DomainError {
-    #[error("request validation failed")]
+    #[error("The request is not valid: correct the fields named and send it again.")]
     Validation {
         fields: Vec<FieldError>,
         form: Vec<String>,
     },
-    #[error("{} not found", .0.label())]
+    #[error("{}", not_found(*.0))]
     NotFound(Resource),
-    #[error("authentication required")]
+    /// No credential at all.
+    #[error("Authentication required: send an API key as `Authorization: Bearer <key>`, or sign in to get a session cookie.")]
     Unauthorized,
-    #[error("invalid email or password")]
+    /// A credential was sent and refused; the problem says why.
+    #[error("{}", .0.message())]
+    BadCredential(CredentialProblem),
+    #[error("The email or password is wrong: check both and try again.")]
     InvalidCredentials,
-    #[error("this token may not be used on the {0} surface")]
+    #[error(
+        "This API key may not be used on the {0} surface: create a key whose surfaces include {0}."
+    )]
     SurfaceNotAllowed(&'static str),
-    #[error("missing capability")]
-    InsufficientCapability(Vec<Capability>),
-    #[error("the request's Origin does not match this server")]
-    InvalidOrigin,
-    #[error("{0}")]
+    #[error("{}", missing_capability(missing, *holder))]
+    InsufficientCapability {
+        missing: Vec<Capability>,
+        holder: Holder,
+    },
+    /// A token calling what only a signed-in person may; `caps` are the session-only
+    /// capabilities the operation needs (empty when it needs a person, not a capability).
+    #[error("{}", session_required(.0))]
+    SessionRequired(Vec<Capability>),
+    #[error("The request's origin is not this server's: send cookie-authenticated writes from pages of {expected} (the server's --public-url), or set --public-url to the address clients use.")]
+    InvalidOrigin { expected: String },
+    #[error("{1}")]
     Forbidden(&'static str, String),
-    #[error("the resource changed since it was read; re-read it and apply the change again")]
+    #[error("The resource changed since it was read: read it again and apply the change to the new version.")]
     VersionConflict,
-    #[error("{0}")]
+    #[error("{1}")]
     Conflict(&'static str, String),
-    #[error("the plan allows at most {limit} {what}")]
+    #[error("The plan allows at most {limit} {what}: delete some or move to a larger plan.")]
     PlanLimit { what: &'static str, limit: u64 },
     /// A plan rule other than a count, e.g. the shortest check interval; the text says which.
     #[error("{0}")]
     PlanRule(String),
-    #[error("too many requests; retry in {retry_after} s")]
+    #[error("Too many requests: retry in {retry_after} s.")]
     RateLimited { retry_after: u64 },
-    #[error("the service is not ready")]
+    #[error("The service is not ready yet: retry in a few seconds.")]
     Unavailable,
-    #[error("database error")]
+    #[error("A database error stopped the request: retry, and tell the server's operator if it keeps happening.")]
     Database(#[from] sqlx::Error),
-    #[error("internal error")]
+    #[error("An internal error stopped the request: retry, and tell the server's operator if it keeps happening.")]
     Internal(#[from] anyhow::Error),
+}
+
+fn not_found(r: Resource) -> String {
+    match r {
+        Resource::Route => {
+            "No such route: check the method and path against the API document at /openapi.json."
+                .into()
+        }
+        Resource::Workspace => {
+            "No such workspace among yours: check the id, or list your workspaces.".into()
+        }
+        other => format!(
+            "No {} with this id in the current workspace: check the id, or list them to find it.",
+            other.label()
+        ),
+    }
+}
+
+fn names(caps: &[Capability]) -> String {
+    caps.iter()
+        .map(|c| c.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn missing_capability(missing: &[Capability], holder: Holder) -> String {
+    let what = if missing.len() == 1 {
+        "capability"
+    } else {
+        "capabilities"
+    };
+    match holder {
+        Holder::ApiKey => format!(
+            "This API key lacks the {what} {}: create a key whose permissions include it (a key holds only what its creator's role grants).",
+            names(missing)
+        ),
+        Holder::Session => format!(
+            "Your role in this workspace lacks the {what} {}: ask a workspace owner or admin for a role that grants it.",
+            names(missing)
+        ),
+    }
+}
+
+fn session_required(caps: &[Capability]) -> String {
+    if caps.is_empty() {
+        "Only a signed-in person may do this, never an API key: sign in and send the request with the session cookie.".into()
+    } else {
+        let what = if caps.len() == 1 {
+            "capability"
+        } else {
+            "capabilities"
+        };
+        format!(
+            "The {what} {} can only come from a signed-in session, never from an API key: sign in and send the request with the session cookie.",
+            names(caps)
+        )
+    }
 }
 
 impl DomainError {
@@ -130,11 +266,13 @@ impl DomainError {
         match self {
             DomainError::Validation { .. } => "VALIDATION_ERROR",
             DomainError::NotFound(r) => r.code(),
-            DomainError::Unauthorized => "UNAUTHORIZED",
+            DomainError::Unauthorized | DomainError::BadCredential(_) => "UNAUTHORIZED",
             DomainError::InvalidCredentials => "INVALID_CREDENTIALS",
             DomainError::SurfaceNotAllowed(_) => "SURFACE_NOT_ALLOWED",
-            DomainError::InsufficientCapability(_) => "INSUFFICIENT_CAPABILITY",
-            DomainError::InvalidOrigin => "INVALID_ORIGIN",
+            DomainError::InsufficientCapability { .. } | DomainError::SessionRequired(_) => {
+                "INSUFFICIENT_CAPABILITY"
+            }
+            DomainError::InvalidOrigin { .. } => "INVALID_ORIGIN",
             DomainError::Forbidden(code, _) | DomainError::Conflict(code, _) => code,
             DomainError::VersionConflict => "VERSION_CONFLICT",
             DomainError::PlanLimit { .. } | DomainError::PlanRule(_) => "PLAN_LIMIT_EXCEEDED",

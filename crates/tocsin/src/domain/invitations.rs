@@ -161,7 +161,7 @@ pub async fn create(
     {
         return Err(DomainError::Forbidden(
             "OWNER_REQUIRED",
-            "only an owner may invite an owner".into(),
+            "Only an owner may invite an owner: invite with another role, or ask an owner of this workspace.".into(),
         ));
     }
     let now = core.clock().now_ms();
@@ -172,7 +172,7 @@ pub async fn create(
         {
             return Err(DomainError::Conflict(
                 "ALREADY_MEMBER",
-                "this person is already a member".into(),
+                "This person is already a member of the workspace: change their role instead of inviting them.".into(),
             ));
         }
     }
@@ -253,7 +253,7 @@ pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<Invitation
     if store::invitations::set_status(&mut *tx, &i.id, "pending", "revoked", now).await? == 0 {
         return Err(DomainError::Conflict(
             "INVITATION_NOT_PENDING",
-            "only a pending invitation can be revoked".into(),
+            "Only a pending invitation can be revoked, and this one was already accepted, revoked or expired: nothing needs doing.".into(),
         ));
     }
     audit::record(
@@ -294,12 +294,11 @@ pub async fn accept(
     let now = core.clock().now_ms();
     let id = match signed::verify(core.link_secret(), &input.token, now) {
         Verify::Valid(id) => id,
-        Verify::Expired => {
-            return Err(DomainError::Conflict(
-                "INVITATION_EXPIRED",
-                "this invitation has expired".into(),
-            ))
-        }
+        Verify::Expired => return Err(DomainError::Conflict(
+            "INVITATION_EXPIRED",
+            "This invitation has expired: ask an owner or admin of the workspace for a new one."
+                .into(),
+        )),
         Verify::Invalid => {
             return Err(DomainError::field(
                 "token",
@@ -318,14 +317,17 @@ pub async fn accept(
     if inv.status != "pending" {
         return Err(DomainError::Conflict(
             "INVITATION_NOT_PENDING",
-            format!("this invitation is {}", inv.status),
+            format!(
+                "This invitation is {}: ask an owner or admin of the workspace for a new one.",
+                inv.status
+            ),
         ));
     }
     let mut tx = db.begin().await?;
     if store::invitations::set_status(&mut *tx, &inv.id, "pending", "accepted", now).await? == 0 {
         return Err(DomainError::Conflict(
             "INVITATION_NOT_PENDING",
-            "this invitation was already used".into(),
+            "This invitation was already used: ask an owner or admin of the workspace for a new one.".into(),
         ));
     }
     if store::members::get(&mut *tx, &inv.workspace_id, &caller.user_id)

@@ -112,7 +112,7 @@ fn caller_role(c: &Caller) -> Option<Role> {
 fn last_owner() -> DomainError {
     DomainError::Conflict(
         "LAST_OWNER",
-        "a workspace must keep at least one owner".into(),
+        "A workspace must keep at least one owner: make another member an owner first.".into(),
     )
 }
 
@@ -134,7 +134,7 @@ pub async fn update(
     if touches_owner && caller_role(caller) != Some(Role::Owner) {
         return Err(DomainError::Forbidden(
             "OWNER_REQUIRED",
-            "only an owner may grant or remove the owner role".into(),
+            "Only an owner may grant or remove the owner role: ask an owner of this workspace to do it.".into(),
         ));
     }
     let now = core.clock().now_ms();
@@ -180,7 +180,7 @@ pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), D
     if role == Role::Owner && caller_role(caller) != Some(Role::Owner) {
         return Err(DomainError::Forbidden(
             "OWNER_REQUIRED",
-            "only an owner may remove an owner".into(),
+            "Only an owner may remove an owner: ask an owner of this workspace to do it.".into(),
         ));
     }
     let now = core.clock().now_ms();

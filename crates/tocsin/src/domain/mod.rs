@@ -26,7 +26,7 @@ pub mod schema;
 pub mod users;
 pub mod workspaces;
 
-pub use error::{DomainError, DomainResult, FieldError, Resource};
+pub use error::{CredentialProblem, DomainError, DomainResult, FieldError, Holder, Resource};
 
 /// Turns a 0-row version-checked write into the right error: missing or stale.
 pub fn check_write(

@@ -74,7 +74,7 @@ pub async fn ensure_interval(
     let (plan, quota) = quotas_of(state, workspace_id).await?;
     match quota.min_interval_seconds {
         Some(min) if (interval_secs.max(0) as u64) < min => Err(DomainError::PlanRule(format!(
-            "the {plan} plan allows check intervals of at least {min} seconds"
+            "The {plan} plan allows check intervals of at least {min} seconds: set a longer interval or move to a larger plan."
         ))),
         _ => Ok(()),
     }

@@ -107,7 +107,7 @@ fn user_view(u: &UserRow) -> UserView {
 fn email_taken() -> DomainError {
     DomainError::Conflict(
         "EMAIL_TAKEN",
-        "an account with this email already exists".into(),
+        "An account with this email already exists: sign in instead, or sign up with another email.".into(),
     )
 }
 

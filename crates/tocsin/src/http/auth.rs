@@ -14,8 +14,11 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{header, Method};
 
-use crate::auth::caller::{authenticate_key, authenticate_session, Caller, Requirement};
-use crate::domain::DomainError;
+use crate::auth::caller::{
+    authenticate_key, authenticate_session, session_required, Caller, Requirement,
+};
+use crate::auth::Capability;
+use crate::domain::{CredentialProblem, DomainError};
 use crate::http::error::{error_response, ApiError};
 use crate::http::AppState;
 
@@ -33,10 +36,14 @@ impl<R: Requirement> FromRequestParts<AppState> for Auth<R> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let caller = authenticate(parts, state, R::session_only()).await?;
+        let caller = authenticate_for(parts, state, R::session_only(), R::CAPS).await?;
         let missing = caller.caps.missing(R::CAPS);
         if !missing.is_empty() {
-            return Err(DomainError::InsufficientCapability(missing).into());
+            return Err(DomainError::InsufficientCapability {
+                missing,
+                holder: caller.holder(),
+            }
+            .into());
         }
         Ok(Auth(caller, PhantomData))
     }
@@ -47,6 +54,16 @@ pub async fn authenticate(
     parts: &Parts,
     state: &AppState,
     session_only: bool,
+) -> Result<Caller, ApiError> {
+    authenticate_for(parts, state, session_only, &[]).await
+}
+
+/// [`authenticate`] for an operation needing `caps`, which a refusal names.
+async fn authenticate_for(
+    parts: &Parts,
+    state: &AppState,
+    session_only: bool,
+    caps: &[Capability],
 ) -> Result<Caller, ApiError> {
     let now = state.clock().now_ms();
     let ip = client_ip(parts, state.config().trust_forwarded_for);
@@ -61,7 +78,10 @@ pub async fn authenticate(
             .ok()
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim)
-            .ok_or(DomainError::Unauthorized)?;
+            .filter(|t| !t.is_empty())
+            .ok_or(DomainError::BadCredential(
+                CredentialProblem::MalformedHeader,
+            ))?;
         let caller =
             authenticate_key(state, token, now, ip.clone(), user_agent.clone(), "rest").await;
         if !session_only {
@@ -70,10 +90,7 @@ pub async fn authenticate(
         // A person-only operation: the cookie decides. A valid token is told why it cannot.
         if session_token(parts).is_none() {
             return match caller {
-                Ok(_) => Err(DomainError::InsufficientCapability(
-                    crate::auth::capability::SESSION_ONLY.to_vec(),
-                )
-                .into()),
+                Ok(_) => Err(session_required(caps).into()),
                 Err(e) => Err(e.into()),
             };
         }
@@ -113,7 +130,7 @@ fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
         .or_else(|| parts.headers.get(header::REFERER))
         .and_then(|v| v.to_str().ok())
         .and_then(|v| url::Url::parse(v).ok())
-        .ok_or(DomainError::InvalidOrigin)?;
+        .ok_or_else(|| invalid_origin(state))?;
     let sent_origin = sent.origin().ascii_serialization();
     if sent_origin == state.config().public_url.origin().ascii_serialization() {
         return Ok(());
@@ -130,7 +147,13 @@ fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
     if !host.is_empty() && sent_host.eq_ignore_ascii_case(host) {
         return Ok(());
     }
-    Err(DomainError::InvalidOrigin.into())
+    Err(invalid_origin(state).into())
+}
+
+fn invalid_origin(state: &AppState) -> DomainError {
+    DomainError::InvalidOrigin {
+        expected: state.config().public_url.origin().ascii_serialization(),
+    }
 }
 
 /// The client's address: the socket peer, or the first `X-Forwarded-For` hop when the server

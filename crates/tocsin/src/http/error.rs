@@ -17,15 +17,24 @@ use serde::Serialize;
 pub use crate::domain::error::on_constraint;
 pub use crate::domain::{DomainError, FieldError, Resource};
 
+const ROUTE_NOT_FOUND: &str =
+    "No such route: check the method and path against the API document at /openapi.json.";
+const METHOD_NOT_ALLOWED: &str =
+    "This route does not accept this method: check the method against the API document at /openapi.json.";
+const PAYLOAD_TOO_LARGE: &str =
+    "The request body is larger than the 1 MiB limit: send a smaller body.";
+const NOT_JSON: &str = "The body must be JSON: send it with `Content-Type: application/json`.";
+const AUTHENTICATION_REQUIRED: &str = "Authentication required: send an API key as `Authorization: Bearer <key>`, or sign in to get a session cookie.";
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error(transparent)]
     Domain(#[from] DomainError),
-    #[error("request body larger than the 1 MiB limit")]
+    #[error("{}", PAYLOAD_TOO_LARGE)]
     PayloadTooLarge,
-    #[error("expected Content-Type: application/json")]
+    #[error("{}", NOT_JSON)]
     UnsupportedMediaType,
-    #[error("method not allowed")]
+    #[error("{}", METHOD_NOT_ALLOWED)]
     MethodNotAllowed,
     #[error("the request body did not arrive in time")]
     RequestTimeout,
@@ -53,10 +62,13 @@ impl ApiError {
         match e {
             DomainError::Validation { .. } => StatusCode::BAD_REQUEST,
             DomainError::NotFound(_) => StatusCode::NOT_FOUND,
-            DomainError::Unauthorized | DomainError::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            DomainError::Unauthorized
+            | DomainError::BadCredential(_)
+            | DomainError::InvalidCredentials => StatusCode::UNAUTHORIZED,
             DomainError::SurfaceNotAllowed(_)
-            | DomainError::InsufficientCapability(_)
-            | DomainError::InvalidOrigin
+            | DomainError::InsufficientCapability { .. }
+            | DomainError::SessionRequired(_)
+            | DomainError::InvalidOrigin { .. }
             | DomainError::Forbidden(..) => StatusCode::FORBIDDEN,
             DomainError::VersionConflict | DomainError::Conflict(..) => StatusCode::CONFLICT,
             DomainError::PlanLimit { .. } | DomainError::PlanRule(_) => {
@@ -89,31 +101,24 @@ impl ApiError {
             field: None,
             flattened: None,
         };
-        match self {
-            ApiError::Domain(DomainError::Validation { fields, form }) => {
-                body.field = fields.first().map(|f| f.field.clone());
-                let mut field_errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
-                for f in fields {
-                    field_errors
-                        .entry(f.field.clone())
-                        .or_default()
-                        .push(f.message.clone());
-                }
-                if let Some(first) = fields.first() {
-                    body.message = format!("{}: {}", first.field, first.message);
-                } else if let Some(first) = form.first() {
-                    body.message = first.clone();
-                }
-                body.flattened = Some(Flattened {
-                    form_errors: form.clone(),
-                    field_errors,
-                });
+        if let ApiError::Domain(DomainError::Validation { fields, form }) = self {
+            body.field = fields.first().map(|f| f.field.clone());
+            let mut field_errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for f in fields {
+                field_errors
+                    .entry(f.field.clone())
+                    .or_default()
+                    .push(f.message.clone());
             }
-            ApiError::Domain(DomainError::InsufficientCapability(missing)) => {
-                let names: Vec<&str> = missing.iter().map(|c| c.as_str()).collect();
-                body.message = format!("missing capability: {}", names.join(", "));
+            if let Some(first) = fields.first() {
+                body.message = format!("{}: {}", first.field, first.message);
+            } else if let Some(first) = form.first() {
+                body.message = first.clone();
             }
-            _ => {}
+            body.flattened = Some(Flattened {
+                form_errors: form.clone(),
+                field_errors,
+            });
         }
         body
     }
@@ -207,21 +212,27 @@ impl IntoResponse for ApiError {
 /// The envelope for a bare status produced outside a handler (router fallbacks, layers).
 pub fn envelope(status: StatusCode) -> Response {
     let (code, message) = match status {
-        StatusCode::NOT_FOUND => ("NOT_FOUND", "no such route"),
-        StatusCode::METHOD_NOT_ALLOWED => ("METHOD_NOT_ALLOWED", "method not allowed"),
-        StatusCode::PAYLOAD_TOO_LARGE => (
-            "PAYLOAD_TOO_LARGE",
-            "request body larger than the 1 MiB limit",
+        StatusCode::NOT_FOUND => ("NOT_FOUND", ROUTE_NOT_FOUND),
+        StatusCode::METHOD_NOT_ALLOWED => ("METHOD_NOT_ALLOWED", METHOD_NOT_ALLOWED),
+        StatusCode::PAYLOAD_TOO_LARGE => ("PAYLOAD_TOO_LARGE", PAYLOAD_TOO_LARGE),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("UNSUPPORTED_MEDIA_TYPE", NOT_JSON),
+        StatusCode::REQUEST_TIMEOUT => (
+            "REQUEST_TIMEOUT",
+            "The request took too long to arrive: send it again, all at once.",
         ),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
-            "UNSUPPORTED_MEDIA_TYPE",
-            "expected Content-Type: application/json",
+        StatusCode::UNAUTHORIZED => ("UNAUTHORIZED", AUTHENTICATION_REQUIRED),
+        StatusCode::BAD_REQUEST => (
+            "VALIDATION_ERROR",
+            "The request is malformed: check it against the API document at /openapi.json.",
         ),
-        StatusCode::REQUEST_TIMEOUT => ("REQUEST_TIMEOUT", "request timed out"),
-        StatusCode::UNAUTHORIZED => ("UNAUTHORIZED", "authentication required"),
-        StatusCode::BAD_REQUEST => ("VALIDATION_ERROR", "bad request"),
-        s if s.is_server_error() => ("INTERNAL", "internal error"),
-        _ => ("ERROR", "request failed"),
+        s if s.is_server_error() => (
+            "INTERNAL",
+            "An internal error stopped the request: retry, and tell the server's operator if it keeps happening.",
+        ),
+        _ => (
+            "ERROR",
+            "The request failed: check it against the API document at /openapi.json.",
+        ),
     };
     let body = ErrorBody {
         status_code: status.as_u16(),

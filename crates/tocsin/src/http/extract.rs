@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::http::error::{error_response, ApiError};
+use crate::http::input_errors::{self, Failure};
 use crate::http::AppState;
 
 /// The largest request body accepted anywhere.
@@ -38,11 +39,6 @@ pub fn dotted(path: &serde_path_to_error::Path) -> Option<String> {
             .trim_start_matches('.')
             .to_string(),
     )
-}
-
-/// Makes serde's messages readable without internal type names.
-fn clean_message(msg: &str) -> String {
-    msg.split(" at line ").next().unwrap_or(msg).to_string()
 }
 
 /// A JSON body, validated.
@@ -101,11 +97,10 @@ pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, Api
         Err(err) => {
             let path = dotted(err.path());
             let inner = err.into_inner();
-            let message = clean_message(&inner.to_string());
-            return Err(match (inner.classify(), path) {
-                (serde_json::error::Category::Data, Some(field)) => ApiError::field(field, message),
-                (serde_json::error::Category::Data, None) => missing_field_error(&message),
-                _ => ApiError::form(format!("malformed JSON: {message}")),
+            let message = inner.to_string();
+            return Err(match inner.classify() {
+                serde_json::error::Category::Data => translated(&message, path.as_deref()),
+                _ => ApiError::form(input_errors::document(&message)),
             });
         }
     };
@@ -117,19 +112,12 @@ pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, Api
     }
 }
 
-/// serde reports a missing top-level field without a path; pull the name out of its message.
-fn missing_field_error(message: &str) -> ApiError {
-    if let Some(rest) = message.strip_prefix("missing field `") {
-        if let Some(name) = rest.split('`').next() {
-            return ApiError::field(name, "is required");
-        }
+/// A deserializer's failure in the API's words, on the field it concerns.
+fn translated(message: &str, path: Option<&str>) -> ApiError {
+    match input_errors::translate(message, path) {
+        Failure::Field(f) => ApiError::from(vec![f]),
+        Failure::Document(d) => ApiError::form(d),
     }
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        if let Some(name) = rest.split('`').next() {
-            return ApiError::field(name, "is not a known field");
-        }
-    }
-    ApiError::form(message.to_string())
 }
 
 impl<T: JsonSchema> aide::OperationInput for ApiJson<T> {
@@ -205,11 +193,7 @@ where
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         let value: T = serde_path_to_error::deserialize(de).map_err(|err| {
             let path = dotted(err.path());
-            let message = clean_message(&err.into_inner().to_string());
-            match path {
-                Some(field) => ApiError::field(field, message),
-                None => missing_field_error(&message),
-            }
+            translated(&err.into_inner().to_string(), path.as_deref())
         })?;
         let errors = value.validate();
         if errors.is_empty() {
@@ -236,6 +220,21 @@ impl<T: JsonSchema> aide::OperationInput for ApiQuery<T> {
     }
 }
 
+/// What a malformed `If-Match` is told.
+const IF_MATCH_SYNTAX: &str =
+    "must be an entity tag as the ETag header gave it, such as \"3\" (quotes included), or *";
+
+/// The opaque part of an RFC 9110 entity tag (`"3"` or `W/"3"`), or `None` when `tag` is not
+/// one. Written out because the grammar is two lines and the `http` crate has no parser for it.
+fn entity_tag(tag: &str) -> Option<&str> {
+    let quoted = tag.strip_prefix("W/").unwrap_or(tag);
+    let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    inner
+        .bytes()
+        .all(|b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80)
+        .then_some(inner)
+}
+
 /// A version no resource ever has (versions start at 1).
 const NEVER_ISSUED: i64 = -1;
 
@@ -249,17 +248,19 @@ impl FromRequestParts<AppState> for IfMatch {
         let Some(raw) = parts.headers.get(header::IF_MATCH) else {
             return Ok(IfMatch(None));
         };
-        let text = raw
-            .to_str()
-            .map_err(|_| ApiError::field("If-Match", "must be an entity tag"))?
-            .trim();
+        let not_a_tag = || ApiError::field("If-Match", IF_MATCH_SYNTAX);
+        let text = raw.to_str().map_err(|_| not_a_tag())?.trim();
         if text == "*" {
             return Ok(IfMatch(None));
         }
+        let tags = text
+            .split(',')
+            .map(|t| entity_tag(t.trim()))
+            .collect::<Option<Vec<&str>>>()
+            .ok_or_else(not_a_tag)?;
         // Only the first tag matters: this server issues exactly one per representation.
-        let first = text.split(',').next().unwrap_or("").trim();
-        let bare = first.strip_prefix("W/").unwrap_or(first).trim_matches('"');
-        match bare.parse::<i64>() {
+        let first = tags.first().copied().unwrap_or_default();
+        match first.parse::<i64>() {
             Ok(v) => Ok(IfMatch(Some(v))),
             // A tag this server never issued matches no version: the write answers 409 if the
             // resource exists and 404 if it does not, like any stale tag.

@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod heartbeats;
+pub mod input_errors;
 pub mod invitations;
 pub mod members;
 pub mod monitor_list;

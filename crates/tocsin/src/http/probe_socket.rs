@@ -28,7 +28,7 @@ use futures::{SinkExt, StreamExt};
 use tocsin_checks::Outcome;
 use tokio::sync::oneshot;
 
-use crate::domain::DomainError;
+use crate::domain::{CredentialProblem, DomainError};
 use crate::http::error::ApiError;
 use crate::http::AppState;
 use crate::probes::keys;
@@ -56,20 +56,24 @@ async fn connect(
         .ok_or(DomainError::Unauthorized)?;
     let key = keys::authenticate(state.db(), presented.trim())
         .await?
-        .ok_or(DomainError::Unauthorized)?;
+        .ok_or(DomainError::BadCredential(
+            CredentialProblem::UnknownProbeKey,
+        ))?;
     if let Some(claimed) = headers.get(REGION_HEADER).and_then(|v| v.to_str().ok()) {
         if claimed != key.region {
             return Err(DomainError::Forbidden(
                 "PROBE_REGION_MISMATCH",
                 format!(
-                    "this probe key belongs to region {:?}, not {claimed:?}",
+                    "This probe key belongs to region {:?}, not {claimed:?}: run the probe in its key's region, or create a key for {claimed:?}.",
                     key.region
                 ),
             )
             .into());
         }
     }
-    let upgrade = upgrade.map_err(|_| ApiError::form("expected a WebSocket upgrade request"))?;
+    let upgrade = upgrade.map_err(|_| {
+        ApiError::form("This endpoint takes a WebSocket upgrade: connect with `tocsin probe`.")
+    })?;
     Ok(upgrade
         .max_message_size(MAX_MESSAGE_BYTES)
         .on_upgrade(move |socket| session(state, key, socket)))

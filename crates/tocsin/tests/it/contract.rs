@@ -85,7 +85,7 @@ async fn bodies_are_checked_in_order_type_size_syntax_schema() {
     assert!(body["flattened"]["formErrors"][0]
         .as_str()
         .unwrap()
-        .contains("malformed JSON"));
+        .contains("The body ends before the JSON does"));
     let body = expect_error(
         c.post(&url)
             .json(&json!({"name": 5, "permissions": ["identity:read"]}))

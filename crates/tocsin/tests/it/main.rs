@@ -11,6 +11,7 @@ mod common;
 mod contract;
 mod cycle_events;
 mod detection;
+mod errors;
 mod hardening;
 mod heartbeats;
 mod layers;

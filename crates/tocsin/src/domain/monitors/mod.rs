@@ -312,7 +312,9 @@ pub async fn regenerate_push_token(
     caller.require::<caps::MonitorsWrite>()?;
     let m = load(core, caller, monitor_id).await?;
     if m.kind() != Some(MonitorType::Push) {
-        return Err(wrong_type("only PUSH monitors have a push token"));
+        return Err(wrong_type(
+            "Only PUSH monitors have a push token: create a PUSH monitor to receive heartbeats.",
+        ));
     }
     let token = secrets::generate("");
     let now = core.clock().now_ms();
@@ -360,7 +362,9 @@ pub async fn check_now(
     caller.require::<caps::MonitorsWrite>()?;
     let m = load(core, caller, monitor_id).await?;
     if m.kind().is_none_or(|k| k == MonitorType::Push) {
-        return Err(wrong_type("PUSH monitors are not checked by the service"));
+        return Err(wrong_type(
+            "PUSH monitors are not checked by the service: send a heartbeat to its push URL instead.",
+        ));
     }
     let correlation_id = new_id();
     let id = correlation_id.clone();

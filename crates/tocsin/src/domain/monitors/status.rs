@@ -109,7 +109,9 @@ pub async fn accept_baseline(
     caller.require::<caps::MonitorsWrite>()?;
     let m = load(core, caller, monitor_id).await?;
     if m.kind() != Some(MonitorType::DnsDiff) {
-        return Err(wrong_type("only DNS_DIFF monitors have a baseline"));
+        return Err(wrong_type(
+            "Only DNS_DIFF monitors have a baseline to accept: nothing needs accepting on this monitor.",
+        ));
     }
     let now = core.clock().now_ms();
     let transition = tocsin_core::accept_baseline(&m.monitor_state()?);

@@ -216,7 +216,15 @@ pub fn check(d: &Draft, limits: &Limits) -> Result<Checked, Vec<FieldError>> {
         " seconds",
         &mut errors,
     );
-    if !is_push && d.timeout >= 1 && d.timeout <= MAX_TIMEOUT && d.timeout >= d.interval {
+    // Compared only with a valid interval: a bad one is its own error, and the timeout
+    // (often derived from it when not sent) is not to blame.
+    let interval_ok = (limits.min_interval..=max_interval).contains(&d.interval);
+    if !is_push
+        && interval_ok
+        && d.timeout >= 1
+        && d.timeout <= MAX_TIMEOUT
+        && d.timeout >= d.interval
+    {
         errors.push(FieldError::new("timeout", "must be less than interval"));
     }
     range("retries", d.retries, 0, MAX_RETRIES, "", &mut errors);
