@@ -57,6 +57,7 @@ use tokio::net::TcpStream;
 use url::{Host, Position, Url};
 
 use crate::assertions::{self, Assertion, Observation, Severity};
+use crate::config::{field_names, HttpConfig, HttpExpectConfig, HttpTlsConfig};
 use crate::spec::{FieldError, RunOptions, SpecInput};
 use crate::{tls, Outcome, Timings, Verdict};
 
@@ -214,26 +215,17 @@ impl Default for TlsOptions {
     }
 }
 
-const CONFIG_KEYS: [&str; 10] = [
-    "method",
-    "headers",
-    "body",
-    "auth",
-    "followRedirects",
-    "maxRedirects",
-    "expect",
-    "ipFamily",
-    "tls",
-    "assertions",
-];
+/// The request methods a check may use, as the API spells them (matched case-insensitively).
+pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 impl HttpSpec {
     /// Validates the monitor's `url` and `config`, reporting every problem with its path.
     pub fn parse(input: &SpecInput<'_>) -> Result<Self, Vec<FieldError>> {
         let mut errors = Vec::new();
         let config = input.config;
+        let known = field_names::<HttpConfig>();
         for key in config.keys() {
-            if !CONFIG_KEYS.contains(&key.as_str()) {
+            if !known.contains(&key.as_str()) {
                 errors.push(FieldError::new(format!("config.{key}"), "unknown key"));
             }
         }
@@ -248,7 +240,7 @@ impl HttpSpec {
         let method = match get(config, "method") {
             None => Some(Method::GET),
             Some(Value::String(m)) => {
-                match ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+                match METHODS
                     .iter()
                     .find(|x| x.eq_ignore_ascii_case(m))
                 {
@@ -591,7 +583,7 @@ fn parse_expect(
     };
     let before = errors.len();
     for key in obj.keys() {
-        if key != "statusCodes" {
+        if !field_names::<HttpExpectConfig>().contains(&key.as_str()) {
             errors.push(FieldError::new(
                 format!("config.expect.{key}"),
                 "unknown key",
@@ -672,7 +664,7 @@ fn parse_tls(value: Option<&Value>, errors: &mut Vec<FieldError>) -> TlsOptions 
         return tls;
     };
     for key in obj.keys() {
-        if !["verify", "certExpiryWarnDays", "certExpiryFailDays"].contains(&key.as_str()) {
+        if !field_names::<HttpTlsConfig>().contains(&key.as_str()) {
             errors.push(FieldError::new(format!("config.tls.{key}"), "unknown key"));
         }
     }
