@@ -294,7 +294,6 @@ pub fn parse_assertions(
     }
 }
 
-
 /// Parses one item, pushing every problem found; `None` when there was at least one.
 fn parse_one(item: &Value, path: &str, errors: &mut Vec<FieldError>) -> Option<Assertion> {
     let Some(obj) = item.as_object() else {

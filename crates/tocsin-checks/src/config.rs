@@ -174,9 +174,11 @@ pub struct HttpTlsConfig {
     pub verify: Option<bool>,
     /// Days left on the certificate below which the check is DEGRADED, 0 to 3650; default 14.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = 3650)))]
     pub cert_expiry_warn_days: Option<u32>,
     /// Days left on the certificate below which the check fails, 0 to 3650; default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = 3650)))]
     pub cert_expiry_fail_days: Option<u32>,
 }
 
@@ -214,6 +216,7 @@ pub struct HttpConfig {
     pub follow_redirects: Option<bool>,
     /// Redirects followed at most, 0 to 20; default 5.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = 20)))]
     pub max_redirects: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<HttpExpectConfig>,
@@ -335,8 +338,9 @@ impl DnsConfig {
     pub fn example() -> Self {
         DnsConfig {
             record_type: "A".into(),
-            resolver: Some("9.9.9.9".into()),
-            expected: Some(vec!["93.184.215.14".into()]),
+            // Loopback: clients and fuzzers send examples as they are.
+            resolver: Some("127.0.0.1:5353".into()),
+            expected: Some(vec!["192.0.2.10".into()]),
             ..DnsConfig::default()
         }
     }
@@ -354,10 +358,28 @@ pub enum DnsProtocolName {
 /// The `config` of a DNS_DIFF monitor: the same keys as DNS. The first answer becomes the
 /// baseline; a later answer that differs from it fails the check.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
-#[cfg_attr(feature = "schema", schemars(example = DnsDiffConfig::example()))]
 pub struct DnsDiffConfig(pub DnsConfig);
+
+// Written by hand: a derived schema of a transparent type would be DNS's itself, and the
+// document names DNS_DIFF's schema (and its example) on its own.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for DnsDiffConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DnsDiffConfig".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let dns = generator.subschema_for::<DnsConfig>();
+        let example = serde_json::to_value(DnsDiffConfig::example()).unwrap_or_default();
+        schemars::json_schema!({
+            "description": "The `config` of a DNS_DIFF monitor: the same keys as DNS. The first \
+                answer becomes the baseline; a later answer that differs from it fails the check.",
+            "allOf": [dns],
+            "examples": [example],
+        })
+    }
+}
 
 impl DnsDiffConfig {
     pub fn example() -> Self {
@@ -424,15 +446,19 @@ impl WebSocketConfig {
 pub struct PingConfig {
     /// Echo requests per check, 1 to 10; default 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 10)))]
     pub count: Option<u32>,
     /// Milliseconds between requests, 10 to 5000; default 200.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 10, max = 5000)))]
     pub interval_ms: Option<u32>,
     /// Payload bytes, 0 to 65500; default 56.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = 65500)))]
     pub packet_size: Option<u32>,
     /// Packet loss tolerated, 0 to 100 percent; default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 0, max = 100)))]
     pub max_loss_percent: Option<f64>,
     /// At most 50. Targets: `latency`, `resolvedIp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -460,7 +486,11 @@ mod tests {
     use crate::spec::{CheckSpec, MonitorKind, SpecInput};
 
     fn object(v: &impl Serialize) -> Map<String, Value> {
-        serde_json::to_value(v).unwrap().as_object().cloned().unwrap()
+        serde_json::to_value(v)
+            .unwrap()
+            .as_object()
+            .cloned()
+            .unwrap()
     }
 
     fn parse(kind: MonitorKind, config: &Map<String, Value>) -> Result<CheckSpec, Vec<String>> {
@@ -476,8 +506,11 @@ mod tests {
             port,
             config,
         };
-        CheckSpec::parse(kind, &input)
-            .map_err(|e| e.into_iter().map(|e| format!("{}: {}", e.path, e.message)).collect())
+        CheckSpec::parse(kind, &input).map_err(|e| {
+            e.into_iter()
+                .map(|e| format!("{}: {}", e.path, e.message))
+                .collect()
+        })
     }
 
     /// Each kind's config with every key set, so a key the type declares but the parser
@@ -551,7 +584,11 @@ mod tests {
             assertions: Some(vec![assertion("latency")]),
         };
         vec![
-            (MonitorKind::Http, object(&http), field_names::<HttpConfig>()),
+            (
+                MonitorKind::Http,
+                object(&http),
+                field_names::<HttpConfig>(),
+            ),
             (MonitorKind::Tcp, object(&tcp), field_names::<TcpConfig>()),
             (MonitorKind::Dns, object(&dns), field_names::<DnsConfig>()),
             (
@@ -564,7 +601,11 @@ mod tests {
                 object(&ws),
                 field_names::<WebSocketConfig>(),
             ),
-            (MonitorKind::Ping, object(&ping), field_names::<PingConfig>()),
+            (
+                MonitorKind::Ping,
+                object(&ping),
+                field_names::<PingConfig>(),
+            ),
         ]
     }
 
@@ -572,7 +613,13 @@ mod tests {
     fn field_names_follow_serde_spelling() {
         assert_eq!(
             field_names::<PingConfig>(),
-            ["count", "intervalMs", "packetSize", "maxLossPercent", "assertions"]
+            [
+                "count",
+                "intervalMs",
+                "packetSize",
+                "maxLossPercent",
+                "assertions"
+            ]
         );
         assert_eq!(field_names::<DnsDiffConfig>(), field_names::<DnsConfig>());
         assert!(field_names::<StatusCodeEntry>().is_empty());
@@ -584,7 +631,10 @@ mod tests {
             let keys: Vec<&str> = config.keys().map(String::as_str).collect();
             let mut declared = names.to_vec();
             declared.sort_unstable();
-            assert_eq!(keys, declared, "{kind:?}: the full config must set every key");
+            assert_eq!(
+                keys, declared,
+                "{kind:?}: the full config must set every key"
+            );
             if let Err(e) = parse(kind, &config) {
                 panic!("{kind:?} refused its full config: {e:?}");
             }
@@ -605,8 +655,14 @@ mod tests {
         http.insert("tls".into(), json!({"verify": true, "pin": "x"}));
         http.insert("expect".into(), json!({"statusCodes": [200], "body": "x"}));
         let errors = parse(MonitorKind::Http, &http).unwrap_err();
-        assert!(errors.iter().any(|e| e.starts_with("config.tls.pin:")), "{errors:?}");
-        assert!(errors.iter().any(|e| e.starts_with("config.expect.body:")), "{errors:?}");
+        assert!(
+            errors.iter().any(|e| e.starts_with("config.tls.pin:")),
+            "{errors:?}"
+        );
+        assert!(
+            errors.iter().any(|e| e.starts_with("config.expect.body:")),
+            "{errors:?}"
+        );
     }
 
     #[test]

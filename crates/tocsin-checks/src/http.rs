@@ -239,21 +239,16 @@ impl HttpSpec {
 
         let method = match get(config, "method") {
             None => Some(Method::GET),
-            Some(Value::String(m)) => {
-                match METHODS
-                    .iter()
-                    .find(|x| x.eq_ignore_ascii_case(m))
-                {
-                    Some(m) => Method::from_bytes(m.as_bytes()).ok(),
-                    None => {
-                        errors.push(FieldError::new(
-                            "config.method",
-                            "must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS",
-                        ));
-                        None
-                    }
+            Some(Value::String(m)) => match METHODS.iter().find(|x| x.eq_ignore_ascii_case(m)) {
+                Some(m) => Method::from_bytes(m.as_bytes()).ok(),
+                None => {
+                    errors.push(FieldError::new(
+                        "config.method",
+                        "must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS",
+                    ));
+                    None
                 }
-            }
+            },
             Some(_) => {
                 errors.push(FieldError::new("config.method", "must be a string"));
                 None

@@ -83,8 +83,7 @@ impl TcpSpec {
 
         let mut cfg = ConfigReader::new(input.config, "config", field_names::<TcpConfig>());
         let tls = cfg.object("tls").and_then(|tls_map| {
-            let mut tls =
-                ConfigReader::new(tls_map, "config.tls", field_names::<TcpTlsConfig>());
+            let mut tls = ConfigReader::new(tls_map, "config.tls", field_names::<TcpTlsConfig>());
             let enabled = tls.bool("enabled").unwrap_or(true);
             let verify = tls.bool("verify").unwrap_or(true);
             let server_name = tls.string("serverName").and_then(|name| {
