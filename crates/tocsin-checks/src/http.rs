@@ -577,8 +577,9 @@ fn parse_expect(
         return None;
     };
     let before = errors.len();
+    let known = field_names::<HttpExpectConfig>();
     for key in obj.keys() {
-        if !field_names::<HttpExpectConfig>().contains(&key.as_str()) {
+        if !known.contains(&key.as_str()) {
             errors.push(FieldError::new(
                 format!("config.expect.{key}"),
                 "unknown key",
@@ -658,8 +659,9 @@ fn parse_tls(value: Option<&Value>, errors: &mut Vec<FieldError>) -> TlsOptions 
         errors.push(FieldError::new("config.tls", "must be an object"));
         return tls;
     };
+    let known = field_names::<HttpTlsConfig>();
     for key in obj.keys() {
-        if !field_names::<HttpTlsConfig>().contains(&key.as_str()) {
+        if !known.contains(&key.as_str()) {
             errors.push(FieldError::new(format!("config.tls.{key}"), "unknown key"));
         }
     }
