@@ -136,10 +136,27 @@ impl AssertionConfig {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum HttpAuthConfig {
-    /// Basic authentication; the username must not contain `:`.
-    Basic { username: String, password: String },
-    /// A bearer token (not empty).
-    Bearer { token: String },
+    Basic(BasicAuthConfig),
+    Bearer(BearerAuthConfig),
+}
+
+/// `"type": "basic"`: Basic authentication.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BasicAuthConfig {
+    /// Must not contain `:`.
+    pub username: String,
+    pub password: String,
+}
+
+/// `"type": "bearer"`: a bearer token.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BearerAuthConfig {
+    /// Not empty.
+    pub token: String,
 }
 
 /// HTTP `config.expect`.
@@ -527,9 +544,9 @@ mod tests {
             method: Some("post".into()),
             headers: Some(BTreeMap::from([("X-Probe".into(), "tocsin".into())])),
             body: Some("{}".into()),
-            auth: Some(HttpAuthConfig::Bearer {
+            auth: Some(HttpAuthConfig::Bearer(BearerAuthConfig {
                 token: "secret".into(),
-            }),
+            })),
             follow_redirects: Some(false),
             max_redirects: Some(0),
             expect: Some(HttpExpectConfig {
@@ -654,7 +671,17 @@ mod tests {
         let mut http = object(&HttpConfig::example());
         http.insert("tls".into(), json!({"verify": true, "pin": "x"}));
         http.insert("expect".into(), json!({"statusCodes": [200], "body": "x"}));
+        http.insert(
+            "auth".into(),
+            json!({"type": "bearer", "token": "t", "username": "u"}),
+        );
         let errors = parse(MonitorKind::Http, &http).unwrap_err();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("config.auth.username:")),
+            "{errors:?}"
+        );
         assert!(
             errors.iter().any(|e| e.starts_with("config.tls.pin:")),
             "{errors:?}"
@@ -688,8 +715,13 @@ mod tests {
     fn configs_the_parser_accepts_deserialize_into_the_types() {
         // The parser's spellings that the types must read too: lowercase methods, numeric
         // strings as status codes, nulls as absent keys.
+        let basic = object(&HttpAuthConfig::Basic(BasicAuthConfig {
+            username: "a".into(),
+            password: "b".into(),
+        }));
+        assert_eq!(basic.len(), 1 + field_names::<BasicAuthConfig>().len());
         let http = json!({"method": "head", "expect": {"statusCodes": ["2xx", 301]},
-                          "body": null, "auth": {"type": "basic", "username": "a", "password": "b"}});
+                          "body": null, "auth": basic});
         parse(MonitorKind::Http, http.as_object().unwrap()).unwrap();
         serde_json::from_value::<HttpConfig>(http).unwrap();
         for (kind, config, _) in full_configs() {

@@ -57,7 +57,9 @@ use tokio::net::TcpStream;
 use url::{Host, Position, Url};
 
 use crate::assertions::{self, Assertion, Observation, Severity};
-use crate::config::{field_names, HttpConfig, HttpExpectConfig, HttpTlsConfig};
+use crate::config::{
+    field_names, BasicAuthConfig, BearerAuthConfig, HttpConfig, HttpExpectConfig, HttpTlsConfig,
+};
 use crate::spec::{FieldError, RunOptions, SpecInput};
 use crate::{tls, Outcome, Timings, Verdict};
 
@@ -453,9 +455,10 @@ fn parse_auth(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<Aut
         return None;
     };
     let kind = obj.get("type").and_then(Value::as_str);
+    // `type` selects the variant; the variant's own keys come from its input type.
     let allowed: &[&str] = match kind {
-        Some("basic") => &["type", "username", "password"],
-        Some("bearer") => &["type", "token"],
+        Some("basic") => field_names::<BasicAuthConfig>(),
+        Some("bearer") => field_names::<BearerAuthConfig>(),
         _ => {
             errors.push(FieldError::new(
                 "config.auth.type",
@@ -466,7 +469,7 @@ fn parse_auth(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<Aut
     };
     let before = errors.len();
     for key in obj.keys() {
-        if !allowed.contains(&key.as_str()) {
+        if key != "type" && !allowed.contains(&key.as_str()) {
             errors.push(FieldError::new(format!("config.auth.{key}"), "unknown key"));
         }
     }

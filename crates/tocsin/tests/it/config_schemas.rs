@@ -14,8 +14,9 @@ use common::binary::{free_port, tocsin, wait_ready};
 use serde_json::{json, Map, Value};
 use tocsin::domain::monitors::config::PushConfig;
 use tocsin_checks::config::{
-    field_names, AssertionConfig, DnsConfig, HttpConfig, HttpExpectConfig, HttpTlsConfig,
-    PingConfig, TcpConfig, TcpTlsConfig, WebSocketConfig, WebSocketTlsConfig,
+    field_names, AssertionConfig, BasicAuthConfig, BearerAuthConfig, DnsConfig, HttpConfig,
+    HttpExpectConfig, HttpTlsConfig, PingConfig, TcpConfig, TcpTlsConfig, WebSocketConfig,
+    WebSocketTlsConfig,
 };
 use tocsin_checks::spec::SpecInput;
 use tocsin_checks::{CheckSpec, MonitorKind};
@@ -98,10 +99,12 @@ fn config_fields_are_open_objects_naming_every_type() {
 #[test]
 fn schema_properties_are_the_keys_the_parsers_accept() {
     let doc = tocsin::http::openapi::document();
-    let cases: [(&str, &[&str]); 11] = [
+    let cases: [(&str, &[&str]); 13] = [
         ("HttpConfig", field_names::<HttpConfig>()),
         ("HttpExpectConfig", field_names::<HttpExpectConfig>()),
         ("HttpTlsConfig", field_names::<HttpTlsConfig>()),
+        ("BasicAuthConfig", field_names::<BasicAuthConfig>()),
+        ("BearerAuthConfig", field_names::<BearerAuthConfig>()),
         ("TcpConfig", field_names::<TcpConfig>()),
         ("TcpTlsConfig", field_names::<TcpTlsConfig>()),
         ("DnsConfig", field_names::<DnsConfig>()),
