@@ -76,6 +76,7 @@ const MAX_ACTUAL_CHARS: usize = 256;
 
 /// How bad a failed assertion is: `warn` makes the check DEGRADED, `fail` makes it fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Warn,
@@ -117,6 +118,11 @@ impl Target {
         ("resolvedIp", Target::ResolvedIp),
         ("reply", Target::Reply),
     ];
+
+    /// Every JSON spelling, in table order.
+    pub fn names() -> Vec<&'static str> {
+        Target::ALL.iter().map(|(n, _)| *n).collect()
+    }
 
     /// The JSON spelling.
     pub fn as_str(self) -> &'static str {
@@ -178,6 +184,11 @@ impl Operator {
         ("empty", Operator::Empty),
         ("not_empty", Operator::NotEmpty),
     ];
+
+    /// Every JSON spelling, in table order.
+    pub fn names() -> Vec<&'static str> {
+        Operator::ALL.iter().map(|(n, _)| *n).collect()
+    }
 
     /// The JSON spelling.
     pub fn as_str(self) -> &'static str {
@@ -283,8 +294,6 @@ pub fn parse_assertions(
     }
 }
 
-const KEYS: [&str; 5] = ["target", "property", "operator", "value", "severity"];
-
 /// Parses one item, pushing every problem found; `None` when there was at least one.
 fn parse_one(item: &Value, path: &str, errors: &mut Vec<FieldError>) -> Option<Assertion> {
     let Some(obj) = item.as_object() else {
@@ -292,11 +301,12 @@ fn parse_one(item: &Value, path: &str, errors: &mut Vec<FieldError>) -> Option<A
         return None;
     };
     let before = errors.len();
+    let keys = crate::config::field_names::<crate::config::AssertionConfig>();
     for key in obj.keys() {
-        if !KEYS.contains(&key.as_str()) {
+        if !keys.contains(&key.as_str()) {
             errors.push(FieldError::new(
                 format!("{path}.{key}"),
-                format!("unknown key; expected one of {}", KEYS.join(", ")),
+                format!("unknown key; expected one of {}", keys.join(", ")),
             ));
         }
     }

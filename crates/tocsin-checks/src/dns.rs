@@ -36,6 +36,7 @@ use hickory_resolver::proto::ProtoErrorKind;
 use hickory_resolver::{ResolveError, Resolver};
 
 use crate::assertions::{Assertion, Observation, Target};
+use crate::config::{field_names, DnsDiffConfig};
 use crate::spec::{FieldError, RunOptions, SpecInput};
 use crate::tcp::{apply_assertions, deadline_for, ms, ConfigReader};
 use crate::{Outcome, Timings, Verdict};
@@ -68,6 +69,11 @@ impl DnsRecordType {
         ("CAA", DnsRecordType::Caa),
         ("PTR", DnsRecordType::Ptr),
     ];
+
+    /// Every wire spelling, in table order.
+    pub fn names() -> Vec<&'static str> {
+        DnsRecordType::ALL.iter().map(|(n, _)| *n).collect()
+    }
 
     /// The wire spelling (`AAAA`).
     pub fn as_str(self) -> &'static str {
@@ -125,17 +131,8 @@ const DNS_TARGETS: &[Target] = &[Target::DnsRecords, Target::Latency];
 impl DnsSpec {
     pub fn parse(input: &SpecInput<'_>) -> Result<Self, Vec<FieldError>> {
         let mut errors = Vec::new();
-        let mut cfg = ConfigReader::new(
-            input.config,
-            "config",
-            &[
-                "recordType",
-                "resolver",
-                "protocol",
-                "expected",
-                "assertions",
-            ],
-        );
+        // DNS_DIFF's keys are DNS's (its type wraps DNS's), so one list serves both.
+        let mut cfg = ConfigReader::new(input.config, "config", field_names::<DnsDiffConfig>());
         let record_type = match cfg.string("recordType") {
             None if cfg.raw("recordType").is_none() => {
                 cfg.errors

@@ -57,6 +57,9 @@ use tokio::net::TcpStream;
 use url::{Host, Position, Url};
 
 use crate::assertions::{self, Assertion, Observation, Severity};
+use crate::config::{
+    field_names, BasicAuthConfig, BearerAuthConfig, HttpConfig, HttpExpectConfig, HttpTlsConfig,
+};
 use crate::spec::{FieldError, RunOptions, SpecInput};
 use crate::{tls, Outcome, Timings, Verdict};
 
@@ -214,26 +217,17 @@ impl Default for TlsOptions {
     }
 }
 
-const CONFIG_KEYS: [&str; 10] = [
-    "method",
-    "headers",
-    "body",
-    "auth",
-    "followRedirects",
-    "maxRedirects",
-    "expect",
-    "ipFamily",
-    "tls",
-    "assertions",
-];
+/// The request methods a check may use, as the API spells them (matched case-insensitively).
+pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 impl HttpSpec {
     /// Validates the monitor's `url` and `config`, reporting every problem with its path.
     pub fn parse(input: &SpecInput<'_>) -> Result<Self, Vec<FieldError>> {
         let mut errors = Vec::new();
         let config = input.config;
+        let known = field_names::<HttpConfig>();
         for key in config.keys() {
-            if !CONFIG_KEYS.contains(&key.as_str()) {
+            if !known.contains(&key.as_str()) {
                 errors.push(FieldError::new(format!("config.{key}"), "unknown key"));
             }
         }
@@ -247,21 +241,16 @@ impl HttpSpec {
 
         let method = match get(config, "method") {
             None => Some(Method::GET),
-            Some(Value::String(m)) => {
-                match ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-                    .iter()
-                    .find(|x| x.eq_ignore_ascii_case(m))
-                {
-                    Some(m) => Method::from_bytes(m.as_bytes()).ok(),
-                    None => {
-                        errors.push(FieldError::new(
-                            "config.method",
-                            "must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS",
-                        ));
-                        None
-                    }
+            Some(Value::String(m)) => match METHODS.iter().find(|x| x.eq_ignore_ascii_case(m)) {
+                Some(m) => Method::from_bytes(m.as_bytes()).ok(),
+                None => {
+                    errors.push(FieldError::new(
+                        "config.method",
+                        "must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS",
+                    ));
+                    None
                 }
-            }
+            },
             Some(_) => {
                 errors.push(FieldError::new("config.method", "must be a string"));
                 None
@@ -466,9 +455,10 @@ fn parse_auth(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<Aut
         return None;
     };
     let kind = obj.get("type").and_then(Value::as_str);
+    // `type` selects the variant; the variant's own keys come from its input type.
     let allowed: &[&str] = match kind {
-        Some("basic") => &["type", "username", "password"],
-        Some("bearer") => &["type", "token"],
+        Some("basic") => field_names::<BasicAuthConfig>(),
+        Some("bearer") => field_names::<BearerAuthConfig>(),
         _ => {
             errors.push(FieldError::new(
                 "config.auth.type",
@@ -479,7 +469,7 @@ fn parse_auth(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<Aut
     };
     let before = errors.len();
     for key in obj.keys() {
-        if !allowed.contains(&key.as_str()) {
+        if key != "type" && !allowed.contains(&key.as_str()) {
             errors.push(FieldError::new(format!("config.auth.{key}"), "unknown key"));
         }
     }
@@ -590,8 +580,9 @@ fn parse_expect(
         return None;
     };
     let before = errors.len();
+    let known = field_names::<HttpExpectConfig>();
     for key in obj.keys() {
-        if key != "statusCodes" {
+        if !known.contains(&key.as_str()) {
             errors.push(FieldError::new(
                 format!("config.expect.{key}"),
                 "unknown key",
@@ -671,8 +662,9 @@ fn parse_tls(value: Option<&Value>, errors: &mut Vec<FieldError>) -> TlsOptions 
         errors.push(FieldError::new("config.tls", "must be an object"));
         return tls;
     };
+    let known = field_names::<HttpTlsConfig>();
     for key in obj.keys() {
-        if !["verify", "certExpiryWarnDays", "certExpiryFailDays"].contains(&key.as_str()) {
+        if !known.contains(&key.as_str()) {
             errors.push(FieldError::new(format!("config.tls.{key}"), "unknown key"));
         }
     }

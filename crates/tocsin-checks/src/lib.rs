@@ -5,6 +5,7 @@
 //! both call [`run`], so a check behaves the same wherever it runs.
 
 pub mod assertions;
+pub mod config;
 pub mod dns;
 pub mod fault;
 pub mod http;

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use surge_ping::{Client, Config, PingIdentifier, PingSequence, SurgeError, ICMP};
 
 use crate::assertions::{Assertion, Observation, Target};
+use crate::config::{field_names, PingConfig};
 use crate::spec::{FieldError, RunOptions, SpecInput};
 use crate::tcp::{apply_assertions, deadline_for, ms, parse_host, resolve, ConfigReader};
 use crate::{Outcome, Verdict};
@@ -47,17 +48,7 @@ impl PingSpec {
     pub fn parse(input: &SpecInput<'_>) -> Result<Self, Vec<FieldError>> {
         let mut errors = Vec::new();
         let host = parse_host(input.host, "host", &mut errors);
-        let mut cfg = ConfigReader::new(
-            input.config,
-            "config",
-            &[
-                "count",
-                "intervalMs",
-                "packetSize",
-                "maxLossPercent",
-                "assertions",
-            ],
-        );
+        let mut cfg = ConfigReader::new(input.config, "config", field_names::<PingConfig>());
         let count = cfg.integer("count", 1, 10).unwrap_or(3);
         let interval_ms = cfg.integer("intervalMs", 10, 5000).unwrap_or(200);
         let packet_size = cfg.integer("packetSize", 0, 65500).unwrap_or(56);

@@ -27,6 +27,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::assertions::{Assertion, Observation, Target};
+use crate::config::{field_names, TcpConfig, TcpTlsConfig};
 use crate::spec::{FieldError, RunOptions, SpecInput};
 use crate::{Outcome, Timings, Verdict};
 
@@ -80,14 +81,9 @@ impl TcpSpec {
             Some(p) => Some(p),
         };
 
-        let mut cfg = ConfigReader::new(
-            input.config,
-            "config",
-            &["tls", "send", "expect", "assertions"],
-        );
+        let mut cfg = ConfigReader::new(input.config, "config", field_names::<TcpConfig>());
         let tls = cfg.object("tls").and_then(|tls_map| {
-            let mut tls =
-                ConfigReader::new(tls_map, "config.tls", &["enabled", "verify", "serverName"]);
+            let mut tls = ConfigReader::new(tls_map, "config.tls", field_names::<TcpTlsConfig>());
             let enabled = tls.bool("enabled").unwrap_or(true);
             let verify = tls.bool("verify").unwrap_or(true);
             let server_name = tls.string("serverName").and_then(|name| {

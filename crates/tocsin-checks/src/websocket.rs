@@ -30,6 +30,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::assertions::{Assertion, Observation, Target};
+use crate::config::{self as input_types, field_names};
 use crate::spec::{FieldError, RunOptions, SpecInput};
 use crate::tcp::{
     apply_assertions, connect, deadline_for, ms, tls_handshake, ConfigReader, REPLY_CAP,
@@ -95,14 +96,7 @@ impl WsSpec {
         let mut cfg = ConfigReader::new(
             input.config,
             "config",
-            &[
-                "headers",
-                "subprotocols",
-                "send",
-                "expect",
-                "tls",
-                "assertions",
-            ],
+            field_names::<input_types::WebSocketConfig>(),
         );
         let mut headers = Vec::new();
         if let Some(map) = cfg.object("headers") {
@@ -143,7 +137,11 @@ impl WsSpec {
         let tls_verify = cfg
             .object("tls")
             .and_then(|tls_map| {
-                let mut tls = ConfigReader::new(tls_map, "config.tls", &["verify"]);
+                let mut tls = ConfigReader::new(
+                    tls_map,
+                    "config.tls",
+                    field_names::<input_types::WebSocketTlsConfig>(),
+                );
                 let verify = tls.bool("verify");
                 cfg.errors.append(&mut tls.errors);
                 verify

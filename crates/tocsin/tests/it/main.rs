@@ -8,6 +8,7 @@ mod auth;
 mod cli;
 mod cluster;
 mod common;
+mod config_schemas;
 mod contract;
 mod cycle_events;
 mod detection;

@@ -39,8 +39,8 @@ pub struct CreateMonitor {
     pub tags: Option<Vec<String>>,
     /// At most 2,000 characters.
     pub description: Option<String>,
-    /// Type-specific settings; `quorum` (integer) for the `all` strategy; PUSH: `schedule`
-    /// (5-field cron) and `timezone` (IANA, default UTC).
+    // Described by `config::optional_schema`: one schema per monitor type, plus `quorum`.
+    #[schemars(schema_with = "super::config::optional_schema")]
     pub config: Option<Map<String, Value>>,
     /// Regions to check from; default `["local"]`.
     pub regions: Option<Vec<String>>,
@@ -86,7 +86,8 @@ pub struct UpdateMonitor {
     #[serde(default, deserialize_with = "double_option")]
     #[schemars(with = "Option<String>")]
     pub description: Option<Option<String>>,
-    /// Replaces the whole config object.
+    // Replaces the whole config object; described like the create's.
+    #[schemars(schema_with = "super::config::optional_schema")]
     pub config: Option<Map<String, Value>>,
     pub regions: Option<Vec<String>>,
     pub region_strategy: Option<ApiRegionStrategy>,

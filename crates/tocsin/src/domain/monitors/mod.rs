@@ -47,10 +47,11 @@
 //! Every committed write is audited in its transaction and announced on the monitor change
 //! feed ([`crate::monitoring::changes`]) so the scheduler applies it at once.
 //!
-//! Layout: [`input`] (what callers send), [`validate`] (the rules), [`view`] (what callers
-//! get back), [`reads`], [`status`] (pause, resume, accept a baseline: the writes that move
+//! Layout: [`input`] (what callers send), [`config`] (the documented shape of `config`),
+//! [`validate`] (the rules), [`view`] (what callers get back), [`reads`], [`status`] (pause, resume, accept a baseline: the writes that move
 //! a monitor's state) and, here, the settings writes and the on-demand check.
 
+pub mod config;
 pub mod input;
 pub mod reads;
 pub mod status;

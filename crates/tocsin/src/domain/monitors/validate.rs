@@ -4,11 +4,13 @@
 //! workspace's projects.
 
 use serde_json::{Map, Value};
+use tocsin_checks::config::field_names;
 use tocsin_checks::spec::SpecInput;
 use tocsin_checks::CheckSpec;
 use tocsin_core::push::{DEFAULT_GRACE_SECS, MAX_GRACE_SECS, MAX_INTERVAL_SECS};
 use tocsin_core::PushSchedule;
 
+use super::config::PushConfig;
 use super::input::{CreateMonitor, UpdateMonitor};
 use super::view::config_view;
 use crate::app::Core;
@@ -143,7 +145,7 @@ fn check_target_fields(d: &Draft, errors: &mut Vec<FieldError>) {
 fn check_push_config(config: &Map<String, Value>, grace: i64, errors: &mut Vec<FieldError>) {
     for key in config.keys() {
         let message = match key.as_str() {
-            "schedule" | "timezone" => continue,
+            k if field_names::<PushConfig>().contains(&k) => continue,
             "interval" => "use the top-level interval".to_string(),
             "grace" => "use the top-level gracePeriod".to_string(),
             "quorum" => "push monitors are not checked from regions".to_string(),

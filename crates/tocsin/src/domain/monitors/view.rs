@@ -47,9 +47,8 @@ pub struct Monitor {
     pub timeout: i64,
     pub tags: Vec<String>,
     pub description: Option<String>,
-    /// Type-specific settings (HTTP method, headers, expected status codes, assertions, DNS
-    /// record type...), plus `quorum` for the `all` strategy and, for PUSH, `schedule` and
-    /// `timezone`.
+    // Described by `config::schema`: one schema per monitor type, plus `quorum`.
+    #[schemars(schema_with = "super::config::schema")]
     pub config: Map<String, Value>,
     pub regions: Vec<String>,
     pub region_strategy: ApiRegionStrategy,
