@@ -69,8 +69,10 @@ pub enum UserCommand {
 pub enum TokenCommand {
     /// Mint a token for a user's workspace; prints only the token.
     Create {
+        /// The email of the user whose workspace the token acts in.
         #[arg(long)]
         email: String,
+        /// A label to tell the token apart in `GET /api-keys`.
         #[arg(long, default_value = "cli")]
         name: String,
         /// `all`, or a comma-separated list of capabilities.
@@ -124,6 +126,7 @@ pub enum ProbeKeyCommand {
     },
     /// Revoke a key: its probes are refused from then on and disconnected within a ping.
     Revoke {
+        /// The key's id, as `tocsin probe-key list` shows it.
         id: String,
         #[command(flatten)]
         store: StoreArgs,

@@ -14,13 +14,16 @@ use url::Url;
 /// Flags shared by every subcommand that opens the database.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct StoreArgs {
-    /// Directory of the embedded SQLite database (used when no database URL is given).
+    /// Directory of the embedded SQLite database, used when no database URL is given
+    /// (default `./tocsin-data`).
     #[arg(long, env = "TOCSIN_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-    /// `postgres://...` to run on PostgreSQL; `sqlite://...` for another SQLite file.
+    /// `postgres://...` to run on PostgreSQL; `sqlite://...` for another SQLite file (default:
+    /// none, the embedded SQLite database under `--data-dir`).
     #[arg(long, env = "TOCSIN_DATABASE_URL")]
     pub database_url: Option<String>,
-    /// A TOML file with any of the settings below (flags and environment variables win).
+    /// A TOML file with any of the settings below; flags and environment variables win
+    /// (default: none).
     #[arg(long, env = "TOCSIN_CONFIG")]
     pub config: Option<PathBuf>,
 }
@@ -30,32 +33,37 @@ pub struct StoreArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Address to listen on.
+    /// Address to listen on (default `127.0.0.1:8080`).
     #[arg(long, env = "TOCSIN_LISTEN")]
     pub listen: Option<String>,
-    /// The server's public root URL (links in emails, cookie `Secure`, the Origin check).
+    /// The server's public root URL: links in emails, cookie `Secure`, the Origin check
+    /// (default `http://` + the listen address).
     #[arg(long, env = "TOCSIN_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// `human` (default) or `json` logs.
     #[arg(long, env = "TOCSIN_LOG_FORMAT")]
     pub log_format: Option<String>,
-    /// Log filter, e.g. `info` or `tocsin=debug`.
+    /// Log level or filter, e.g. `info` or `tocsin=debug,warn` (default `info`).
     #[arg(long, env = "TOCSIN_LOG_LEVEL")]
     pub log_level: Option<String>,
-    /// SMTP server for invitation emails, e.g. `smtp://user:pass@host:587` or `smtp://host:25`.
+    /// SMTP server for emails, e.g. `smtp://user:pass@host:587` or `smtp://host:25` (default:
+    /// none, no emails are sent; needs `--smtp-from`).
     #[arg(long, env = "TOCSIN_SMTP_URL")]
     pub smtp_url: Option<String>,
-    /// Sender address of emails.
+    /// Sender address of emails, e.g. `Tocsin <tocsin@example.com>` (required with
+    /// `--smtp-url`).
     #[arg(long, env = "TOCSIN_SMTP_FROM")]
     pub smtp_from: Option<String>,
     /// Trust the first `X-Forwarded-For` hop as the client address (behind a reverse proxy).
-    /// A plain flag; `--trust-forwarded-for false` turns off what the file turned on.
+    /// A plain flag (default off); `--trust-forwarded-for false` turns off what the file turned
+    /// on.
     #[arg(long, env = "TOCSIN_TRUST_FORWARDED_FOR", num_args = 0..=1, default_missing_value = "true")]
     pub trust_forwarded_for: Option<bool>,
-    /// The built-in probe's name (its region is always `local`).
+    /// The built-in probe's name; its region is always `local` (default `built-in`).
     #[arg(long, env = "TOCSIN_PROBE_NAME")]
     pub probe_name: Option<String>,
-    /// A bearer token `/metrics` then requires (it lists monitor names); open when unset.
+    /// A bearer token `/metrics` then requires, since it lists monitor names (default: none,
+    /// `/metrics` is open).
     #[arg(long, env = "TOCSIN_METRICS_TOKEN")]
     pub metrics_token: Option<String>,
     /// Seconds a client has to send a request's headers, from connecting or from its first

@@ -417,3 +417,68 @@ async fn settings_that_cannot_work_stop_the_server_naming_the_setting() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// The options of `tocsin ARGS --help` (long help), each with its description.
+fn help_options(args: &[&str]) -> Vec<(String, String)> {
+    let out = tocsin(std::path::Path::new("."))
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut options = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        let is_option = (t.starts_with("--") || t.starts_with("-h") || t.starts_with('<'))
+            && (2..=6).contains(&indent);
+        if is_option {
+            let next = lines.get(i + 1).copied().unwrap_or("");
+            // Long help puts the description on the next, deeper-indented line; short help on
+            // the same line after the name.
+            let same_line = t.split_once("  ").map(|(_, d)| d.trim()).unwrap_or("");
+            let desc = if same_line.is_empty() && next.len() - next.trim_start().len() > indent {
+                next.trim()
+            } else {
+                same_line
+            };
+            options.push((
+                t.split_whitespace().next().unwrap_or("").to_string(),
+                desc.to_string(),
+            ));
+        }
+    }
+    options
+}
+
+#[test]
+fn every_flag_of_every_command_says_what_it_does_and_serve_says_its_defaults() {
+    for cmd in [
+        &["serve"][..],
+        &["migrate"],
+        &["user", "create"],
+        &["token", "create"],
+        &["probe"],
+        &["probe-key", "create"],
+        &["probe-key", "list"],
+        &["probe-key", "revoke"],
+        &["bench"],
+    ] {
+        let options = help_options(cmd);
+        assert!(options.len() >= 2, "{cmd:?}: {options:?}");
+        for (name, desc) in options.iter().filter(|(n, _)| n != "-h,") {
+            assert!(desc.len() > 10, "{cmd:?} {name}: no sentence ({desc:?})");
+        }
+        if cmd == ["serve"] {
+            for (name, desc) in options.iter().filter(|(n, _)| n != "-h,") {
+                let d = desc.to_lowercase();
+                assert!(
+                    d.contains("default") || d.contains("required"),
+                    "serve {name}: no default in {desc:?}"
+                );
+            }
+        }
+    }
+}

@@ -324,3 +324,52 @@ fn every_path_parameter_is_declared() {
         );
     }
 }
+
+/// The README says exactly how each list pages, what `--permissions all` grants, and shows a
+/// monitor of every type.
+#[test]
+fn the_readme_matches_the_document_on_paging_permissions_and_monitor_types() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let doc = document();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let Some(params) = item["get"]["parameters"].as_array() else {
+            continue;
+        };
+        let names: Vec<&str> = params.iter().filter_map(|p| p["name"].as_str()).collect();
+        if names.contains(&"cursor") || names.contains(&"before") {
+            let spelled = path.replace("{monitor_id}", "{id}");
+            assert!(
+                readme.contains(&format!("`GET {spelled}`")),
+                "the README does not say how GET {path} pages"
+            );
+        }
+    }
+    let all = readme
+        .split("`--permissions all`")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_default();
+    for cap in tocsin::auth::capability::TOKEN_CAPABILITIES {
+        assert!(
+            all.contains(&format!("`{}`", cap.as_str())),
+            "{}",
+            cap.as_str()
+        );
+    }
+    for kind in [
+        "HTTP",
+        "TCP",
+        "PING",
+        "DNS",
+        "DNS_DIFF",
+        "WEBSOCKET",
+        "PUSH",
+    ] {
+        assert!(
+            readme.contains(&format!("\"type\":\"{kind}\"")),
+            "no {kind} example in the README"
+        );
+    }
+}
