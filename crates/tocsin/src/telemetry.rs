@@ -93,6 +93,12 @@ impl Metrics {
         }
         metrics::counter!("probe_errors_total", "region" => "local", "reason" => "resource")
             .increment(0);
+        // The built-in probe is always connected.
+        metrics::gauge!("probes_connected", "region" => "local").set(1.0);
+        // Present before the first run or shed, at zero (registering is enough).
+        metrics::gauge!("scheduler_monitors").set(state.scheduler_stats().scheduled() as f64);
+        metrics::counter!("scheduler_runs_shed_total").increment(0);
+        let _ = metrics::histogram!("scheduler_start_lateness_seconds");
         if let Ok(n) = crate::store::monitors::count_stale(state.db().reader()).await {
             metrics::gauge!("monitors_stale").set(n as f64);
         }

@@ -614,6 +614,38 @@ async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
         "{text}"
     );
     assert!(text.lines().any(|l| l == "monitors_stale 0"), "{text}");
+    // Every metric the README names is there from the first scrape.
+    let readme = std::fs::read_to_string(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    for name in [
+        "scheduler_start_lateness_seconds",
+        "scheduler_monitors",
+        "scheduler_runs_shed_total",
+        "scheduler_leader",
+        "probes_connected",
+        "probe_errors_total",
+        "monitors_stale",
+        "monitor_status",
+        "monitor_response_time_ms",
+        "monitor_checks_total",
+        "monitor_cert_days_remaining",
+    ] {
+        assert!(
+            readme.contains(&format!("`{name}")),
+            "README does not name {name}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(name) || l.starts_with(&format!("# TYPE {name} "))),
+            "{name} missing from the first scrape"
+        );
+    }
+    assert_eq!(
+        metric(&text, "probes_connected", &["region=\"local\""]),
+        Some(1.0)
+    );
 
     let row = tocsin::store::monitors::get_by_id(srv.state.db().reader(), &id)
         .await
