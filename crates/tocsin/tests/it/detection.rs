@@ -311,12 +311,30 @@ async fn one_failing_region_never_pages_under_round_robin_or_random() {
     };
     let rr = srv.create(monitor("rr", "round_robin")).await;
     let rnd = srv.create(monitor("rnd", "random")).await;
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    assert!(
-        probe.jobs() >= 4,
-        "eu-west was asked {} times",
-        probe.jobs()
-    );
+    // Long enough for eu-west to be asked (and fail) several times under both strategies,
+    // however busy the machine.
+    let started = Instant::now();
+    loop {
+        let mut failed_from_eu = 0;
+        for id in [&rr, &rnd] {
+            let hbs = srv.heartbeats(id).await;
+            failed_from_eu += usize::from(
+                hbs.iter()
+                    .filter(|h| h["region"] == json!("eu-west") && h["status"] == json!("DOWN"))
+                    .count()
+                    >= 2,
+            );
+        }
+        if failed_from_eu == 2 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "eu-west was asked {} times",
+            probe.jobs()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     for id in [&rr, &rnd] {
         let events = srv.events(id).await;
         assert_eq!(kinds(&events), ["up"], "{events:?}");
