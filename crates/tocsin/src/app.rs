@@ -128,13 +128,29 @@ impl Core {
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret
     }
-    /// The change feed (see [`crate::cluster::feed`]); `subscribe` gives monitor changes alone.
-    pub fn monitor_changes(&self) -> &Feed {
-        &self.0.feed
-    }
     /// The change feed (see [`crate::cluster::feed`]).
     pub fn feed(&self) -> &Feed {
         &self.0.feed
+    }
+
+    /// Announces a committed change (call it after the commit): this process's caches (API
+    /// keys, push tokens) apply it at once, before the caller answers, so a revoked key or a
+    /// replaced token is refused by the very next request; then the feed carries it to this
+    /// process's other followers and to every other node.
+    pub fn announce(&self, notice: crate::cluster::feed::Notice) {
+        self.keys().apply(&notice);
+        self.push_tokens().apply(&notice);
+        self.0.feed.announce(notice);
+    }
+
+    /// [`Core::announce`] of a monitor change.
+    pub fn announce_monitor(&self, monitor_id: &str, kind: crate::cluster::feed::ChangeKind) {
+        self.announce(crate::cluster::feed::Notice::Monitor(
+            crate::cluster::feed::MonitorChange {
+                monitor_id: monitor_id.to_string(),
+                kind,
+            },
+        ));
     }
     /// This process's id among the nodes sharing the database.
     pub fn node_id(&self) -> &str {

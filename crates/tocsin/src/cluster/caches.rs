@@ -1,5 +1,6 @@
-//! Keeps the process caches in step with the feed: one task applies every notice, from this
-//! node or another, to the push-token map ([`crate::push::tokens::PushTokens::apply`]) and the
+//! Keeps the process caches in step with other nodes: one task applies every notice from
+//! another node (this node's own were applied by `Core::announce` before it answered) to the
+//! push-token map ([`crate::push::tokens::PushTokens::apply`]) and the
 //! API-key cache ([`crate::auth::key_cache::KeyCache::apply`]). A lagged subscription counts
 //! as a [`Notice::Resync`]: both caches start over (the key cache also keeps its time limit as
 //! a further net). After a `Resync` the push tokens are loaded again in the background of this
@@ -18,6 +19,8 @@ pub async fn run(core: Core, cancel: CancellationToken) {
         let notice = tokio::select! {
             _ = cancel.cancelled() => return,
             d = feed.recv() => match d {
+                // This node's own notices were applied by `Core::announce` before it answered.
+                Ok(d) if !d.remote => continue,
                 Ok(d) => d.notice,
                 Err(RecvError::Lagged(_)) => Notice::Resync,
                 Err(RecvError::Closed) => return,

@@ -407,8 +407,7 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    core.keys().forget_key(&k.id);
-    core.feed().announce(Notice::ApiKeyChanged {
+    core.announce(Notice::ApiKeyChanged {
         key_id: k.id.clone(),
     });
     let k = load(core, caller, id).await?;
@@ -452,8 +451,7 @@ pub async fn rotate(
     .await?;
     tx.commit().await?;
     // The old secret dies now on this node (and within the cache lifetime on any other).
-    core.keys().forget_key(&k.id);
-    core.feed().announce(Notice::ApiKeyChanged {
+    core.announce(Notice::ApiKeyChanged {
         key_id: k.id.clone(),
     });
     let k = load(core, caller, id).await?;
@@ -487,8 +485,7 @@ pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<ApiKey, Do
         )
         .await?;
         tx.commit().await?;
-        core.keys().forget_key(&k.id);
-        core.feed().announce(Notice::ApiKeyChanged {
+        core.announce(Notice::ApiKeyChanged {
             key_id: k.id.clone(),
         });
     }

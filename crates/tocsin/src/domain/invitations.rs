@@ -357,7 +357,7 @@ pub async fn accept(
     }
     tx.commit().await?;
     // Other nodes drop what they cached of this workspace's memberships.
-    core.feed().announce(Notice::MembershipChanged {
+    core.announce(Notice::MembershipChanged {
         workspace_id: inv.workspace_id.clone(),
     });
     workspaces::view(core, &inv.workspace_id).await

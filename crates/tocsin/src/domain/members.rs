@@ -162,8 +162,7 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    core.keys().forget_workspace(ws);
-    core.feed().announce(Notice::MembershipChanged {
+    core.announce(Notice::MembershipChanged {
         workspace_id: ws.clone(),
     });
     let m = load(core, ws, user_id).await?;
@@ -204,8 +203,7 @@ pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), D
     .await?;
     tx.commit().await?;
     // Keys the removed member made stop working at once.
-    core.keys().forget_workspace(ws);
-    core.feed().announce(Notice::MembershipChanged {
+    core.announce(Notice::MembershipChanged {
         workspace_id: ws.clone(),
     });
     Ok(())

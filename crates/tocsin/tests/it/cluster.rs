@@ -127,7 +127,7 @@ async fn a_notice_published_on_one_node_reaches_the_other() {
     let a = TestServer::start().await;
     let b = a.start_beside(Options::default()).await.unwrap();
     let mut on_b = b.state.feed().subscribe_all();
-    let mut changes_on_b = b.state.monitor_changes().subscribe();
+    let mut changes_on_b = b.state.feed().subscribe();
     let mut on_a = a.state.feed().subscribe_all();
     // Wait until b listens (its listener says so with a Resync), then publish on a.
     wait_for(&mut on_b, |n| *n == Notice::Resync).await;

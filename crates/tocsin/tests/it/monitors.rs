@@ -824,7 +824,7 @@ async fn stats_count_active_monitors_by_status_and_paused_apart() {
 async fn pause_and_resume_restart_monitoring_and_announce_it() {
     let srv = TestServer::start().await;
     let u = srv.sign_up("pause@example.com").await;
-    let mut feed = srv.state.monitor_changes().subscribe();
+    let mut feed = srv.state.feed().subscribe();
     let m = create(&u, http_body("Web")).await;
     let id = m["id"].as_str().unwrap().to_string();
     let path = format!("/monitors/{id}");

@@ -189,7 +189,7 @@ pub async fn create(
     )
     .await?;
     tx.commit().await?;
-    core.monitor_changes().publish(&row.id, ChangeKind::Created);
+    core.announce_monitor(&row.id, ChangeKind::Created);
     let mut out = view_one(core, &row).await?;
     out.push_token = token;
     Ok(out)
@@ -263,7 +263,7 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    core.monitor_changes().publish(&m.id, ChangeKind::Updated);
+    core.announce_monitor(&m.id, ChangeKind::Updated);
     current(core, caller, monitor_id).await
 }
 
@@ -298,8 +298,7 @@ pub async fn delete(
     )
     .await?;
     tx.commit().await?;
-    core.push_tokens().forget(&m.id);
-    core.monitor_changes().publish(&m.id, ChangeKind::Deleted);
+    core.announce_monitor(&m.id, ChangeKind::Deleted);
     Ok(())
 }
 
@@ -345,9 +344,8 @@ pub async fn regenerate_push_token(
     )
     .await?;
     tx.commit().await?;
-    core.push_tokens().forget(&m.id);
-    // Other nodes forget the old token too (their maps are filled from their own lookups).
-    core.feed().announce(Notice::PushTokenRegenerated {
+    // This node forgets the old token at once; other nodes when the notice reaches them.
+    core.announce(Notice::PushTokenRegenerated {
         monitor_id: m.id.clone(),
     });
     Ok(PushTokenIssued { push_token: token })

@@ -46,7 +46,7 @@ pub async fn pause(
         )
         .await?;
         tx.commit().await?;
-        core.monitor_changes().publish(&m.id, ChangeKind::Paused);
+        core.announce_monitor(&m.id, ChangeKind::Paused);
     }
     current(core, caller, monitor_id).await
 }
@@ -94,7 +94,7 @@ pub async fn resume(
         )
         .await?;
         tx.commit().await?;
-        core.monitor_changes().publish(&m.id, ChangeKind::Resumed);
+        core.announce_monitor(&m.id, ChangeKind::Resumed);
     }
     current(core, caller, monitor_id).await
 }
@@ -145,6 +145,6 @@ pub async fn accept_baseline(
     )
     .await?;
     tx.commit().await?;
-    core.monitor_changes().publish(&m.id, ChangeKind::Updated);
+    core.announce_monitor(&m.id, ChangeKind::Updated);
     current(core, caller, monitor_id).await
 }
