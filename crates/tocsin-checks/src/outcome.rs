@@ -85,9 +85,10 @@ impl Outcome {
 
     /// An attempt the probe itself could not make (see [`crate::fault`]).
     pub fn probe_fault(latency: Duration, resource: &str) -> Self {
+        let message = crate::fault::fault_message(resource);
         Outcome {
-            probe_fault: Some(crate::fault::fault_message(resource)),
-            ..Outcome::down(latency, crate::fault::fault_message(resource))
+            probe_fault: Some(message.clone()),
+            ..Outcome::down(latency, message)
         }
     }
 }

@@ -12,7 +12,8 @@
 //! monitor stale before its first slot. Marking writes `stale_since` and a `stale` event
 //! ([`super::transition::record_staleness`]) that alerting turns into a notification; the
 //! cycle that stores a result again clears it with a `fresh` event ([`super::cycle`]). The
-//! number of stale monitors is the `monitors_stale` gauge. PUSH monitors are never stale:
+//! number of stale monitors is the `monitors_stale` gauge, counted from the store at each
+//! scrape (so every node shows it). PUSH monitors are never stale:
 //! a missed push makes them DOWN.
 
 use super::transition::{record_staleness, Staleness};
@@ -57,7 +58,7 @@ pub fn judge(
 }
 
 /// Marks the monitors that are stale at `now_ms` (see the module documentation); returns how
-/// many it marked. Also sets the `monitors_stale` gauge.
+/// many it marked.
 pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sqlx::Error> {
     let overdue = monitors::list_overdue(state.db().reader(), now_ms).await?;
     let probes = state.probes();
@@ -79,8 +80,6 @@ pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sql
             tx.rollback().await?;
         }
     }
-    let stale = monitors::count_stale(state.db().reader()).await?;
-    metrics::gauge!("monitors_stale").set(stale as f64);
     Ok(marked)
 }
 

@@ -186,9 +186,12 @@ impl Registry {
 /// How long the server waits for a remote result of `m`: every attempt may use the whole
 /// timeout, plus slack for the round trip and the probe's batching.
 pub fn deadline_of(m: &MonitorRow) -> Duration {
-    m.timeout()
-        .saturating_mul(m.retries().saturating_add(1))
-        .saturating_add(Duration::from_secs(3))
+    check_time(m).saturating_add(Duration::from_secs(3))
+}
+
+/// The longest a check of `m` may take wherever it runs: every attempt its whole timeout.
+pub fn check_time(m: &MonitorRow) -> Duration {
+    m.timeout().saturating_mul(m.retries().saturating_add(1))
 }
 
 #[cfg(test)]

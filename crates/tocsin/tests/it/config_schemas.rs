@@ -8,9 +8,8 @@
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::process::{Child, Stdio};
 
-use common::binary::{free_port, tocsin, wait_ready};
+use common::binary::{self, free_port, wait_ready};
 use serde_json::{json, Map, Value};
 use tocsin::domain::monitors::config::PushConfig;
 use tocsin_checks::config::{
@@ -137,66 +136,13 @@ fn example(doc: &Value, name: &str) -> Map<String, Value> {
         .clone()
 }
 
-fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = tocsin(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn serve(dir: &std::path::Path, port: u16) -> Child {
-    tocsin(dir)
-        .args([
-            "serve",
-            "--data-dir",
-            "data",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
 #[tokio::test]
 async fn every_example_parses_and_creates_a_monitor_on_the_binary() {
     let dir = tempfile::tempdir().unwrap();
-    run_ok(dir.path(), &["migrate", "--data-dir", "data"]);
     let email = "schemas@example.com";
-    run_ok(
-        dir.path(),
-        &[
-            "user",
-            "create",
-            "--email",
-            email,
-            "--password",
-            "correct horse battery",
-            "--data-dir",
-            "data",
-        ],
-    );
-    let token = run_ok(
-        dir.path(),
-        &[
-            "token",
-            "create",
-            "--email",
-            email,
-            "--permissions",
-            "monitors:read,monitors:write",
-            "--data-dir",
-            "data",
-        ],
-    )
-    .trim()
-    .to_string();
+    let token = binary::seed(dir.path(), email, "monitors:read,monitors:write");
     let port = free_port();
-    let mut child = serve(dir.path(), port);
+    let mut child = binary::serve(dir.path(), port, &[]);
     wait_ready(port).await;
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();

@@ -22,17 +22,7 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::common::binary::{free_port, tocsin, wait_ready};
-
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = tocsin(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+use crate::common::binary::{self, free_port, run_ok, tocsin, wait_ready};
 
 /// A `tocsin serve` process on a fresh SQLite data directory, with a user, an API token and
 /// a probe key for `eu-west`; killed when dropped.
@@ -54,31 +44,7 @@ impl Server {
         )
         .unwrap();
         let d = dir.path();
-        run_ok(d, &["migrate", "--data-dir", "data"]);
-        run_ok(
-            d,
-            &[
-                "user",
-                "create",
-                "--email",
-                "ops@example.com",
-                "--password",
-                "correct horse battery",
-                "--data-dir",
-                "data",
-            ],
-        );
-        let token = run_ok(
-            d,
-            &[
-                "token",
-                "create",
-                "--email",
-                "ops@example.com",
-                "--data-dir",
-                "data",
-            ],
-        );
+        let token = binary::seed(d, "ops@example.com", "all");
         let probe_key = run_ok(
             d,
             &[

@@ -15,7 +15,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use common::binary::{free_port, signal, tocsin, wait_exit, wait_ready, BIN};
+use common::binary::{self, free_port, signal, tocsin, wait_exit, wait_ready, BIN};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -448,49 +448,11 @@ async fn sigterm_finishes_requests_in_flight_and_cuts_stalled_ones_after_the_gra
     read_until_closed(&mut partial, Duration::from_secs(1)).await;
 }
 
-fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = tocsin(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[tokio::test]
 async fn once_sigterm_arrives_the_push_watcher_marks_nothing_down() {
     let dir = tempfile::tempdir().unwrap();
-    run_ok(dir.path(), &["migrate", "--data-dir", "data"]);
     let email = "cron@example.com";
-    run_ok(
-        dir.path(),
-        &[
-            "user",
-            "create",
-            "--email",
-            email,
-            "--password",
-            "correct horse battery",
-            "--data-dir",
-            "data",
-        ],
-    );
-    let token = run_ok(
-        dir.path(),
-        &[
-            "token",
-            "create",
-            "--email",
-            email,
-            "--permissions",
-            "monitors:read,monitors:write",
-            "--data-dir",
-            "data",
-        ],
-    )
-    .trim()
-    .to_string();
+    let token = binary::seed(dir.path(), email, "monitors:read,monitors:write");
     std::fs::write(dir.path().join("serve.toml"), "min_interval_seconds = 1\n").unwrap();
     std::fs::write(
         dir.path().join("read.toml"),

@@ -7,73 +7,23 @@
 use crate::common;
 
 use std::collections::HashSet;
-use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::binary::{free_port, tocsin, wait_ready};
+use common::binary::{self, free_port, wait_ready};
 use serde_json::{json, Value};
-
-fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = tocsin(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn serve(dir: &std::path::Path, port: u16) -> Child {
-    tocsin(dir)
-        .args([
-            "serve",
-            "--data-dir",
-            "data",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
 
 #[tokio::test]
 async fn every_acknowledged_push_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
-    run_ok(dir.path(), &["migrate", "--data-dir", "data"]);
-    run_ok(
+    let token = binary::seed(
         dir.path(),
-        &[
-            "user",
-            "create",
-            "--email",
-            "cron@example.com",
-            "--password",
-            "correct horse battery",
-            "--data-dir",
-            "data",
-        ],
+        "cron@example.com",
+        "monitors:read,monitors:write",
     );
-    let token = run_ok(
-        dir.path(),
-        &[
-            "token",
-            "create",
-            "--email",
-            "cron@example.com",
-            "--permissions",
-            "monitors:read,monitors:write",
-            "--data-dir",
-            "data",
-        ],
-    )
-    .trim()
-    .to_string();
 
     let port = free_port();
-    let mut child = serve(dir.path(), port);
+    let mut child = binary::serve(dir.path(), port, &[]);
     wait_ready(port).await;
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
@@ -145,7 +95,7 @@ async fn every_acknowledged_push_survives_sigkill() {
         "the kill landed mid-stream ({sent} sent)"
     );
 
-    let mut child = serve(dir.path(), port);
+    let mut child = binary::serve(dir.path(), port, &[]);
     wait_ready(port).await;
     let mut stored = HashSet::new();
     for (id, _) in &monitors {

@@ -8,38 +8,16 @@
 
 use crate::common;
 
-use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::binary::{free_port, signal, tocsin, wait_exit, wait_ready};
+use common::binary::{self, free_port, signal, wait_exit, wait_ready};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 const GRACE_SECS: u64 = 3;
-
-fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = tocsin(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn serve(dir: &std::path::Path, port: u16) -> Child {
-    tocsin(dir)
-        .args(["serve", "--data-dir", "data"])
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .args(["--shutdown-grace-seconds", &GRACE_SECS.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
 
 /// A loopback HTTP target that reads each request, then answers `200` after `delay`, or
 /// never (holding the connection open) when `delay` is `None`. Counts requests received.
@@ -116,40 +94,20 @@ async fn get(client: &reqwest::Client, url: String, token: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accepted_checks_finish_or_are_stored_as_cancelled_at_shutdown() {
     let dir = tempfile::tempdir().unwrap();
-    run_ok(dir.path(), &["migrate", "--data-dir", "data"]);
-    run_ok(
+    let token = binary::seed(
         dir.path(),
-        &[
-            "user",
-            "create",
-            "--email",
-            "ops@example.com",
-            "--password",
-            "correct horse battery",
-            "--data-dir",
-            "data",
-        ],
+        "ops@example.com",
+        "monitors:read,monitors:write",
     );
-    let token = run_ok(
-        dir.path(),
-        &[
-            "token",
-            "create",
-            "--email",
-            "ops@example.com",
-            "--permissions",
-            "monitors:read,monitors:write",
-            "--data-dir",
-            "data",
-        ],
-    )
-    .trim()
-    .to_string();
     let (late_url, late_seen) = slow_target(Some(Duration::from_millis(1500))).await;
     let (hold_url, hold_seen) = slow_target(None).await;
 
     let port = free_port();
-    let child = serve(dir.path(), port);
+    let child = binary::serve(
+        dir.path(),
+        port,
+        &["--shutdown-grace-seconds", &GRACE_SECS.to_string()],
+    );
     wait_ready(port).await;
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
@@ -184,7 +142,11 @@ async fn accepted_checks_finish_or_are_stored_as_cancelled_at_shutdown() {
     );
 
     // Restarted on the same data, both checks are there.
-    let mut child = serve(dir.path(), port);
+    let mut child = binary::serve(
+        dir.path(),
+        port,
+        &["--shutdown-grace-seconds", &GRACE_SECS.to_string()],
+    );
     wait_ready(port).await;
     let hbs = get(
         &client,

@@ -66,3 +66,62 @@ pub fn wait_exit(mut child: Child) -> std::process::ExitStatus {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Runs `tocsin ARGS` in `dir`; it must succeed. Returns its standard output, trimmed.
+pub fn run_ok(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = tocsin(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The password every seeded user gets.
+pub const PASSWORD: &str = "correct horse battery";
+
+/// Prepares `dir/data` as an installation would be: migrations applied, a user `email` (with
+/// [`PASSWORD`]) and their workspace. Returns an API token of that user with `permissions`
+/// (`all` or a comma-separated list).
+pub fn seed(dir: &std::path::Path, email: &str, permissions: &str) -> String {
+    run_ok(dir, &["migrate", "--data-dir", "data"]);
+    run_ok(
+        dir,
+        &[
+            "user",
+            "create",
+            "--email",
+            email,
+            "--password",
+            PASSWORD,
+            "--data-dir",
+            "data",
+        ],
+    );
+    run_ok(
+        dir,
+        &[
+            "token",
+            "create",
+            "--email",
+            email,
+            "--permissions",
+            permissions,
+            "--data-dir",
+            "data",
+        ],
+    )
+}
+
+/// `tocsin serve` on `dir/data` at `127.0.0.1:port` with `extra` flags, output discarded.
+pub fn serve(dir: &std::path::Path, port: u16, extra: &[&str]) -> Child {
+    tocsin(dir)
+        .args(["serve", "--data-dir", "data"])
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
