@@ -35,7 +35,10 @@ checks="${SCHEMATHESIS_CHECKS:-not_a_server_error,status_code_conformance,conten
 ci_venv_ready
 
 echo "building the server"
-cargo build -p tocsin --locked --quiet --manifest-path "$root/Cargo.toml"
+# The same build the integration tests use: `cargo build -p tocsin` alone unifies features
+# differently and would compile the whole crate a second time (time and disk on a CI machine).
+cargo test -p tocsin --locked --quiet --no-run --manifest-path "$root/Cargo.toml" >/dev/null 2>&1 \
+    || cargo test -p tocsin --locked --no-run --manifest-path "$root/Cargo.toml"
 bin="$CI_TARGET_DIR/debug/tocsin"
 
 work="$(mktemp -d)"

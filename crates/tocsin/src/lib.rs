@@ -2,6 +2,7 @@
 //!
 //! The crate is laid out by concern; `ARCHITECTURE.md` at the repository root maps it.
 
+pub mod alerting;
 pub mod app;
 pub mod audit;
 pub mod auth;

@@ -17,3 +17,7 @@ requirement!(SignedInIdentity => [C::IdentityRead] person);
 requirement!(MonitorsRead => [C::MonitorsRead]);
 requirement!(MonitorsWrite => [C::MonitorsWrite]);
 requirement!(MonitorsDelete => [C::MonitorsDelete]);
+requirement!(NotificationsRead => [C::NotificationsRead]);
+requirement!(NotificationsWrite => [C::NotificationsWrite]);
+requirement!(NotificationsDelete => [C::NotificationsDelete]);
+requirement!(MaintenanceWrite => [C::MaintenanceWrite]);

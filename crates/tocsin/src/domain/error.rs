@@ -34,6 +34,10 @@ pub enum Resource {
     Heartbeat,
     PushToken,
     Probe,
+    NotificationChannel,
+    Alert,
+    EscalationPolicy,
+    MaintenanceWindow,
 }
 
 impl Resource {
@@ -49,6 +53,10 @@ impl Resource {
             Resource::Heartbeat => "HEARTBEAT_NOT_FOUND",
             Resource::PushToken => "PUSH_TOKEN_NOT_FOUND",
             Resource::Probe => "PROBE_NOT_FOUND",
+            Resource::NotificationChannel => "NOTIFICATION_CHANNEL_NOT_FOUND",
+            Resource::Alert => "ALERT_NOT_FOUND",
+            Resource::EscalationPolicy => "ESCALATION_POLICY_NOT_FOUND",
+            Resource::MaintenanceWindow => "MAINTENANCE_WINDOW_NOT_FOUND",
         }
     }
 
@@ -64,6 +72,10 @@ impl Resource {
             Resource::Heartbeat => "heartbeat",
             Resource::PushToken => "push token",
             Resource::Probe => "probe",
+            Resource::NotificationChannel => "notification channel",
+            Resource::Alert => "alert",
+            Resource::EscalationPolicy => "escalation policy",
+            Resource::MaintenanceWindow => "maintenance window",
         }
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod api_keys;
 pub mod audit;
+pub mod deliveries;
 pub mod batch;
 pub mod events;
 pub mod heartbeats;

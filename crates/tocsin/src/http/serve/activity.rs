@@ -12,8 +12,16 @@
 //!
 //! On HTTP/2 the client sends frames (pings, window updates) while idle, so bytes read do not
 //! start a head there; an idle HTTP/2 connection closes after the idle timeout.
+//!
+//! The watchdog costs a request nothing it can avoid: the phase, the number of requests in
+//! flight and the phase's start live in one atomic word (no lock), and the watchdog is woken
+//! only when a deadline moves earlier than the one it sleeps until (an idle connection's
+//! next head). A request ending wakes nobody: while requests are in flight the watchdog
+//! re-reads the phase at least every `min(header-read, idle)` timeout, which is never later
+//! than the idle deadline that the end starts.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -28,105 +36,212 @@ pub enum Expired {
 
 #[derive(Debug)]
 pub struct Activity {
-    state: Mutex<State>,
+    /// [`Word`] packed: phase, requests in flight, and when the phase began.
+    word: AtomicU64,
+    http2: AtomicBool,
+    /// When the watchdog will next look (ms since `epoch`), so that a deadline moving earlier
+    /// than that wakes it.
+    watching_until: AtomicU64,
     changed: Notify,
+    epoch: Instant,
     header_read_timeout: Duration,
     idle_timeout: Duration,
 }
 
-#[derive(Debug)]
-struct State {
-    phase: Phase,
-    in_flight: usize,
-    http2: bool,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Head,
+    Busy,
+    Idle,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Phase {
-    Head(Instant),
-    Busy,
-    Idle(Instant),
+/// The connection's state in one `u64`: 2 bits of phase, 24 bits of requests in flight (far
+/// above any HTTP/2 stream limit), 38 bits of milliseconds since the connection was accepted
+/// (8.7 years).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Word {
+    phase: Phase,
+    in_flight: u64,
+    since_ms: u64,
+}
+
+const SINCE_BITS: u32 = 38;
+const FLIGHT_BITS: u32 = 24;
+const SINCE_MASK: u64 = (1 << SINCE_BITS) - 1;
+const FLIGHT_MASK: u64 = (1 << FLIGHT_BITS) - 1;
+
+impl Word {
+    fn pack(self) -> u64 {
+        let phase = match self.phase {
+            Phase::Head => 0,
+            Phase::Busy => 1,
+            Phase::Idle => 2,
+        };
+        (phase << (SINCE_BITS + FLIGHT_BITS))
+            | ((self.in_flight & FLIGHT_MASK) << SINCE_BITS)
+            | (self.since_ms & SINCE_MASK)
+    }
+
+    fn unpack(bits: u64) -> Word {
+        let phase = match bits >> (SINCE_BITS + FLIGHT_BITS) {
+            0 => Phase::Head,
+            1 => Phase::Busy,
+            _ => Phase::Idle,
+        };
+        Word {
+            phase,
+            in_flight: (bits >> SINCE_BITS) & FLIGHT_MASK,
+            since_ms: bits & SINCE_MASK,
+        }
+    }
 }
 
 impl Activity {
     /// A connection just accepted: waiting for its first head.
     pub fn new(header_read_timeout: Duration, idle_timeout: Duration) -> Arc<Self> {
+        let first = Word {
+            phase: Phase::Head,
+            in_flight: 0,
+            since_ms: 0,
+        };
         Arc::new(Activity {
-            state: Mutex::new(State {
-                phase: Phase::Head(Instant::now()),
-                in_flight: 0,
-                http2: false,
-            }),
+            word: AtomicU64::new(first.pack()),
+            http2: AtomicBool::new(false),
+            watching_until: AtomicU64::new(u64::MAX),
             changed: Notify::new(),
+            epoch: Instant::now(),
             header_read_timeout,
             idle_timeout,
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX) & SINCE_MASK
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.epoch + Duration::from_millis(ms)
+    }
+
+    /// Applies `f` to the word atomically; returns the word it replaced and the new one.
+    fn update(&self, f: impl Fn(Word) -> Option<Word>) -> Option<(Word, Word)> {
+        let mut current = self.word.load(SeqCst);
+        loop {
+            let old = Word::unpack(current);
+            let new = f(old)?;
+            match self
+                .word
+                .compare_exchange_weak(current, new.pack(), SeqCst, SeqCst)
+            {
+                Ok(_) => return Some((old, new)),
+                Err(seen) => current = seen,
+            }
+        }
     }
 
     /// Bytes arrived: on an idle HTTP/1 connection that starts the next head.
     pub fn on_read(&self) {
-        let mut s = self.lock();
-        if !s.http2 && matches!(s.phase, Phase::Idle(_)) {
-            s.phase = Phase::Head(Instant::now());
-            drop(s);
-            // The deadline moved earlier: wake the watchdog to sleep until the new one.
-            self.changed.notify_one();
+        if self.http2.load(SeqCst) {
+            return;
+        }
+        // Cheap check first: reads in the middle of a request change nothing.
+        if Word::unpack(self.word.load(SeqCst)).phase != Phase::Idle {
+            return;
+        }
+        let now = self.now_ms();
+        let changed = self.update(|w| {
+            (w.phase == Phase::Idle).then_some(Word {
+                phase: Phase::Head,
+                since_ms: now,
+                ..w
+            })
+        });
+        if changed.is_some() {
+            let deadline = now.saturating_add(millis(self.header_read_timeout));
+            // Wake the watchdog only if it sleeps past the new, earlier deadline.
+            if self.watching_until.load(SeqCst) > deadline {
+                self.changed.notify_one();
+            }
         }
     }
 
     /// A request's head is complete; the connection is busy until the guard drops.
     pub fn begin(self: &Arc<Self>, http2: bool) -> InFlight {
-        let mut s = self.lock();
-        s.in_flight += 1;
-        s.http2 |= http2;
-        s.phase = Phase::Busy;
+        if http2 {
+            self.http2.store(true, SeqCst);
+        }
+        self.update(|w| {
+            Some(Word {
+                phase: Phase::Busy,
+                in_flight: w.in_flight + 1,
+                since_ms: w.since_ms,
+            })
+        });
         InFlight(Arc::clone(self))
     }
 
     fn end(&self) {
-        let mut s = self.lock();
-        s.in_flight = s.in_flight.saturating_sub(1);
-        if s.in_flight == 0 {
-            s.phase = Phase::Idle(Instant::now());
-            drop(s);
-            self.changed.notify_one();
-        }
+        let mut now = None;
+        self.update(|w| {
+            let in_flight = w.in_flight.saturating_sub(1);
+            Some(if in_flight == 0 {
+                Word {
+                    phase: Phase::Idle,
+                    in_flight,
+                    since_ms: *now.get_or_insert_with(|| self.now_ms()),
+                }
+            } else {
+                Word { in_flight, ..w }
+            })
+        });
     }
 
-    fn deadline(&self) -> Option<(Instant, Expired)> {
-        match self.lock().phase {
-            Phase::Head(since) => Some((since + self.header_read_timeout, Expired::Head)),
-            Phase::Idle(since) => Some((since + self.idle_timeout, Expired::Idle)),
-            Phase::Busy => None,
+    /// When to look next (ms since the epoch), and what expires then if nothing changes.
+    fn next_look(&self, w: Word) -> (u64, Option<Expired>) {
+        match w.phase {
+            Phase::Head => (
+                w.since_ms.saturating_add(millis(self.header_read_timeout)),
+                Some(Expired::Head),
+            ),
+            Phase::Idle => (
+                w.since_ms.saturating_add(millis(self.idle_timeout)),
+                Some(Expired::Idle),
+            ),
+            // No limit while busy; look again no later than any deadline the end can start.
+            Phase::Busy => (
+                self.now_ms()
+                    .saturating_add(millis(self.header_read_timeout.min(self.idle_timeout))),
+                None,
+            ),
         }
     }
 
     /// Resolves when the connection has waited past its current phase's limit.
     pub async fn expired(&self) -> Expired {
         loop {
-            match self.deadline() {
-                None => self.changed.notified().await,
-                Some((at, _)) => {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(at) => {
-                            // The phase may have changed while asleep without a notice (a
-                            // deadline that moved later): decide on the current one.
-                            if let Some((at, kind)) = self.deadline() {
-                                if at <= Instant::now() {
-                                    return kind;
-                                }
-                            }
-                        }
-                        _ = self.changed.notified() => {}
-                    }
+            let seen = self.word.load(SeqCst);
+            let (look_at, expires) = self.next_look(Word::unpack(seen));
+            self.watching_until.store(look_at, SeqCst);
+            // A change between reading the word and publishing `watching_until` may have
+            // skipped its wake-up: read again before sleeping.
+            if self.word.load(SeqCst) != seen {
+                continue;
+            }
+            if let Some(kind) = expires {
+                if look_at <= self.now_ms() {
+                    return kind;
                 }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(self.at(look_at)) => {}
+                _ = self.changed.notified() => {}
             }
         }
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A request in flight; dropped with its response body, once the response is written.
@@ -166,6 +281,77 @@ mod tests {
         let head_from = Instant::now();
         assert_eq!(a.expired().await, Expired::Head);
         assert_eq!(head_from.elapsed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_word_round_trips_at_its_limits() {
+        for phase in [Phase::Head, Phase::Busy, Phase::Idle] {
+            for in_flight in [0, 1, FLIGHT_MASK] {
+                for since_ms in [0, 1, SINCE_MASK] {
+                    let w = Word {
+                        phase,
+                        in_flight,
+                        since_ms,
+                    };
+                    assert_eq!(Word::unpack(w.pack()), w);
+                }
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watchdog_running_through_a_long_request_expires_idle_on_time() {
+        let a = Activity::new(Duration::from_secs(1), Duration::from_secs(5));
+        let req = a.begin(false);
+        let watchdog = {
+            let a = Arc::clone(&a);
+            tokio::spawn(async move { a.expired().await })
+        };
+        tokio::time::sleep(Duration::from_millis(30_500)).await;
+        assert!(!watchdog.is_finished(), "busy has no limit");
+        drop(req);
+        let idle_from = Instant::now();
+        assert_eq!(watchdog.await.ok(), Some(Expired::Idle));
+        assert_eq!(idle_from.elapsed(), Duration::from_secs(5));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_head_after_a_long_idle_wait_wakes_the_watchdog_early() {
+        let a = Activity::new(Duration::from_secs(1), Duration::from_secs(60));
+        drop(a.begin(false));
+        let watchdog = {
+            let a = Arc::clone(&a);
+            tokio::spawn(async move { a.expired().await })
+        };
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        a.on_read();
+        let head_from = Instant::now();
+        assert_eq!(watchdog.await.ok(), Some(Expired::Head));
+        assert_eq!(head_from.elapsed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn concurrent_requests_leave_the_connection_idle_only_when_all_ended() {
+        let a = Activity::new(Duration::from_secs(1), Duration::from_secs(5));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let a = Arc::clone(&a);
+                std::thread::spawn(move || {
+                    for _ in 0..10_000 {
+                        drop(a.begin(true));
+                    }
+                })
+            })
+            .collect();
+        let held = a.begin(true);
+        for t in threads {
+            assert!(t.join().is_ok());
+        }
+        let w = Word::unpack(a.word.load(SeqCst));
+        assert_eq!((w.phase, w.in_flight), (Phase::Busy, 1));
+        drop(held);
+        let w = Word::unpack(a.word.load(SeqCst));
+        assert_eq!((w.phase, w.in_flight), (Phase::Idle, 0));
     }
 
     #[tokio::test(start_paused = true)]
