@@ -40,6 +40,7 @@ struct Inner {
     checks: Checks,
     push_tokens: PushTokens,
     probes: Registry,
+    relay: Option<crate::probes::relay::Relay>,
     scheduler_stats: SchedulerStats,
     check_stats: crate::monitoring::check_stats::CheckStats,
     on_demand: OnDemandChecks,
@@ -61,6 +62,7 @@ impl Core {
         Ok(Core(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
             probes: Registry::default(),
+            relay: shared.then(|| crate::probes::relay::Relay::new(&node_id, db.clone())),
             scheduler_stats: SchedulerStats::new(),
             check_stats: Default::default(),
             on_demand: OnDemandChecks::default(),
@@ -111,6 +113,11 @@ impl Core {
     /// The live remote-probe connections (see [`crate::probes`]).
     pub fn probes(&self) -> &Registry {
         &self.0.probes
+    }
+    /// Checks relayed to probes connected to other nodes (PostgreSQL only; see
+    /// [`crate::probes::relay`]).
+    pub fn relay(&self) -> Option<&crate::probes::relay::Relay> {
+        self.0.relay.as_ref()
     }
     /// The accepted on-demand checks still running (see [`crate::monitoring::on_demand`]).
     pub fn on_demand(&self) -> &OnDemandChecks {

@@ -173,6 +173,12 @@ fn spawn_workers(
     {
         workers.push(tokio::spawn(crate::cluster::feed::run_listener(
             state.feed().clone(),
+            url.clone(),
+            cancel.clone(),
+        )));
+        // Remote probes connected here serve the scheduler wherever it runs.
+        workers.push(tokio::spawn(crate::probes::relay::run(
+            state.clone(),
             url,
             cancel.clone(),
         )));

@@ -222,7 +222,7 @@ pub async fn check_in(
         state.checks().probe(m, state.clock().now()).await?
     } else {
         let wait = deadline.saturating_duration_since(tokio::time::Instant::now());
-        state.probes().dispatch(region, m, wait).await?
+        crate::probes::dispatch(state, region, m, wait).await?
     };
     if let Some(fault) = &outcome.probe_fault {
         metrics::counter!("probe_errors_total", "region" => region.to_string(), "reason" => "resource")

@@ -61,10 +61,9 @@ pub fn judge(
 /// many it marked.
 pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sqlx::Error> {
     let overdue = monitors::list_overdue(state.db().reader(), now_ms).await?;
-    let probes = state.probes();
     let mut marked = 0;
     for m in &overdue {
-        let Some(why) = judge(m, now_ms, floor_ms, |r| probes.is_live(r)) else {
+        let Some(why) = judge(m, now_ms, floor_ms, |r| crate::probes::is_live(state, r)) else {
             continue;
         };
         let mut tx = state.db().begin().await?;

@@ -10,8 +10,8 @@
 
 pub mod api_keys;
 pub mod audit;
-pub mod deliveries;
 pub mod batch;
+pub mod deliveries;
 pub mod events;
 pub mod heartbeats;
 pub mod inventory;
@@ -20,6 +20,7 @@ pub mod leases;
 pub mod members;
 pub mod monitor_list;
 pub mod monitors;
+pub mod probe_relay;
 pub mod probes;
 pub mod projects;
 pub mod push;
