@@ -59,7 +59,11 @@ impl Links {
 
     /// The one-click acknowledge link of `alert_id`.
     pub fn acknowledge(&self, alert_id: &str, now_ms: i64) -> String {
-        format!("{}{ACK_PATH}?token={}", self.base, self.token(alert_id, now_ms))
+        format!(
+            "{}{ACK_PATH}?token={}",
+            self.base,
+            self.token(alert_id, now_ms)
+        )
     }
 
     /// The alert's REST address.
@@ -89,8 +93,13 @@ mod tests {
         let t = l.token("a1", 1_000);
         assert_eq!(l.verify(&t, 1_000), Verify::Valid("a1".into()));
         assert_eq!(l.verify(&t, 1_000 + LIFETIME_MS), Verify::Expired);
-        assert_eq!(Links::new("http://x", b"other").verify(&t, 0), Verify::Invalid);
-        assert!(l.acknowledge("a1", 0).starts_with("http://x/alerts/ack?token="));
+        assert_eq!(
+            Links::new("http://x", b"other").verify(&t, 0),
+            Verify::Invalid
+        );
+        assert!(l
+            .acknowledge("a1", 0)
+            .starts_with("http://x/alerts/ack?token="));
         assert_eq!(l.alert("a1"), "http://x/alerts/a1");
     }
 

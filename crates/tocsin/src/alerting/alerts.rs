@@ -62,11 +62,18 @@ async fn react_one(
             };
             let targets = routing::default_targets(&mut *conn, &e.workspace_id).await?;
             let data = monitor_data(&m, e.message.as_deref());
-            send(conn, &targets, &e.workspace_id, None, AlertEvent::MonitorStale, &data, at).await
+            send(
+                conn,
+                &targets,
+                &e.workspace_id,
+                None,
+                AlertEvent::MonitorStale,
+                &data,
+                at,
+            )
+            .await
         }
-        "certificate_expiring" => {
-            monitor_notice(conn, e, AlertEvent::CertificateExpiring).await
-        }
+        "certificate_expiring" => monitor_notice(conn, e, AlertEvent::CertificateExpiring).await,
         _ => match e.to_status.as_str() {
             "DOWN" => open(conn, links, e, now).await,
             "MAINTENANCE" => Ok(0),
@@ -177,8 +184,12 @@ pub async fn notify_reached(
     let Some(m) = routing::brief(&mut *conn, &alert.workspace_id, &alert.monitor_id).await? else {
         return Ok(0);
     };
-    let steps =
-        policy_steps(conn, &alert.workspace_id, alert.escalation_policy_id.as_deref()).await?;
+    let steps = policy_steps(
+        conn,
+        &alert.workspace_id,
+        alert.escalation_policy_id.as_deref(),
+    )
+    .await?;
     // The audience follows the policy the alert opened under, not one set since.
     let m = MonitorBrief {
         escalation_policy_id: alert.escalation_policy_id.clone(),
@@ -234,7 +245,16 @@ async fn monitor_notice(
     };
     let targets = audience(conn, &m, &[], None).await?;
     let data = monitor_data(&m, e.message.as_deref());
-    send(conn, &targets, &e.workspace_id, None, event, &data, e.created_at).await
+    send(
+        conn,
+        &targets,
+        &e.workspace_id,
+        None,
+        event,
+        &data,
+        e.created_at,
+    )
+    .await
 }
 
 /// Sends `region.down` to the default channels of every workspace with an active monitor in

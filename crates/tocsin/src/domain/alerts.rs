@@ -259,8 +259,7 @@ pub async fn acknowledge(core: &Core, caller: &Caller, id: &str) -> Result<Alert
     let a = load(core, caller, id).await?;
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;
-    if store::acknowledge(&mut *tx, &caller.workspace_id, &a.id, &caller.user_id, now).await? == 0
-    {
+    if store::acknowledge(&mut *tx, &caller.workspace_id, &a.id, &caller.user_id, now).await? == 0 {
         tx.rollback().await?;
         let current = load(core, caller, id).await?;
         return Err(not_open(&current));
@@ -294,7 +293,14 @@ async fn acknowledged(
     let acked = store::get(&mut **tx, ws, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Alert))?;
-    notify_reached(tx, core.alert_links(), &acked, AlertEvent::AlertAcknowledged, now).await?;
+    notify_reached(
+        tx,
+        core.alert_links(),
+        &acked,
+        AlertEvent::AlertAcknowledged,
+        now,
+    )
+    .await?;
     Ok(acked)
 }
 
@@ -327,11 +333,19 @@ pub async fn deliveries(
 #[derive(Debug, PartialEq, Eq)]
 pub enum LinkCheck {
     /// The link is good and its alert is open: the page may offer to acknowledge it.
-    Open { alert_id: String, monitor: String, cause: String },
+    Open {
+        alert_id: String,
+        monitor: String,
+        cause: String,
+    },
     /// Acknowledged now (by this use of the link).
-    Acknowledged { monitor: String },
+    Acknowledged {
+        monitor: String,
+    },
     /// The alert was acknowledged or resolved already (the link was used, or overtaken).
-    Done { resolved: bool },
+    Done {
+        resolved: bool,
+    },
     Expired,
     Invalid,
 }
@@ -354,10 +368,11 @@ async fn check(core: &Core, token: &str) -> Result<(LinkCheck, Option<AlertRow>)
             Some(a),
         ));
     }
-    let monitor = crate::store::monitor_channels::brief(core.db().reader(), &a.workspace_id, &a.monitor_id)
-        .await?
-        .map(|m| m.name)
-        .unwrap_or_default();
+    let monitor =
+        crate::store::monitor_channels::brief(core.db().reader(), &a.workspace_id, &a.monitor_id)
+            .await?
+            .map(|m| m.name)
+            .unwrap_or_default();
     Ok((
         LinkCheck::Open {
             alert_id: a.id.clone(),

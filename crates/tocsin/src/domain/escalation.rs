@@ -124,7 +124,10 @@ fn check_steps(steps: &[StepInput], errors: &mut Vec<FieldError>) {
         errors.push(FieldError::new("steps", "must have at least one step"));
     }
     if steps.len() > MAX_STEPS {
-        errors.push(FieldError::new("steps", format!("at most {MAX_STEPS} steps")));
+        errors.push(FieldError::new(
+            "steps",
+            format!("at most {MAX_STEPS} steps"),
+        ));
     }
     for (i, s) in steps.iter().enumerate() {
         let field = format!("steps.{i}.delayMinutes");
@@ -185,8 +188,7 @@ async fn check_channels(core: &Core, ws: &str, steps: &[StepInput]) -> Result<()
         .iter()
         .flat_map(|s| s.notification_channel_ids.iter().cloned())
         .collect();
-    let found =
-        store::monitor_channels::existing_channels(core.db().reader(), ws, &all).await?;
+    let found = store::monitor_channels::existing_channels(core.db().reader(), ws, &all).await?;
     let mut errors = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         let ids = &s.notification_channel_ids;
@@ -318,7 +320,11 @@ pub async fn update(
     let rows =
         store::escalation::update(&mut *tx, &caller.workspace_id, &p.id, &name, now, expected)
             .await?;
-    check_write(rows, expected, DomainError::NotFound(Resource::EscalationPolicy))?;
+    check_write(
+        rows,
+        expected,
+        DomainError::NotFound(Resource::EscalationPolicy),
+    )?;
     if let Some(steps) = &input.steps {
         store::escalation::set_steps(&mut tx, &p.id, &new_steps(steps)).await?;
     }
@@ -350,7 +356,11 @@ pub async fn delete(
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;
     let rows = store::escalation::delete(&mut *tx, &caller.workspace_id, &p.id, expected).await?;
-    check_write(rows, expected, DomainError::NotFound(Resource::EscalationPolicy))?;
+    check_write(
+        rows,
+        expected,
+        DomainError::NotFound(Resource::EscalationPolicy),
+    )?;
     audit::record(
         &mut *tx,
         caller,

@@ -97,7 +97,9 @@ async fn deliveries(
     Path(p): Path<AlertPath>,
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<DeliveryPage>> {
-    Ok(Json(ops::deliveries(&state, &caller, &p.alert_id, &q).await?))
+    Ok(Json(
+        ops::deliveries(&state, &caller, &p.alert_id, &q).await?,
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -217,6 +219,9 @@ mod tests {
 
     #[test]
     fn text_is_escaped() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

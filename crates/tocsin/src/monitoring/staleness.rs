@@ -74,7 +74,10 @@ pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sql
             since: now_ms,
             why: &why,
         };
-        if record_staleness(&mut tx, state.alert_links(), &m.id, stale).await?.is_some() {
+        if record_staleness(&mut tx, state.alert_links(), &m.id, stale)
+            .await?
+            .is_some()
+        {
             tx.commit().await?;
             // wake: core.wake_deliveries() (monitor.stale enqueued) once on main.
             marked += 1;

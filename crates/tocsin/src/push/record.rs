@@ -14,8 +14,8 @@ use chrono::Duration;
 use tocsin_core::state::{push_down, step, CycleInput, MonitorState, Verdict};
 
 use super::{PushStatus, IDEMPOTENCY_WINDOW_MS};
-use crate::clock::from_ms;
 use crate::alerting::ack_link::Links;
+use crate::clock::from_ms;
 use crate::monitoring::transition::{record_transitions, ChangeEvent, StatusChange};
 use crate::monitoring::MonitorType;
 use crate::store::events::EventRow;

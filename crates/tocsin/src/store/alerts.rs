@@ -114,9 +114,17 @@ pub async fn acknowledge<'e>(
 }
 
 /// One alert of one workspace.
-pub async fn get<'e>(e: impl Exec<'e>, ws: &str, id: &str) -> Result<Option<AlertRow>, sqlx::Error> {
+pub async fn get<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+) -> Result<Option<AlertRow>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM alerts WHERE workspace_id = $1 AND id = $2");
-    sqlx::query_as(&sql).bind(ws).bind(id).fetch_optional(e).await
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(id)
+        .fetch_optional(e)
+        .await
 }
 
 /// One alert by id, whatever its workspace: for the signed acknowledge link, whose signature
@@ -143,7 +151,8 @@ pub async fn page<'e>(
     before: &str,
     limit: i64,
 ) -> Result<Vec<AlertRow>, sqlx::Error> {
-    let mut sql = format!("SELECT {COLUMNS} FROM alerts WHERE workspace_id = $1 AND ($2 = '' OR id < $2)");
+    let mut sql =
+        format!("SELECT {COLUMNS} FROM alerts WHERE workspace_id = $1 AND ($2 = '' OR id < $2)");
     let mut n = 3;
     if filter.status.is_some() {
         sql.push_str(&format!(" AND status = ${n}"));

@@ -88,14 +88,24 @@ pub async fn set_steps(
     Ok(())
 }
 
-pub async fn get<'e>(e: impl Exec<'e>, ws: &str, id: &str) -> Result<Option<PolicyRow>, sqlx::Error> {
-    let sql = format!("SELECT {COLUMNS} FROM escalation_policies WHERE workspace_id = $1 AND id = $2");
-    sqlx::query_as(&sql).bind(ws).bind(id).fetch_optional(e).await
+pub async fn get<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    id: &str,
+) -> Result<Option<PolicyRow>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM escalation_policies WHERE workspace_id = $1 AND id = $2");
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(id)
+        .fetch_optional(e)
+        .await
 }
 
 /// Every policy of a workspace, oldest first.
 pub async fn list<'e>(e: impl Exec<'e>, ws: &str) -> Result<Vec<PolicyRow>, sqlx::Error> {
-    let sql = format!("SELECT {COLUMNS} FROM escalation_policies WHERE workspace_id = $1 ORDER BY id");
+    let sql =
+        format!("SELECT {COLUMNS} FROM escalation_policies WHERE workspace_id = $1 ORDER BY id");
     sqlx::query_as(&sql).bind(ws).fetch_all(e).await
 }
 
@@ -107,12 +117,20 @@ pub async fn count<'e>(e: impl Exec<'e>, ws: &str) -> Result<i64, sqlx::Error> {
 }
 
 /// One policy's steps in order (the policy's workspace checked).
-pub async fn steps<'e>(e: impl Exec<'e>, ws: &str, policy_id: &str) -> Result<Vec<StepRow>, sqlx::Error> {
+pub async fn steps<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    policy_id: &str,
+) -> Result<Vec<StepRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {STEP_COLUMNS} FROM escalation_steps s JOIN escalation_policies p ON p.id = s.policy_id \
          WHERE p.workspace_id = $1 AND s.policy_id = $2 ORDER BY s.step_order"
     );
-    sqlx::query_as(&sql).bind(ws).bind(policy_id).fetch_all(e).await
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(policy_id)
+        .fetch_all(e)
+        .await
 }
 
 /// Every step of a workspace's policies: policy id → steps in order.
@@ -156,7 +174,11 @@ pub async fn delete<'e>(
     id: &str,
     expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let w = Versioned::delete("escalation_policies", "workspace_id = $1 AND id = $2", expected);
+    let w = Versioned::delete(
+        "escalation_policies",
+        "workspace_id = $1 AND id = $2",
+        expected,
+    );
     w.run(e, |q| q.bind(ws).bind(id)).await
 }
 

@@ -11,9 +11,9 @@
 pub mod alerts;
 pub mod api_keys;
 pub mod audit;
+pub mod batch;
 pub mod deliveries;
 pub mod escalation;
-pub mod batch;
 pub mod events;
 pub mod heartbeats;
 pub mod inventory;

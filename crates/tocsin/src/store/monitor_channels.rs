@@ -21,12 +21,14 @@ pub async fn set(
         .execute(&mut *conn)
         .await?;
     for (i, id) in ids.iter().enumerate() {
-        sqlx::query("INSERT INTO monitor_channels (monitor_id, channel_id, position) VALUES ($1, $2, $3)")
-            .bind(monitor_id)
-            .bind(id)
-            .bind(i64::try_from(i).unwrap_or(i64::MAX))
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(
+            "INSERT INTO monitor_channels (monitor_id, channel_id, position) VALUES ($1, $2, $3)",
+        )
+        .bind(monitor_id)
+        .bind(id)
+        .bind(i64::try_from(i).unwrap_or(i64::MAX))
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(())
 }

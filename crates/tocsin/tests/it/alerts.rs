@@ -98,7 +98,7 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
     assert_eq!(alert["escalationStep"], Value::Null);
     assert_eq!(alert["nextEscalationAt"], Value::Null);
     let keys: Vec<&String> = alert.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 12, "{keys:?}");
+    assert_eq!(keys.len(), 11, "{keys:?}");
     assert_eq!(get(&u, &format!("/alerts/{alert_id}")).await, *alert);
 
     // Exactly one delivery: the own, enabled channel that takes alert.opened.
@@ -120,7 +120,10 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
         .as_str()
         .unwrap()
         .starts_with(&srv.url("/alerts/ack?token=")));
-    assert_eq!(data["links"]["alert"], json!(srv.url(&format!("/alerts/{alert_id}"))));
+    assert_eq!(
+        data["links"]["alert"],
+        json!(srv.url(&format!("/alerts/{alert_id}")))
+    );
     // The per-alert history route shows the same attempt.
     let page = get(&u, &format!("/alerts/{alert_id}/deliveries")).await;
     let items = page["deliveries"].as_array().unwrap();
@@ -153,14 +156,10 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
         created_at: clock.now_ms(),
         monitor_name: String::new(),
     };
-    let n = tocsin::alerting::alerts::react(
-        &mut tx,
-        srv.state.alert_links(),
-        &[down],
-        clock.now_ms(),
-    )
-    .await
-    .unwrap();
+    let n =
+        tocsin::alerting::alerts::react(&mut tx, srv.state.alert_links(), &[down], clock.now_ms())
+            .await
+            .unwrap();
     tx.commit().await.unwrap();
     assert_eq!(n, 0);
     assert_eq!(alerts(&u, "").await.len(), 1);
@@ -198,7 +197,10 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
     assert_eq!(all[0]["status"], "OPEN", "newest first");
     assert_ne!(all[0]["id"], json!(alert_id));
     // The default channel heard nothing all along.
-    assert!(queued(&srv, &ws).await.iter().all(|d| d.channel_id != default));
+    assert!(queued(&srv, &ws)
+        .await
+        .iter()
+        .all(|d| d.channel_id != default));
     srv.stop().await;
 }
 
@@ -332,7 +334,9 @@ async fn a_stale_monitor_notifies_the_default_channels() {
     let id = http_monitor(&u, &target, json!({"notificationChannelIds": [own]})).await;
     clock.advance_ms(3 * INTERVAL_MS);
     assert_eq!(
-        staleness::scan(&srv.state, clock.now_ms(), T0).await.unwrap(),
+        staleness::scan(&srv.state, clock.now_ms(), T0)
+            .await
+            .unwrap(),
         1
     );
     let q = queued(&srv, &ws).await;
@@ -361,6 +365,7 @@ async fn push_down_and_a_missed_deadline_each_open_one_alert() {
     );
     let push = |query: &'static str| {
         let url = srv.url(&format!("/push/{token}{query}"));
+        clock.advance_ms(1_000);
         async move {
             let res = reqwest::Client::new().post(url).send().await.unwrap();
             assert_eq!(res.status(), 202);
@@ -377,8 +382,12 @@ async fn push_down_and_a_missed_deadline_each_open_one_alert() {
     assert!(alerts(&u, "?status=open").await.is_empty());
 
     // Silence past interval + grace: the watcher's miss opens a new alert.
-    clock.advance_ms(90_001);
-    assert_eq!(watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(), 1);
+    let last = clock.now_ms();
+    clock.set_ms(last + 90_001);
+    assert_eq!(
+        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        1
+    );
     let open = alerts(&u, "?status=open").await;
     assert_eq!(open.len(), 1);
     assert_eq!(open[0]["cause"], "no push received within the grace period");
@@ -423,7 +432,9 @@ async fn acknowledge_through_the_api() {
     )
     .await;
     expect_error(
-        stranger.call(Method::GET, &format!("/alerts/{alert_id}"), None).await,
+        stranger
+            .call(Method::GET, &format!("/alerts/{alert_id}"), None)
+            .await,
         404,
         "ALERT_NOT_FOUND",
     )
@@ -449,12 +460,25 @@ async fn acknowledge_through_the_api() {
     assert!(text.contains("alert.acknowledge"), "{text}");
 
     // Twice is a conflict; so is acknowledging a resolved alert.
-    let again = expect_error(u.call(Method::POST, &path, None).await, 409, "ALERT_NOT_OPEN").await;
+    let again = expect_error(
+        u.call(Method::POST, &path, None).await,
+        409,
+        "ALERT_NOT_OPEN",
+    )
+    .await;
     assert!(again["message"].as_str().unwrap().contains("acknowledged"));
     target.set(200);
     tick(&srv, &clock).await;
-    assert_eq!(get(&u, &format!("/alerts/{alert_id}")).await["status"], "RESOLVED");
-    let done = expect_error(u.call(Method::POST, &path, None).await, 409, "ALERT_NOT_OPEN").await;
+    assert_eq!(
+        get(&u, &format!("/alerts/{alert_id}")).await["status"],
+        "RESOLVED"
+    );
+    let done = expect_error(
+        u.call(Method::POST, &path, None).await,
+        409,
+        "ALERT_NOT_OPEN",
+    )
+    .await;
     assert!(done["message"].as_str().unwrap().contains("resolved"));
     // Resolving an acknowledged alert tells the same channels.
     assert_eq!(
@@ -530,7 +554,10 @@ async fn the_one_click_link_confirms_acknowledges_once_and_expires() {
     assert!(ct.starts_with("text/html"), "{ct}");
     assert!(body.contains("<form method=\"post\""), "{body}");
     assert!(body.contains("api"), "{body}");
-    assert_eq!(get(&u, &format!("/alerts/{alert_id}")).await["status"], "OPEN");
+    assert_eq!(
+        get(&u, &format!("/alerts/{alert_id}")).await["status"],
+        "OPEN"
+    );
 
     // The form's POST acknowledges.
     let (status, ct, body) = page(Method::POST, &link).await;
@@ -544,7 +571,10 @@ async fn the_one_click_link_confirms_acknowledges_once_and_expires() {
         pairs(&queued(&srv, &ws).await),
         want(&[(&ch, "alert.opened"), (&ch, "alert.acknowledged")])
     );
-    assert!(get(&u, "/audit-log").await.to_string().contains("alert.acknowledge"));
+    assert!(get(&u, "/audit-log")
+        .await
+        .to_string()
+        .contains("alert.acknowledge"));
 
     // Single use: the second POST is refused, as a page.
     let (status, ct, body) = page(Method::POST, &link).await;
@@ -589,7 +619,9 @@ async fn monitor_alerting_fields_round_trip_and_are_validated() {
         u.call(
             Method::POST,
             "/escalation-policies",
-            Some(json!({"name": "p", "steps": [{"delayMinutes": 0, "notificationChannelIds": [a]}]})),
+            Some(
+                json!({"name": "p", "steps": [{"delayMinutes": 0, "notificationChannelIds": [a]}]}),
+            ),
         )
         .await,
         201,
@@ -603,11 +635,17 @@ async fn monitor_alerting_fields_round_trip_and_are_validated() {
     let plain = create(&u, json!({"name": "plain", "type": "PUSH"})).await;
     assert_eq!(plain["notificationChannelIds"], json!([]));
     assert_eq!(plain["escalationPolicyId"], Value::Null);
-    // Right after lastPushAt.
-    let keys: Vec<&String> = plain.as_object().unwrap().keys().collect();
-    let at = keys.iter().position(|k| *k == "lastPushAt").unwrap();
-    assert_eq!(keys[at + 1], "notificationChannelIds");
-    assert_eq!(keys[at + 2], "escalationPolicyId");
+    // Right after lastPushAt, in the document as sent.
+    let raw = u
+        .call(Method::GET, &format!("/monitors/{}", plain["id"].as_str().unwrap()), None)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let pos = |k: &str| raw.find(&format!("\"{k}\":")).unwrap();
+    assert!(pos("lastPushAt") < pos("notificationChannelIds"), "{raw}");
+    assert!(pos("notificationChannelIds") < pos("escalationPolicyId"), "{raw}");
+    assert!(pos("escalationPolicyId") < pos("lastCheckAt"), "{raw}");
 
     let m = create(
         &u,
@@ -623,10 +661,20 @@ async fn monitor_alerting_fields_round_trip_and_are_validated() {
     assert_eq!(read["escalationPolicyId"], json!(policy));
     // The cached list and the page show them too.
     let list = get(&u, "/monitors").await;
-    let listed = list.as_array().unwrap().iter().find(|x| x["id"] == json!(id)).unwrap();
+    let listed = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == json!(id))
+        .unwrap();
     assert_eq!(*listed, read);
     let paged = get(&u, "/monitors/page").await;
-    let p = paged["monitors"].as_array().unwrap().iter().find(|x| x["id"] == json!(id)).unwrap();
+    let p = paged["monitors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == json!(id))
+        .unwrap();
     assert_eq!(*p, read);
 
     // PATCH replaces the channels; null removes the policy.
@@ -641,7 +689,12 @@ async fn monitor_alerting_fields_round_trip_and_are_validated() {
     assert_eq!(patched["notificationChannelIds"], json!([a]));
     assert_eq!(patched["escalationPolicyId"], Value::Null);
     let list = get(&u, "/monitors").await;
-    let listed = list.as_array().unwrap().iter().find(|x| x["id"] == json!(id)).unwrap();
+    let listed = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == json!(id))
+        .unwrap();
     assert_eq!(listed["notificationChannelIds"], json!([a]));
     assert_eq!(listed["escalationPolicyId"], Value::Null);
 
@@ -697,12 +750,21 @@ async fn monitor_alerting_fields_round_trip_and_are_validated() {
     let id2 = m2["id"].as_str().unwrap().to_string();
     let _ = get(&u, "/monitors").await; // caches the part
     let res = u
-        .call(Method::DELETE, &format!("/escalation-policies/{policy}"), None)
+        .call(
+            Method::DELETE,
+            &format!("/escalation-policies/{policy}"),
+            None,
+        )
         .await;
     assert_eq!(res.status(), 204);
     assert_eq!(monitor(&u, &id2).await["escalationPolicyId"], Value::Null);
     let list = get(&u, "/monitors").await;
-    let listed = list.as_array().unwrap().iter().find(|x| x["id"] == json!(id2)).unwrap();
+    let listed = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == json!(id2))
+        .unwrap();
     assert_eq!(listed["escalationPolicyId"], Value::Null);
     srv.stop().await;
 }
@@ -785,15 +847,26 @@ async fn a_region_losing_its_last_probe_notifies_the_default_channels_once() {
     let probes = srv.state.probes();
     let (a, _rx_a) = probes.register("eu-west", "fra-1", clock.now_ms());
     let (b, _rx_b) = probes.register("eu-west", "fra-2", clock.now_ms());
-    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms()).await.unwrap().is_empty());
+    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms())
+        .await
+        .unwrap()
+        .is_empty());
     drop(a);
-    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms()).await.unwrap().is_empty());
+    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms())
+        .await
+        .unwrap()
+        .is_empty());
     drop(b);
     assert_eq!(
-        watch_regions(&srv.state, &mut watch, clock.now_ms()).await.unwrap(),
+        watch_regions(&srv.state, &mut watch, clock.now_ms())
+            .await
+            .unwrap(),
         ["eu-west"]
     );
-    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms()).await.unwrap().is_empty());
+    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms())
+        .await
+        .unwrap()
+        .is_empty());
     let q = queued(&srv, &ws).await;
     assert_eq!(pairs(&q), want(&[(&default, "region.down")]));
     assert_eq!(q[0].payload["data"]["region"], "eu-west");

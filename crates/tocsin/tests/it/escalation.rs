@@ -19,7 +19,8 @@ const MINUTE: i64 = 60_000;
 
 async fn create_policy(u: &User, body: Value) -> Value {
     json_of(
-        u.call(Method::POST, "/escalation-policies", Some(body)).await,
+        u.call(Method::POST, "/escalation-policies", Some(body))
+            .await,
         201,
     )
     .await
@@ -57,7 +58,14 @@ async fn policy_crud_with_the_exact_record_version_locks_and_validation() {
     keys.sort();
     assert_eq!(
         keys,
-        ["createdAt", "id", "name", "steps", "updatedAt", "workspaceId"]
+        [
+            "createdAt",
+            "id",
+            "name",
+            "steps",
+            "updatedAt",
+            "workspaceId"
+        ]
     );
     assert_eq!(p["workspaceId"], json!(ws));
     assert_eq!(p["name"], "On call");
@@ -66,7 +74,10 @@ async fn policy_crud_with_the_exact_record_version_locks_and_validation() {
     for (i, s) in steps.iter().enumerate() {
         let mut k: Vec<&String> = s.as_object().unwrap().keys().collect();
         k.sort();
-        assert_eq!(k, ["delayMinutes", "id", "notificationChannelIds", "stepOrder"]);
+        assert_eq!(
+            k,
+            ["delayMinutes", "id", "notificationChannelIds", "stepOrder"]
+        );
         assert_eq!(s["stepOrder"], json!(i + 1));
         assert!(s["id"].is_string());
     }
@@ -132,8 +143,10 @@ async fn policy_crud_with_the_exact_record_version_locks_and_validation() {
     );
     assert_eq!(
         field_errors(
-            post(json!({"name": " ", "steps": [{"delayMinutes": 0, "notificationChannelIds": [a]}]}))
-                .await
+            post(
+                json!({"name": " ", "steps": [{"delayMinutes": 0, "notificationChannelIds": [a]}]})
+            )
+            .await
         )
         .await,
         ["name"]
@@ -183,7 +196,14 @@ async fn policy_crud_with_the_exact_record_version_locks_and_validation() {
         .await,
         ["steps.0.notificationChannelIds.0"]
     );
-    assert_eq!(get(&u, "/escalation-policies").await.as_array().unwrap().len(), 1);
+    assert_eq!(
+        get(&u, "/escalation-policies")
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     expect_error(
         other
             .call(Method::GET, &format!("/escalation-policies/{id}"), None)
@@ -196,7 +216,10 @@ async fn policy_crud_with_the_exact_record_version_locks_and_validation() {
     // Capabilities: notifications:read / write / delete.
     let reader = Bearer::new(&srv.base, &u.token(&["notifications:read"]).await);
     assert_eq!(
-        reader.call(Method::GET, "/escalation-policies", None).await.status(),
+        reader
+            .call(Method::GET, "/escalation-policies", None)
+            .await
+            .status(),
         200
     );
     expect_error(
@@ -209,7 +232,9 @@ async fn policy_crud_with_the_exact_record_version_locks_and_validation() {
     .await;
     let monitors_only = Bearer::new(&srv.base, &u.token(&["monitors:read"]).await);
     expect_error(
-        monitors_only.call(Method::GET, "/escalation-policies", None).await,
+        monitors_only
+            .call(Method::GET, "/escalation-policies", None)
+            .await,
         403,
         "INSUFFICIENT_CAPABILITY",
     )
@@ -283,10 +308,25 @@ async fn steps_fire_on_the_clock_and_stop_on_acknowledgement() {
 
     // Nothing before its time; step 2 at opened + 5 min.
     clock.set_ms(opened + 5 * MINUTE - 1);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 0);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        0
+    );
     clock.set_ms(opened + 5 * MINUTE);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 1);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 0);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        0
+    );
     let a = get(&u, &format!("/alerts/{alert_id}")).await;
     assert_eq!(a["escalationStep"], 2);
     assert_eq!(a["nextEscalationAt"], at(opened + 15 * MINUTE));
@@ -306,15 +346,24 @@ async fn steps_fire_on_the_clock_and_stop_on_acknowledgement() {
     // Acknowledged: escalation stops, and the channels reached hear of it.
     clock.advance_ms(MINUTE);
     let acked = json_of(
-        u.call(Method::POST, &format!("/alerts/{alert_id}/acknowledge"), None)
-            .await,
+        u.call(
+            Method::POST,
+            &format!("/alerts/{alert_id}/acknowledge"),
+            None,
+        )
+        .await,
         200,
     )
     .await;
     assert_eq!(acked["nextEscalationAt"], Value::Null);
     assert_eq!(acked["escalationStep"], 2);
     clock.set_ms(opened + 60 * MINUTE);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 0);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        0
+    );
     let reached = want(&[
         (&own, "alert.opened"),
         (&s1, "alert.opened"),
@@ -352,7 +401,12 @@ async fn an_unacknowledged_alert_walks_every_step_and_resolution_stops_it() {
     let opened = clock.now_ms();
     // A worker that was away for an hour owes both later steps: each fires once.
     clock.set_ms(opened + 60 * MINUTE);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 2);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        2
+    );
     let a = get(&u, "/alerts").await["alerts"][0].clone();
     assert_eq!(a["escalationStep"], 3);
     assert_eq!(a["nextEscalationAt"], Value::Null);
@@ -378,7 +432,12 @@ async fn an_unacknowledged_alert_walks_every_step_and_resolution_stops_it() {
     target.set(200);
     tick(&srv, &clock).await;
     clock.advance_ms(60 * MINUTE);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 0);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        0
+    );
     srv.stop().await;
 }
 
@@ -400,7 +459,12 @@ async fn a_restarted_server_keeps_escalating_on_schedule() {
         })
         .await;
     clock.set_ms(opened + 5 * MINUTE);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 1);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        1
+    );
     let srv = srv
         .restart(Options {
             clock: Some(clock.clone()),
@@ -408,9 +472,19 @@ async fn a_restarted_server_keeps_escalating_on_schedule() {
         })
         .await;
     clock.set_ms(opened + 15 * MINUTE - 1);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 0);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        0
+    );
     clock.set_ms(opened + 15 * MINUTE);
-    assert_eq!(escalation::run_due(&srv.state, clock.now_ms()).await.unwrap(), 1);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        1
+    );
     let escalated: Vec<String> = queued(&srv, &ws)
         .await
         .into_iter()

@@ -247,7 +247,9 @@ pub async fn update(
         core,
         &caller.workspace_id,
         body.notification_channel_ids.as_deref(),
-        body.escalation_policy_id.as_ref().and_then(Option::as_deref),
+        body.escalation_policy_id
+            .as_ref()
+            .and_then(Option::as_deref),
         &mut errors,
     )
     .await?;
@@ -277,8 +279,13 @@ pub async fn update(
         store::monitor_channels::set(&mut tx, &m.id, ids).await?;
     }
     if let Some(policy) = &body.escalation_policy_id {
-        store::monitor_channels::set_policy(&mut *tx, &caller.workspace_id, &m.id, policy.as_deref())
-            .await?;
+        store::monitor_channels::set_policy(
+            &mut *tx,
+            &caller.workspace_id,
+            &m.id,
+            policy.as_deref(),
+        )
+        .await?;
     }
     audit::record(
         &mut *tx,

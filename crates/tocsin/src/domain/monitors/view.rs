@@ -156,7 +156,10 @@ pub async fn views(core: &Core, rows: &[MonitorRow]) -> Result<Vec<Monitor>, Dom
 }
 
 /// `m` with its alerting settings (own channels in order, policy).
-pub fn with_alerting(mut m: Monitor, settings: Option<store::monitor_channels::Settings>) -> Monitor {
+pub fn with_alerting(
+    mut m: Monitor,
+    settings: Option<store::monitor_channels::Settings>,
+) -> Monitor {
     if let Some((channels, policy)) = settings {
         m.notification_channel_ids = channels;
         m.escalation_policy_id = policy;

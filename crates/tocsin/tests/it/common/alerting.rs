@@ -141,14 +141,16 @@ pub async fn queued(srv: &TestServer, ws: &str) -> Vec<Queued> {
     .await
     .unwrap();
     rows.into_iter()
-        .map(|(channel_id, alert_id, event, payload, status, attempt)| Queued {
-            channel_id,
-            alert_id,
-            event,
-            payload: serde_json::from_str(&payload).unwrap(),
-            status,
-            attempt,
-        })
+        .map(
+            |(channel_id, alert_id, event, payload, status, attempt)| Queued {
+                channel_id,
+                alert_id,
+                event,
+                payload: serde_json::from_str(&payload).unwrap(),
+                status,
+                attempt,
+            },
+        )
         .collect()
 }
 
