@@ -637,14 +637,21 @@ async fn monitor_alerting_fields_round_trip_and_are_validated() {
     assert_eq!(plain["escalationPolicyId"], Value::Null);
     // Right after lastPushAt, in the document as sent.
     let raw = u
-        .call(Method::GET, &format!("/monitors/{}", plain["id"].as_str().unwrap()), None)
+        .call(
+            Method::GET,
+            &format!("/monitors/{}", plain["id"].as_str().unwrap()),
+            None,
+        )
         .await
         .text()
         .await
         .unwrap();
     let pos = |k: &str| raw.find(&format!("\"{k}\":")).unwrap();
     assert!(pos("lastPushAt") < pos("notificationChannelIds"), "{raw}");
-    assert!(pos("notificationChannelIds") < pos("escalationPolicyId"), "{raw}");
+    assert!(
+        pos("notificationChannelIds") < pos("escalationPolicyId"),
+        "{raw}"
+    );
     assert!(pos("escalationPolicyId") < pos("lastCheckAt"), "{raw}");
 
     let m = create(
