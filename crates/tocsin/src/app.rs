@@ -33,6 +33,7 @@ struct Inner {
     mailer: Option<Mailer>,
     metrics: Metrics,
     link_secret: Vec<u8>,
+    alert_links: crate::alerting::ack_link::Links,
     node_id: String,
     feed: Feed,
     scheduler_role: Role,
@@ -57,6 +58,12 @@ impl Core {
             None => None,
         };
         let db_for_writer = db.clone();
+        let alert_links =
+            crate::alerting::ack_link::Links::new(config.public_url.as_str(), &link_secret);
+        let writer_options = WriterOptions {
+            alert_links: alert_links.clone(),
+            ..WriterOptions::default()
+        };
         let node_id = crate::cluster::new_node_id();
         let shared = db.backend() == crate::store::Backend::Postgres;
         Ok(Core(Arc::new(Inner {
@@ -73,10 +80,11 @@ impl Core {
             mailer,
             metrics: Metrics::global(),
             link_secret,
+            alert_links,
             feed: Feed::new(&node_id, shared),
             node_id,
             scheduler_role: Role::default(),
-            heartbeats: HeartbeatWriter::start(db_for_writer, WriterOptions::default()),
+            heartbeats: HeartbeatWriter::start(db_for_writer, writer_options),
             push_tokens: PushTokens::default(),
         })))
     }
@@ -134,6 +142,10 @@ impl Core {
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret
+    }
+    /// The links alert notifications carry (one-click acknowledge, the alert's address).
+    pub fn alert_links(&self) -> &crate::alerting::ack_link::Links {
+        &self.0.alert_links
     }
     /// The change feed (see [`crate::cluster::feed`]).
     pub fn feed(&self) -> &Feed {

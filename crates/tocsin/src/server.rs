@@ -193,6 +193,11 @@ fn spawn_workers(
             state.clone(),
             judging.clone(),
         )));
+        // Escalation judges by the clock too: the scheduling node's job.
+        workers.push(tokio::spawn(crate::alerting::escalation::run(
+            state.clone(),
+            judging.clone(),
+        )));
         workers.push(tokio::spawn(crate::push::watcher::run(
             state.clone(),
             judging,

@@ -29,6 +29,8 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::events::router())
         .merge(super::push::router())
         .merge(super::regions::router())
+        .merge(super::alerts::router())
+        .merge(super::escalation::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {

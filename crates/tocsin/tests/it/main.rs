@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod alerts;
 mod api_keys;
 mod auth;
 mod cli;
@@ -13,6 +14,7 @@ mod contract;
 mod cycle_events;
 mod detection;
 mod errors;
+mod escalation;
 mod hardening;
 mod heartbeats;
 mod layers;
