@@ -20,6 +20,7 @@ pub mod members;
 pub mod monitors;
 pub mod pagination;
 pub mod plans;
+pub mod maintenance;
 pub mod projects;
 pub mod regions;
 pub mod schema;

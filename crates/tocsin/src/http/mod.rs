@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod ops;
 pub mod pagination;
 pub mod probe_socket;
+pub mod maintenance;
 pub mod projects;
 pub mod push;
 pub mod regions;

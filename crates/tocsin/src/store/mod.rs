@@ -21,6 +21,7 @@ pub mod members;
 pub mod monitor_list;
 pub mod monitors;
 pub mod probes;
+pub mod maintenance;
 pub mod projects;
 pub mod push;
 pub mod sessions;
