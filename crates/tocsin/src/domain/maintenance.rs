@@ -129,11 +129,7 @@ fn view(w: &WindowRow) -> MaintenanceWindow {
     }
 }
 
-fn check_text(
-    title: Option<&String>,
-    description: Option<&String>,
-    errors: &mut Vec<FieldError>,
-) {
+fn check_text(title: Option<&String>, description: Option<&String>, errors: &mut Vec<FieldError>) {
     if let Some(t) = title {
         check_name("title", t, MAX_TITLE_CHARS, errors);
     }
@@ -232,11 +228,7 @@ pub struct CreateMaintenanceWindow {
 impl Validate for CreateMaintenanceWindow {
     fn validate(&self) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        check_text(
-            Some(&self.title),
-            self.description.as_ref(),
-            &mut errors,
-        );
+        check_text(Some(&self.title), self.description.as_ref(), &mut errors);
         errors
     }
 }
@@ -414,7 +406,11 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;
     let rows = store::maintenance::delete(&mut *tx, &caller.workspace_id, &row.id).await?;
-    check_write(rows, None, DomainError::NotFound(Resource::MaintenanceWindow))?;
+    check_write(
+        rows,
+        None,
+        DomainError::NotFound(Resource::MaintenanceWindow),
+    )?;
     audit::record(
         &mut *tx,
         caller,

@@ -177,7 +177,9 @@ async fn load_one(core: &Core, book: &mut Book, monitor_id: &str, now_ms: i64) {
             let windows = rows.iter().filter_map(held_of).collect();
             book.set(monitor_id, windows, now_ms);
         }
-        Err(e) => tracing::warn!(monitor = %monitor_id, error = %e, "could not load maintenance windows"),
+        Err(e) => {
+            tracing::warn!(monitor = %monitor_id, error = %e, "could not load maintenance windows")
+        }
     }
 }
 
@@ -206,8 +208,8 @@ async fn sync(
     let status = m.status().ok();
     match desired(windows, now_ms) {
         Some((until, excluded, title)) => {
-            let row_ok = m.maintenance_until == Some(until)
-                && (m.maintenance_excluded != 0) == excluded;
+            let row_ok =
+                m.maintenance_until == Some(until) && (m.maintenance_excluded != 0) == excluded;
             let enter = m.is_active() && status.is_some_and(|s| s != Status::Maintenance);
             if row_ok && !enter {
                 return Ok((Synced::Unchanged, Some(m)));
@@ -462,7 +464,10 @@ mod tests {
         let min = 60_000;
         let ws = [held(t0, 30, false), held(t0 + 10 * min, 60, true)];
         assert_eq!(desired(&ws, t0 - 1), None);
-        assert_eq!(desired(&ws, t0).map(|d| (d.0, d.1)), Some((t0 + 30 * min, false)));
+        assert_eq!(
+            desired(&ws, t0).map(|d| (d.0, d.1)),
+            Some((t0 + 30 * min, false))
+        );
         assert_eq!(
             desired(&ws, t0 + 20 * min).map(|d| (d.0, d.1)),
             Some((t0 + 70 * min, true))

@@ -222,7 +222,8 @@ pub async fn of_monitor<'e>(
     e: impl Exec<'e>,
     monitor_id: &str,
 ) -> Result<Vec<WindowRow>, sqlx::Error> {
-    let sql = format!("SELECT {COLUMNS} FROM maintenance_windows WHERE monitor_id = $1 ORDER BY id");
+    let sql =
+        format!("SELECT {COLUMNS} FROM maintenance_windows WHERE monitor_id = $1 ORDER BY id");
     sqlx::query_as(&sql).bind(monitor_id).fetch_all(e).await
 }
 

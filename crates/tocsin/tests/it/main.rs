@@ -16,6 +16,7 @@ mod errors;
 mod hardening;
 mod heartbeats;
 mod layers;
+mod maintenance;
 mod monitor_list;
 mod monitors;
 mod openapi;
