@@ -231,8 +231,8 @@ pub async fn of_monitor<'e>(
 /// tell cheaply whether another node changed something whose notice it missed.
 pub async fn digest<'e>(e: impl Exec<'e>) -> Result<(i64, i64, i64), sqlx::Error> {
     sqlx::query_as(
-        "SELECT COUNT(*), COALESCE(SUM(version), 0), COALESCE(MAX(updated_at), 0) \
-         FROM maintenance_windows",
+        "SELECT COUNT(*), CAST(COALESCE(SUM(version), 0) AS BIGINT), \
+         COALESCE(MAX(updated_at), 0) FROM maintenance_windows",
     )
     .fetch_one(e)
     .await
