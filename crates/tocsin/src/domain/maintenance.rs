@@ -65,15 +65,15 @@ pub struct MaintenanceWindow {
 pub struct RecurringView {
     pub frequency: Frequency,
     /// `weekly`: 0 (Sunday) to 6 (Saturday).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u8", range(min = 0, max = 6))]
     pub day_of_week: Option<i64>,
     /// `monthly`: 1 to 31; a month without that day has no occurrence.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u8", range(min = 1, max = 31))]
     pub day_of_month: Option<i64>,
     /// `cron`: a 5-field cron expression read in `timezone`, at most 100 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(max = 100))]
     pub expression: Option<String>,
 }
