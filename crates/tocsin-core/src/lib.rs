@@ -6,7 +6,9 @@
 //! - [`schedule`]: when each monitor runs (stable per-monitor phase offsets on a fixed grid, so
 //!   100,000 monitors neither stampede at the top of the minute nor drift);
 //! - [`quorum`]: which regions check a monitor in a cycle and how their verdicts combine;
-//! - [`push`]: push-monitor schedules (interval or cron in an IANA time zone) and deadlines.
+//! - [`push`]: push-monitor schedules (interval or cron in an IANA time zone) and deadlines;
+//! - [`maintenance`]: when a maintenance window (one-off, daily, weekly, monthly or cron, in an
+//!   IANA time zone, across DST changes) is active.
 //!
 //! Nothing here reads the clock, touches the network or a database, or needs an async runtime:
 //! the time is always a parameter, so callers (and tests) drive it. That is what lets the same
@@ -29,6 +31,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod maintenance;
 pub mod monitor_type;
 pub mod push;
 pub mod quorum;
@@ -45,6 +48,6 @@ pub use quorum::{
 };
 pub use schedule::{next_run_after, start_offset, Grid};
 pub use state::{
-    accept_baseline, push_down, resume, step, CycleInput, Event, EventKind, MonitorState,
-    SettingsError, StateSettings, Status, Transition, UnknownStatus, Verdict,
+    accept_baseline, enter_maintenance, push_down, resume, step, CycleInput, Event, EventKind,
+    MonitorState, SettingsError, StateSettings, Status, Transition, UnknownStatus, Verdict,
 };

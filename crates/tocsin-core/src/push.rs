@@ -156,6 +156,16 @@ impl CronSchedule {
         self.timezone
     }
 
+    /// Whether the pattern names this local wall-clock time (to the minute), whether or not
+    /// the time exists in the zone.
+    pub fn matches_wall_clock(&self, local: chrono::NaiveDateTime) -> bool {
+        use chrono::TimeZone;
+        // The fields of a UTC datetime are exactly the naive ones given.
+        self.cron
+            .is_time_matching(&Utc.from_utc_datetime(&local))
+            .unwrap_or(false)
+    }
+
     /// The first expected run strictly after `after` (truncated to the whole second).
     pub fn next_run_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         let whole_second = DateTime::<Utc>::from_timestamp(after.timestamp(), 0)?;

@@ -406,6 +406,14 @@ pub fn push_down(state: &MonitorState, in_maintenance: bool, now: DateTime<Utc>)
     Transition::new(state.status, next)
 }
 
+/// A maintenance window became active with no check at that instant: the monitor goes
+/// `MAINTENANCE` at once (one non-alerting [`EventKind::Maintenance`] event), exactly as a
+/// cycle inside the window would put it. Leaving is left to the next verdict ([`step`] or
+/// [`push_down`] with the flag cleared), so the status after a window is the next check's.
+pub fn enter_maintenance(state: &MonitorState) -> Transition {
+    Transition::new(state.status, MonitorState::maintenance())
+}
+
 /// The caller accepted a DNS_DIFF monitor's new answer set: a `CHANGED` monitor returns to
 /// `PENDING` with counters reset, so the next verdict (against the new baseline) decides its
 /// status without alerting. Any other status is left alone (a `DOWN` monitor stays `DOWN`).

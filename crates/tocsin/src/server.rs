@@ -198,6 +198,10 @@ fn spawn_workers(
             state.clone(),
             judging.clone(),
         )));
+        workers.push(tokio::spawn(crate::monitoring::maintenance::run(
+            state.clone(),
+            judging.clone(),
+        )));
         workers.push(tokio::spawn(crate::push::watcher::run(
             state.clone(),
             judging,

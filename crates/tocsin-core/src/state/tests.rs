@@ -739,3 +739,24 @@ fn resume_starts_from_the_initial_state_with_a_quiet_pending_event() {
     assert!(!ev.is_alert_worthy());
     assert_eq!(crate::state::resume(&MonitorState::initial()).event, None);
 }
+
+#[test]
+fn a_window_start_enters_maintenance_and_the_next_verdict_leaves_it() {
+    let s = settings(1, 1, 0);
+    let up = st(SU, 0, 3, None);
+    let entered = enter_maintenance(&up);
+    assert_eq!(entered.state, MonitorState::maintenance());
+    let ev = entered.event.unwrap_or_else(|| panic!("no event"));
+    assert_eq!((ev.kind, ev.from, ev.to), (EventKind::Maintenance, SU, SM));
+    assert!(!ev.is_alert_worthy());
+    // Already in maintenance: nothing to record.
+    assert_eq!(enter_maintenance(&entered.state).event, None);
+    // An outage still going on when the window ends: MAINTENANCE -> DOWN, which alerts.
+    let after = step(&entered.state, &s, CycleInput::new(VD), t(10));
+    let ev = after.event.unwrap_or_else(|| panic!("no event"));
+    assert_eq!((ev.kind, ev.from, ev.to), (EventKind::Down, SM, SD));
+    assert!(ev.is_alert_worthy());
+    // Inside the window a failure changes nothing.
+    let inside = push_down(&entered.state, true, t(10));
+    assert_eq!((inside.state.status, inside.event), (SM, None));
+}

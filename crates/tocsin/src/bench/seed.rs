@@ -67,6 +67,8 @@ pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRo
         last_check_at: Some(now - seed.interval_s * 1000),
         started_at: hour_ago,
         stale_since: None,
+        maintenance_until: None,
+        maintenance_excluded: 0,
         version: 1,
         created_at: hour_ago,
         updated_at: hour_ago,

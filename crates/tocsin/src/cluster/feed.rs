@@ -6,7 +6,8 @@
 //! deleted, paused or resumed (the scheduler and the push watcher reload that one monitor); a
 //! push token regenerated (the token map forgets the monitor's entry); an API key revoked,
 //! rotated or updated (the key cache forgets it); a workspace's membership changed (the key
-//! cache forgets that workspace's keys). [`Notice::Resync`] means "you may have missed
+//! cache forgets that workspace's keys); a monitor's maintenance windows changed (the
+//! maintenance engine reloads them). [`Notice::Resync`] means "you may have missed
 //! notices": subscribers reload or clear everything.
 //!
 //! Locally the feed is a bounded `tokio::sync::broadcast` channel, best-effort by design: a
@@ -74,6 +75,11 @@ pub enum Notice {
     /// A member joined, left or changed role: forget the workspace's keys.
     MembershipChanged {
         workspace_id: String,
+    },
+    /// A maintenance window of this monitor was created, edited or deleted: the maintenance
+    /// engine on the scheduling node reloads the monitor's windows.
+    MaintenanceChanged {
+        monitor_id: String,
     },
     /// Notices may have been missed: reload or clear everything.
     Resync,

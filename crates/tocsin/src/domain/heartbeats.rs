@@ -391,7 +391,7 @@ pub async fn list(
     let filter = ListFilter {
         from: q.from.map(|t| t.timestamp_millis()),
         to: q.to.map(|t| t.timestamp_millis()),
-        status: q.status.map(status::code),
+        status: q.status.map(status::codes_of),
         region_id,
         correlation_id: q.correlation_id.clone(),
         before,

@@ -18,6 +18,7 @@ pub mod events;
 pub mod heartbeats;
 pub mod input;
 pub mod invitations;
+pub mod maintenance;
 pub mod members;
 pub mod monitors;
 pub mod pagination;

@@ -14,6 +14,7 @@ pub mod extract;
 pub mod heartbeats;
 pub mod input_errors;
 pub mod invitations;
+pub mod maintenance;
 pub mod members;
 pub mod monitor_list;
 pub mod monitors;

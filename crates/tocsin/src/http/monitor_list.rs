@@ -563,6 +563,8 @@ mod tests {
             last_check_at: None,
             started_at: 0,
             stale_since: None,
+            maintenance_until: None,
+            maintenance_excluded: 0,
             version: i,
             created_at: 0,
             updated_at: 0,

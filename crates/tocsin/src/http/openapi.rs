@@ -25,6 +25,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::audit::router())
         .merge(super::monitors::router())
         .merge(super::projects::router())
+        .merge(super::maintenance::router())
         .merge(super::heartbeats::router())
         .merge(super::events::router())
         .merge(super::push::router())

@@ -29,7 +29,13 @@
 //! change": a monitor sitting in `DEGRADED` because of its certificate does not repeat it every
 //! cycle. An already expired certificate gives none (the `down` event names the expiry).
 //!
-//! Maintenance windows do not exist yet, so every cycle is stepped as outside maintenance.
+//! Maintenance: when the monitor row says a window holds it at the moment of the decision
+//! (`maintenance_until`, applied by [`super::maintenance`] on the scheduling node), the cycle
+//! is stepped as inside maintenance (the status is `MAINTENANCE`, no `down`/`up` can fire) and
+//! every heartbeat is stored as `MAINTENANCE`, keeping the check's own result for uptime unless
+//! the window is excluded from it. The first cycle decided after the window's end steps
+//! normally, so the monitor takes that check's status (an outage still going on gives
+//! `MAINTENANCE` -> `DOWN`, which alerts).
 //! Everything time-dependent reads the `ran_at_ms` the caller passes or the server's clock,
 //! so tests drive both.
 
@@ -127,6 +133,15 @@ pub fn heartbeat_of(
     hb
 }
 
+/// Marks a result taken inside a maintenance window (`window`: whether it is excluded from
+/// uptime) as `MAINTENANCE`, keeping its own status to count unless excluded.
+pub fn in_window(hb: &mut NewHeartbeat, window: Option<bool>) {
+    if let Some(excluded) = window {
+        hb.counted_as = (!excluded).then_some(hb.status);
+        hb.status = Status::Maintenance;
+    }
+}
+
 fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
@@ -186,19 +201,24 @@ pub async fn apply(
     // A status changes when the verdict is in, not when the checks started: a timed-out
     // check decides its cycle a whole timeout after it began.
     let decided_at_ms = state.clock().now_ms().max(ran_at_ms);
+    let window = m.maintenance_at(decided_at_ms);
     let transition = step(
         &m.monitor_state()?,
         &m.state_settings(),
-        CycleInput::new(verdict),
+        CycleInput {
+            verdict,
+            in_maintenance: window.is_some(),
+        },
         from_ms(decided_at_ms),
     );
     let needs_baseline = m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none();
     if transition.event.is_none() && !needs_baseline && m.stale_since.is_none() {
         let update =
             StateUpdate::from_state(&transition.state, m.status_changed_at, Some(ran_at_ms));
-        return Ok(
-            apply_with_heartbeats(state, m, ran_at_ms, results, update, transition, report).await,
-        );
+        return Ok(apply_with_heartbeats(
+            state, m, ran_at_ms, window, results, update, transition, report,
+        )
+        .await);
     }
 
     // The words of the first region that agrees with the cycle's verdict explain it best.
@@ -258,11 +278,9 @@ pub async fn apply(
         .iter()
         .filter_map(|r| {
             let o = r.outcome.as_ref()?;
-            Some(
-                state
-                    .heartbeats()
-                    .submit(heartbeat_of(m, &r.region, ran_at_ms, o, None)),
-            )
+            let mut hb = heartbeat_of(m, &r.region, ran_at_ms, o, None);
+            in_window(&mut hb, window);
+            Some(state.heartbeats().submit(hb))
         })
         .collect();
     report.heartbeats = submissions.len();
@@ -282,10 +300,12 @@ pub async fn apply(
 /// the group-commit writer stores both in its batch transaction (one commit for many cycles,
 /// where a transaction of their own would cost a commit each) and drops both if the monitor
 /// was paused or deleted meanwhile.
+#[allow(clippy::too_many_arguments)]
 async fn apply_with_heartbeats(
     state: &Core,
     m: &MonitorRow,
     ran_at_ms: i64,
+    window: Option<bool>,
     results: &[RegionResult],
     update: StateUpdate,
     transition: Transition,
@@ -297,6 +317,7 @@ async fn apply_with_heartbeats(
         .filter_map(|r| {
             let o = r.outcome.as_ref()?;
             let mut hb = heartbeat_of(m, &r.region, ran_at_ms, o, None);
+            in_window(&mut hb, window);
             hb.state = Some(update.clone());
             Some(state.heartbeats().submit(hb))
         })

@@ -75,6 +75,9 @@ pub struct NewHeartbeat {
     pub ts_ms: i64,
     pub region: String,
     pub status: Status,
+    /// For a `MAINTENANCE` heartbeat: the check's own result when its window counts in uptime
+    /// figures, `None` when the window is excluded from them (see [`crate::store::status`]).
+    pub counted_as: Option<Status>,
     pub latency_ms: f64,
     pub status_code: Option<u16>,
     pub message: Option<String>,
@@ -112,6 +115,7 @@ impl NewHeartbeat {
             ts_ms,
             region: region.to_string(),
             status,
+            counted_as: None,
             latency_ms,
             status_code: None,
             message: None,
@@ -616,7 +620,17 @@ impl WriterTask {
             .iter()
             .enumerate()
             .filter(|(i, _)| !skipped.contains_key(i))
-            .map(|(_, p)| p.row.clone())
+            .map(|(_, p)| {
+                let mut row = p.row.clone();
+                // A push (or a missed deadline) inside a maintenance window is stored as
+                // MAINTENANCE; only here, against the committed monitor row, is that known.
+                if let (Some(plan), Some(_)) = (&plan, &p.push) {
+                    if let Some(excluded) = plan.maintenance_at(row.monitor_seq, row.ts) {
+                        row.status = in_window(row.status, excluded);
+                    }
+                }
+                row
+            })
             .collect();
         let inserted: HashSet<(i64, i64, i64)> = hb_store::insert_heartbeats(&mut tx, &rows)
             .await?
@@ -726,7 +740,10 @@ impl WriterTask {
             monitor_seq: hb.monitor_seq,
             ts: hb.ts_ms,
             region_id,
-            status: crate::store::status::code(hb.status),
+            status: match hb.status {
+                Status::Maintenance => crate::store::status::maintenance_code(hb.counted_as),
+                s => crate::store::status::code(s),
+            },
             latency: to_units(hb.latency_ms),
             status_code: hb.status_code.map(i64::from),
             timings: hb.timings.as_ref().map(pack_timings),
@@ -767,6 +784,13 @@ fn run_on_own_thread(
             parts.lock().ok().and_then(|mut p| p.take())
         }
     }
+}
+
+/// The code of a result `code` taken inside a maintenance window.
+fn in_window(code: i64, excluded: bool) -> i64 {
+    use crate::store::status as st;
+    let own = st::from_code(code).ok();
+    st::maintenance_code(if excluded { None } else { own })
 }
 
 fn answer(reply: Option<Reply>, result: Result<HeartbeatRef, WriteError>) {

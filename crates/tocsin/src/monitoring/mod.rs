@@ -7,13 +7,15 @@
 //! ([`retention`]). Running checks: the scheduler and built-in probe ([`scheduler`], with its start-lateness
 //! figures in [`sched_stats`]) and
 //! applying a cycle's results to the monitor's state, events and heartbeats ([`cycle`]);
-//! on-demand checks in flight, waited for or cancelled at shutdown ([`on_demand`]).
+//! on-demand checks in flight, waited for or cancelled at shutdown ([`on_demand`]);
+//! maintenance windows starting and ending on the scheduling node ([`maintenance`]).
 
 pub mod changes;
 pub mod check_stats;
 pub mod cycle;
 pub mod heartbeats;
 pub mod histogram;
+pub mod maintenance;
 pub mod on_demand;
 pub mod report;
 pub mod retention;

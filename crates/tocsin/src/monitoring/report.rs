@@ -2,24 +2,25 @@
 //! ([`super::rollup::summarize`]) and, for outages, from the raw heartbeat sequence.
 //!
 //! - **Uptime** of a range: checks whose status is not DOWN, over all checks, in percent
-//!   (DEGRADED, CHANGED and MAINTENANCE count as up: DOWN is the only confirmed failure).
+//!   (DEGRADED and CHANGED count as up: DOWN is the only confirmed failure).
 //!   PENDING heartbeats (no verdict: a check cancelled by a shutdown) count neither way.
+//!   A MAINTENANCE heartbeat counts as its check's own result, or not at all when its window
+//!   is excluded from uptime ([`crate::store::status::tally`], decided when it was stored).
 //!   `None` when the range holds no counted checks.
 //! - **Outages** are maximal runs of DOWN heartbeats (all regions merged, in time order). A run
 //!   starts at its first DOWN heartbeat and ends at the first later heartbeat that is neither
-//!   DOWN nor PENDING (a check without a verdict ends nothing); a run still open ends at the
+//!   DOWN nor PENDING (a check without a verdict ends nothing; one in a window excluded
+//!   from uptime ends a run but starts none); a run still open ends at the
 //!   end of the range (or now, if earlier). Runs are clipped
 //!   to the range, and one already open when the range starts counts, from the range start.
 //!   Downtime is the sum of the clipped run lengths, MTTR their mean (downtime / outages).
 //!   Runs need the raw sequence, so they cover the part of the range within the raw
 //!   retention; the report says where that part starts (`outageDataFrom`).
-//! - Maintenance windows excluded from uptime are a list of intervals handed to
-//!   [`maintenance_exclusions`]'s callers; today the list is empty.
 
 use super::rollup::{summarize, Summary};
 use crate::app::Core;
 use crate::store::heartbeats as hb_store;
-use crate::store::status::{DOWN, PENDING};
+use crate::store::status::{tally, Tally, DOWN};
 
 pub const DAY_MS: i64 = 86_400_000;
 
@@ -28,22 +29,11 @@ pub fn raw_from(state: &Core, now: i64) -> i64 {
     now - i64::from(state.config().heartbeat_retention_days) * DAY_MS
 }
 
-/// Intervals of `[from, to)` in maintenance windows that exclude themselves from uptime.
-/// Maintenance windows are not stored yet, so this is the seam they will plug into.
-pub async fn maintenance_exclusions(
-    _state: &Core,
-    _monitor_seq: i64,
-    _from: i64,
-    _to: i64,
-) -> Result<Vec<(i64, i64)>, sqlx::Error> {
-    Ok(Vec::new())
-}
-
-/// The summary of `[from, to)` with maintenance exclusions applied.
+/// The summary of `[from, to)`. Maintenance windows excluded from uptime need no intervals
+/// cut out here: their heartbeats were stored as counting in nothing.
 pub async fn window(state: &Core, seq: i64, from: i64, to: i64) -> Result<Summary, sqlx::Error> {
     let now = state.clock().now_ms();
-    let excluded = maintenance_exclusions(state, seq, from, to).await?;
-    summarize(state.db(), seq, from, to, raw_from(state, now), &excluded).await
+    summarize(state.db(), seq, from, to, raw_from(state, now), &[]).await
 }
 
 /// Outage figures of a range.
@@ -69,8 +59,13 @@ pub fn outages(from: i64, end: i64, down_before: bool, seq: &[(i64, i64)]) -> Ou
         open = Some(from);
         out.count += 1;
     }
-    for &(ts, status) in seq.iter().filter(|(_, status)| *status != PENDING) {
-        match (status == DOWN, open) {
+    for &(ts, code) in seq {
+        let down = match tally(code) {
+            Tally::Counted(status) => status == DOWN,
+            Tally::Excluded => false,
+            Tally::NoVerdict => continue,
+        };
+        match (down, open) {
             (true, None) => {
                 open = Some(ts);
                 out.count += 1;
@@ -109,7 +104,8 @@ pub async fn outages_of(
         .into_iter()
         .map(|(ts, status, _)| (ts, status))
         .collect();
-    Ok((outages(start, end, before == Some(DOWN), &points), start))
+    let down_before = before.map(tally) == Some(Tally::Counted(DOWN));
+    Ok((outages(start, end, down_before, &points), start))
 }
 
 #[cfg(test)]

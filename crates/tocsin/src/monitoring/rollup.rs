@@ -9,7 +9,11 @@
 //!   shutdown) counts in nothing: it measured nothing, so it is neither a check in `total` nor
 //!   up time nor a latency. It is stored and listed like any other heartbeat.
 //! - `total` counts every other heartbeat; `up`, `down`, `degraded` count the statuses UP,
-//!   DOWN and DEGRADED (CHANGED and MAINTENANCE count only in `total`).
+//!   DOWN and DEGRADED (CHANGED counts only in `total`).
+//! - A MAINTENANCE heartbeat counts as the check's own result when its window does not
+//!   exclude itself from uptime, and in nothing (like PENDING) when it does
+//!   ([`crate::store::status::tally`]): the choice is made when the check is stored, so
+//!   editing or deleting a window later does not rewrite history.
 //! - Latency figures (average, minimum, maximum, percentiles) cover the counted heartbeats
 //!   that are not DOWN: a failed check's latency measures the timeout, not the service.
 //!
@@ -22,7 +26,7 @@ use std::collections::BTreeMap;
 
 use super::histogram::{bin_of, Histogram};
 use crate::store::heartbeats::{self as hb_store, HeartbeatRow, HourlyDelta};
-use crate::store::status::{DEGRADED, DOWN, PENDING, UP};
+use crate::store::status::{tally, Tally, DEGRADED, DOWN, UP};
 use crate::store::Db;
 
 pub const HOUR_MS: i64 = 3_600_000;
@@ -45,7 +49,10 @@ pub fn deltas<'a>(
 ) -> (Vec<HourlyDelta>, Vec<BinCount>) {
     let mut hours: BTreeMap<(i64, i64), HourlyDelta> = BTreeMap::new();
     let mut bins: BTreeMap<(i64, i64, i64), i64> = BTreeMap::new();
-    for r in rows.filter(|r| r.status != PENDING) {
+    for r in rows {
+        let Tally::Counted(status) = tally(r.status) else {
+            continue;
+        };
         let bucket = floor_hour(r.ts);
         let d = hours
             .entry((r.monitor_seq, bucket))
@@ -55,13 +62,13 @@ pub fn deltas<'a>(
                 ..HourlyDelta::default()
             });
         d.total += 1;
-        match r.status {
+        match status {
             UP => d.up += 1,
             DOWN => d.down += 1,
             DEGRADED => d.degraded += 1,
             _ => {}
         }
-        if r.status != DOWN {
+        if status != DOWN {
             d.latency_sum += r.latency;
             d.latency_min = Some(d.latency_min.map_or(r.latency, |m| m.min(r.latency)));
             d.latency_max = Some(d.latency_max.map_or(r.latency, |m| m.max(r.latency)));
@@ -98,10 +105,10 @@ impl Summary {
         self.latency.merge(&o.latency);
     }
 
-    fn record(&mut self, status: i64, latency: i64) {
-        if status == PENDING {
+    fn record(&mut self, code: i64, latency: i64) {
+        let Tally::Counted(status) = tally(code) else {
             return;
-        }
+        };
         self.total += 1;
         match status {
             UP => self.up += 1,
@@ -114,8 +121,8 @@ impl Summary {
         }
     }
 
-    /// Percentage of counted checks that were not DOWN (DEGRADED, CHANGED and MAINTENANCE
-    /// count as up; PENDING is not counted at all), or `None` when the range holds no counted
+    /// Percentage of counted checks that were not DOWN (DEGRADED and CHANGED count as up;
+    /// PENDING and excluded maintenance are not counted at all), or `None` when the range holds no counted
     /// checks. Rounded to 4 decimals.
     pub fn uptime(&self) -> Option<f64> {
         (self.total > 0).then(|| {

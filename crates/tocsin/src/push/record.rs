@@ -63,6 +63,14 @@ pub struct Plan {
     monitors: HashMap<i64, MonitorRow>,
 }
 
+impl Plan {
+    /// Whether a maintenance window holds monitor `seq` at `ts_ms` (`Some(excluded)`), as the
+    /// monitor row read in this transaction says.
+    pub fn maintenance_at(&self, seq: i64, ts_ms: i64) -> Option<bool> {
+        self.monitors.get(&seq)?.maintenance_at(ts_ms)
+    }
+}
+
 /// Decides which items to record (call before inserting the heartbeats).
 pub async fn plan(tx: &mut Tx, items: &[Item<'_>]) -> Result<Plan, sqlx::Error> {
     let mut seqs: Vec<i64> = items.iter().map(|i| i.monitor_seq).collect();
@@ -242,21 +250,26 @@ pub async fn apply(
                         continue;
                     }
                     let Some(current) = &state else { continue };
+                    // Inside a window a push changes nothing but its heartbeat.
+                    let in_maintenance = m.maintenance_at(ts).is_some();
                     match status {
                         PushStatus::Up => step(
                             current,
                             &settings,
-                            CycleInput::new(Verdict::Up),
+                            CycleInput {
+                                verdict: Verdict::Up,
+                                in_maintenance,
+                            },
                             from_ms(ts),
                         ),
-                        PushStatus::Down => push_down(current, false, from_ms(ts)),
+                        PushStatus::Down => push_down(current, in_maintenance, from_ms(ts)),
                     }
                 }
                 PushEffect::Missed => {
                     let expected = plan.expected.get(r.index).copied().flatten().unwrap_or(ts);
                     last_check = Some(last_check.map_or(expected, |c| c.max(expected)));
                     let Some(current) = &state else { continue };
-                    push_down(current, false, from_ms(ts))
+                    push_down(current, m.maintenance_at(ts).is_some(), from_ms(ts))
                 }
             };
             if let Some(ev) = transition.event {

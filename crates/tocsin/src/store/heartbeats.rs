@@ -290,7 +290,8 @@ pub struct StoredHeartbeat {
 pub struct ListFilter {
     pub from: Option<i64>,
     pub to: Option<i64>,
-    pub status: Option<i64>,
+    /// The codes of one status ([`super::status::codes_of`]).
+    pub status: Option<Vec<i64>>,
     pub region_id: Option<i64>,
     pub correlation_id: Option<String>,
     pub before: Option<(i64, i64)>,
@@ -322,8 +323,12 @@ pub async fn list<'e>(
     if f.to.is_some() {
         next(&mut sql, " AND h.ts < ?");
     }
-    if f.status.is_some() {
-        next(&mut sql, " AND h.status = ?");
+    if let Some(codes) = &f.status {
+        next(&mut sql, " AND h.status IN (?");
+        for _ in 1..codes.len() {
+            next(&mut sql, ", ?");
+        }
+        sql.push(')');
     }
     if f.region_id.is_some() {
         next(&mut sql, " AND h.region_id = ?");
@@ -344,8 +349,8 @@ pub async fn list<'e>(
     if let Some(v) = f.to {
         q = q.bind(v);
     }
-    if let Some(v) = f.status {
-        q = q.bind(v);
+    for v in f.status.iter().flatten() {
+        q = q.bind(*v);
     }
     if let Some(v) = f.region_id {
         q = q.bind(v);

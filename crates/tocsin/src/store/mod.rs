@@ -19,6 +19,7 @@ pub mod heartbeats;
 pub mod inventory;
 pub mod invitations;
 pub mod leases;
+pub mod maintenance;
 pub mod members;
 pub mod monitor_channels;
 pub mod monitor_list;

@@ -77,6 +77,12 @@ pub struct MonitorRow {
     /// When the monitor became stale (no result for three intervals, or no live probe in any
     /// of its regions); `None` while results come in.
     pub stale_since: Option<i64>,
+    /// Until when (ms, exclusive) the monitor is in a maintenance window, as the scheduling
+    /// node last applied it (`monitoring::maintenance`); `None` outside any. Time-based, so a
+    /// window is over at its end whether or not anything clears the column.
+    pub maintenance_until: Option<i64>,
+    /// 1 when the active window keeps its checks out of uptime figures.
+    pub maintenance_excluded: i64,
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -88,7 +94,7 @@ pub(crate) const COLUMNS: &str =
      confirmations_required, recovery_confirmations_required, min_failure_duration_ms, \
      consecutive_failures, consecutive_successes, pending_failure_since, active, grace_s, \
      last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, stale_since, \
-     version, created_at, updated_at";
+     maintenance_until, maintenance_excluded, version, created_at, updated_at";
 
 /// [`COLUMNS`] for the push path inside the heartbeat writer's transaction: the columns the
 /// state machine and push deadlines read, with the display-only ones (name, url, tags, ...)
@@ -100,7 +106,7 @@ pub(crate) const PUSH_COLUMNS: &str =
      recovery_confirmations_required, min_failure_duration_ms, consecutive_failures, \
      consecutive_successes, pending_failure_since, active, grace_s, last_push_at, \
      NULL AS dns_baseline, status_changed_at, last_check_at, started_at, NULL AS stale_since, \
-     version, created_at, updated_at";
+     maintenance_until, maintenance_excluded, version, created_at, updated_at";
 
 fn string_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
@@ -124,6 +130,14 @@ impl MonitorRow {
     /// caller reports rather than guessing a status.
     pub fn status(&self) -> Result<Status, CorruptStatus> {
         super::status::from_text(&self.status_text)
+    }
+
+    /// Whether a maintenance window holds the monitor at `at_ms`: `Some(excluded)` (whether
+    /// its checks stay out of uptime figures) inside one, `None` outside.
+    pub fn maintenance_at(&self, at_ms: i64) -> Option<bool> {
+        self.maintenance_until
+            .filter(|until| at_ms < *until)
+            .map(|_| self.maintenance_excluded != 0)
     }
 
     /// False while paused.
@@ -602,6 +616,17 @@ pub async fn list_active_for_scheduling<'e>(
     let sql =
         format!("SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type <> 'PUSH' ORDER BY id");
     sqlx::query_as(&sql).fetch_all(e).await
+}
+
+/// The ids of every monitor (paused ones too) whose stored status is `status`.
+pub async fn ids_with_status<'e>(
+    e: impl Exec<'e>,
+    status: Status,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM monitors WHERE status = $1 ORDER BY id")
+        .bind(super::status::text(status))
+        .fetch_all(e)
+        .await
 }
 
 /// Every active PUSH monitor, across workspaces, in id order: what the deadline watcher needs.

@@ -18,6 +18,7 @@ mod escalation;
 mod hardening;
 mod heartbeats;
 mod layers;
+mod maintenance;
 mod monitor_list;
 mod monitors;
 mod openapi;

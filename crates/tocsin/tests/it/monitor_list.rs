@@ -325,6 +325,8 @@ async fn bulk_insert(srv: &TestServer, u: &User, n: i64) -> Vec<(String, i64)> {
             last_check_at: None,
             started_at: now,
             stale_since: None,
+            maintenance_until: None,
+            maintenance_excluded: 0,
             version: 1,
             created_at: now,
             updated_at: now,

@@ -174,6 +174,8 @@ pub async fn create(
         last_check_at: None,
         started_at: now,
         stale_since: None,
+        maintenance_until: None,
+        maintenance_excluded: 0,
         version: 1,
         created_at: now,
         updated_at: now,
