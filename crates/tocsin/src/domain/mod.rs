@@ -11,6 +11,8 @@
 
 pub mod api_keys;
 pub mod audit;
+pub mod channels;
+pub mod deliveries;
 pub mod error;
 pub mod events;
 pub mod heartbeats;

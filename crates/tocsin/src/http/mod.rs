@@ -6,6 +6,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod auth_routes;
+pub mod channels;
 pub mod error;
 pub mod events;
 pub mod extract;

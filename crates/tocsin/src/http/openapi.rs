@@ -29,6 +29,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::events::router())
         .merge(super::push::router())
         .merge(super::regions::router())
+        .merge(super::channels::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {

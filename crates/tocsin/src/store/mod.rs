@@ -10,8 +10,9 @@
 
 pub mod api_keys;
 pub mod audit;
-pub mod deliveries;
 pub mod batch;
+pub mod channels;
+pub mod deliveries;
 pub mod events;
 pub mod heartbeats;
 pub mod inventory;

@@ -5,12 +5,15 @@
 
 mod api_keys;
 mod auth;
+mod channels;
 mod cli;
 mod cluster;
 mod common;
 mod config_schemas;
 mod contract;
 mod cycle_events;
+mod delivery;
+mod delivery_binary;
 mod detection;
 mod errors;
 mod hardening;

@@ -7,6 +7,7 @@
 
 pub mod binary;
 pub mod monitors;
+pub mod receiver;
 
 use std::sync::Arc;
 
