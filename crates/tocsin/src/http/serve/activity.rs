@@ -181,14 +181,14 @@ impl Activity {
     }
 
     fn end(&self) {
-        let mut now = None;
+        let now = std::cell::OnceCell::new();
         self.update(|w| {
             let in_flight = w.in_flight.saturating_sub(1);
             Some(if in_flight == 0 {
                 Word {
                     phase: Phase::Idle,
                     in_flight,
-                    since_ms: *now.get_or_insert_with(|| self.now_ms()),
+                    since_ms: *now.get_or_init(|| self.now_ms()),
                 }
             } else {
                 Word { in_flight, ..w }
