@@ -161,14 +161,6 @@ impl Outbound {
             if let Some(ip) = literal.filter(|ip| is_private(*ip)) {
                 return Err(SendError::Denied(denied_message(ip)));
             }
-            if url
-                .host_str()
-                .is_some_and(|h| h.eq_ignore_ascii_case("localhost"))
-            {
-                return Err(SendError::Denied(denied_message(IpAddr::from([
-                    127, 0, 0, 1,
-                ]))));
-            }
         }
         let method = match req.method {
             HttpMethod::Post => reqwest::Method::POST,
