@@ -33,6 +33,7 @@ struct Inner {
     mailer: Option<Mailer>,
     metrics: Metrics,
     link_secret: Vec<u8>,
+    alert_links: crate::alerting::ack_link::Links,
     node_id: String,
     feed: Feed,
     scheduler_role: Role,
@@ -40,6 +41,7 @@ struct Inner {
     checks: Checks,
     push_tokens: PushTokens,
     probes: Registry,
+    relay: Option<crate::probes::relay::Relay>,
     scheduler_stats: SchedulerStats,
     check_stats: crate::monitoring::check_stats::CheckStats,
     on_demand: OnDemandChecks,
@@ -57,11 +59,18 @@ impl Core {
             None => None,
         };
         let db_for_writer = db.clone();
+        let alert_links =
+            crate::alerting::ack_link::Links::new(config.public_url.as_str(), &link_secret);
+        let writer_options = WriterOptions {
+            alert_links: alert_links.clone(),
+            ..WriterOptions::default()
+        };
         let node_id = crate::cluster::new_node_id();
         let shared = db.backend() == crate::store::Backend::Postgres;
         Ok(Core(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks),
             probes: Registry::default(),
+            relay: shared.then(|| crate::probes::relay::Relay::new(&node_id, db.clone())),
             scheduler_stats: SchedulerStats::new(),
             check_stats: Default::default(),
             on_demand: OnDemandChecks::default(),
@@ -75,10 +84,11 @@ impl Core {
             mailer,
             metrics: Metrics::global(),
             link_secret,
+            alert_links,
             feed: Feed::new(&node_id, shared),
             node_id,
             scheduler_role: Role::default(),
-            heartbeats: HeartbeatWriter::start(db_for_writer, WriterOptions::default()),
+            heartbeats: HeartbeatWriter::start(db_for_writer, writer_options),
             push_tokens: PushTokens::default(),
         })))
     }
@@ -116,6 +126,11 @@ impl Core {
     pub fn probes(&self) -> &Registry {
         &self.0.probes
     }
+    /// Checks relayed to probes connected to other nodes (PostgreSQL only; see
+    /// [`crate::probes::relay`]).
+    pub fn relay(&self) -> Option<&crate::probes::relay::Relay> {
+        self.0.relay.as_ref()
+    }
     /// The accepted on-demand checks still running (see [`crate::monitoring::on_demand`]).
     pub fn on_demand(&self) -> &OnDemandChecks {
         &self.0.on_demand
@@ -131,6 +146,10 @@ impl Core {
     }
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret
+    }
+    /// The links alert notifications carry (one-click acknowledge, the alert's address).
+    pub fn alert_links(&self) -> &crate::alerting::ack_link::Links {
+        &self.0.alert_links
     }
     /// The change feed (see [`crate::cluster::feed`]).
     pub fn feed(&self) -> &Feed {

@@ -173,6 +173,12 @@ fn spawn_workers(
     {
         workers.push(tokio::spawn(crate::cluster::feed::run_listener(
             state.feed().clone(),
+            url.clone(),
+            cancel.clone(),
+        )));
+        // Remote probes connected here serve the scheduler wherever it runs.
+        workers.push(tokio::spawn(crate::probes::relay::run(
+            state.clone(),
             url,
             cancel.clone(),
         )));
@@ -189,6 +195,11 @@ fn spawn_workers(
     )));
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
+            state.clone(),
+            judging.clone(),
+        )));
+        // Escalation judges by the clock too: the scheduling node's job.
+        workers.push(tokio::spawn(crate::alerting::escalation::run(
             state.clone(),
             judging.clone(),
         )));

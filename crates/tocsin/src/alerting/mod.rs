@@ -3,11 +3,18 @@
 //! - `event.rs` — the notification event types (`alert.opened` ...).
 //! - `outbox.rs` — enqueueing a notification (its body, its first attempt) in the caller's
 //!   transaction.
+//! - `alerts.rs` — alerts from monitor events (open on DOWN, resolve on recovery) and whom
+//!   each notification goes to; called by `monitoring::transition` in its transaction.
+//! - `escalation.rs` — the durable escalation timer and its worker (scheduling node only).
+//! - `ack_link.rs` — the signed, expiring one-click acknowledge link.
 //! - `channels/` — the channel types: one provider file per type behind one trait (config,
 //!   secrets, the provider's message format), and the one outbound HTTP client.
 //! - `deliver.rs` — the delivery worker: claims due attempts, sends, records, retries.
 
+pub mod ack_link;
+pub mod alerts;
 pub mod channels;
 pub mod deliver;
+pub mod escalation;
 pub mod event;
 pub mod outbox;

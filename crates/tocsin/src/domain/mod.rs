@@ -9,11 +9,13 @@
 //! Nothing here imports axum or the HTTP edge; HTTP-only state (rate limiters, the
 //! current-workspace cache) stays at the edge.
 
+pub mod alerts;
 pub mod api_keys;
 pub mod audit;
 pub mod channels;
 pub mod deliveries;
 pub mod error;
+pub mod escalation;
 pub mod events;
 pub mod heartbeats;
 pub mod input;

@@ -2,12 +2,14 @@
 //! fallbacks and the middleware every request passes (request id, tracing, metrics, body
 //! limit, panic catching, and the guarantee that every error is the JSON envelope).
 
+pub mod alerts;
 pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod auth_routes;
 pub mod channels;
 pub mod error;
+pub mod escalation;
 pub mod events;
 pub mod extract;
 pub mod heartbeats;
@@ -56,6 +58,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(auth_routes::router())
+        .merge(alerts::link_router())
         .merge(probe_socket::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { DomainError::NotFound(crate::domain::Resource::Route) })
@@ -109,8 +112,10 @@ async fn guard(req: Request, next: Next) -> Response {
     if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
         return ApiError::PayloadTooLarge.into_response();
     }
+    // Pages for people answer their errors as pages.
+    let for_people = req.uri().path() == crate::alerting::ack_link::ACK_PATH;
     let response = next.run(req).await;
-    if response.status().as_u16() >= 400 {
+    if response.status().as_u16() >= 400 && !for_people {
         let is_json = response
             .headers()
             .get(header::CONTENT_TYPE)

@@ -4,7 +4,8 @@
 //! Each monitor's JSON is cut into the parts that only a user edit changes (pre-serialized
 //! once and kept per workspace, keyed by monitor id and settings `version`) and the parts
 //! that change without an edit (status, counters, `pendingFailureSince`, `lastPushAt`,
-//! `lastCheckAt`, `staleSince`, `projectIds`), which every request reads fresh. A request reads every listed monitor's
+//! `lastCheckAt`, `staleSince`, `projectIds`, `notificationChannelIds`, `escalationPolicyId`),
+//! which every request reads fresh. A request reads every listed monitor's
 //! `version` with its state in one narrow query ([`store::monitor_list::states`]), so a cached
 //! part is used only while the database still holds that version: another API node sharing
 //! the database, or a write that bypassed this process, cannot make it stale. Parts of other
@@ -38,6 +39,7 @@ use crate::domain::monitors::{view, Monitor};
 use crate::domain::DomainError;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::AppState;
+use crate::store::monitor_channels::Settings;
 use crate::store::monitor_list::{self, ListError, ListedState};
 use crate::store::monitors::MonitorFilter;
 use crate::store::status::{self, CorruptStatus};
@@ -85,7 +87,8 @@ impl<T: JsonSchema> aide::OperationOutput for RawJson<T> {
 /// One monitor's JSON without its fresh parts. Joined with them it is, byte for byte, what
 /// `serde_json` writes for the [`Monitor`]:
 /// `parts[..cuts[0]]` projectIds `parts[cuts[0]..cuts[1]]` status `parts[cuts[1]..cuts[2]]`
-/// failures, successes, pendingFailureSince `parts[cuts[2]..]` lastPushAt, lastCheckAt, staleSince `}`.
+/// failures, successes, pendingFailureSince `parts[cuts[2]..]` lastPushAt,
+/// notificationChannelIds, escalationPolicyId, lastCheckAt, staleSince `}`.
 struct Part {
     version: i64,
     parts: Box<[u8]>,
@@ -258,12 +261,14 @@ fn put_time(out: &mut Vec<u8>, ms: Option<i64>) -> Result<(), serde_json::Error>
     }
 }
 
-/// Appends one monitor: its cached part joined with its fresh state and projects.
+/// Appends one monitor: its cached part joined with its fresh state, projects and alerting
+/// settings (fresh: deleting a policy or a channel changes them without a monitor edit).
 fn write_monitor(
     out: &mut Vec<u8>,
     part: &Part,
     state: &ListedState,
     projects: Option<&Vec<String>>,
+    alerting: Option<&Settings>,
 ) -> Result<(), BuildError> {
     let [c0, c1, c2] = part.cuts;
     let p = &part.parts;
@@ -282,6 +287,13 @@ fn write_monitor(
     put_time(out, state.pending_failure_since)?;
     out.extend_from_slice(&p[c2..]);
     put_time(out, state.last_push_at)?;
+    out.extend_from_slice(b",\"notificationChannelIds\":");
+    match alerting {
+        Some((channels, _)) => put(out, channels)?,
+        None => out.extend_from_slice(b"[]"),
+    }
+    out.extend_from_slice(b",\"escalationPolicyId\":");
+    put(out, &alerting.and_then(|(_, p)| p.as_ref()))?;
     out.extend_from_slice(b",\"lastCheckAt\":");
     put_time(out, state.last_check_at)?;
     out.extend_from_slice(b",\"staleSince\":");
@@ -451,11 +463,12 @@ async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> A
     let lists = state.monitor_lists();
     let db = state.db();
     // Memberships beside the states: two reader connections, one wait.
-    let (states, projects) = tokio::join!(
+    let (states, projects, alerting) = tokio::join!(
         monitor_list::states(db.reader(), db.backend(), ws, filter),
-        monitor_list::memberships(db.reader(), ws)
+        monitor_list::memberships(db.reader(), ws),
+        crate::store::monitor_channels::of_workspace(db.reader(), ws)
     );
-    let (states, projects) = (states.map_err(list_error)?, projects?);
+    let (states, projects, alerting) = (states.map_err(list_error)?, projects?, alerting?);
     let mut parts = lists.lookup(ws, &states)?;
     let stale: Vec<&str> = states
         .iter()
@@ -497,7 +510,7 @@ async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> A
             out.push(b',');
         }
         first = false;
-        write_monitor(&mut out, part, s, projects.get(&s.id))?;
+        write_monitor(&mut out, part, s, projects.get(&s.id), alerting.get(&s.id))?;
     }
     out.push(b']');
     Ok(Bytes::from(out))
@@ -575,7 +588,15 @@ mod tests {
                 // The row is active: a stale one shows its staleSince.
                 r.stale_since = pending.map(|p| p + 7);
                 let projects: Vec<String> = (0..i % 3).map(|p| format!("p{p}")).collect();
-                let expected = serde_json::to_vec(&view(&r, projects.clone()).unwrap()).unwrap();
+                let alerting: Settings = (
+                    (0..i % 3).map(|c| format!("c\"{c}")).collect(),
+                    (i % 2 == 0).then(|| format!("pol-{i}")),
+                );
+                let expected = serde_json::to_vec(&crate::domain::monitors::view::with_alerting(
+                    view(&r, projects.clone()).unwrap(),
+                    Some(alerting.clone()),
+                ))
+                .unwrap();
 
                 // The part is cut from a view with other state, as the cache holds it.
                 let part = part_of(&view(&row(i), Vec::new()).unwrap(), r.version).unwrap();
@@ -593,7 +614,7 @@ mod tests {
                 };
                 let mut got = Vec::new();
                 let projects = (!projects.is_empty()).then_some(&projects);
-                write_monitor(&mut got, &part, &listed, projects).unwrap();
+                write_monitor(&mut got, &part, &listed, projects, Some(&alerting)).unwrap();
                 assert_eq!(
                     String::from_utf8(got).unwrap(),
                     String::from_utf8(expected).unwrap()
@@ -623,7 +644,7 @@ mod tests {
         };
         let mut got = Vec::new();
         assert!(matches!(
-            write_monitor(&mut got, &part, &listed, None),
+            write_monitor(&mut got, &part, &listed, None, None),
             Err(BuildError::Corrupt(_))
         ));
     }

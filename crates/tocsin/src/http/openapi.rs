@@ -30,6 +30,8 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::push::router())
         .merge(super::regions::router())
         .merge(super::channels::router())
+        .merge(super::alerts::router())
+        .merge(super::escalation::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {

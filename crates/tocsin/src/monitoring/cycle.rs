@@ -228,7 +228,7 @@ pub async fn apply(
         });
     }
     let mut tx = state.db().begin().await?;
-    let Some(mut events) = record_transition(&mut tx, &change).await? else {
+    let Some(mut events) = record_transition(&mut tx, state.alert_links(), &change).await? else {
         // Paused or deleted while the check ran: the result belongs to nobody.
         tx.rollback().await?;
         return Ok(report);
@@ -236,7 +236,7 @@ pub async fn apply(
     if m.stale_since.is_some() {
         // Results reach the monitor again: it is no longer a blind spot.
         let fresh = Staleness::Fresh { at: decided_at_ms };
-        events.extend(record_staleness(&mut tx, &m.id, fresh).await?);
+        events.extend(record_staleness(&mut tx, state.alert_links(), &m.id, fresh).await?);
     }
     report.events = events;
     if m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none() {
@@ -250,6 +250,7 @@ pub async fn apply(
         }
     }
     tx.commit().await?;
+    // wake: core.wake_deliveries() (alerting enqueued in the transaction) once on main.
     report.transition = Some(transition);
     report.applied = true;
 

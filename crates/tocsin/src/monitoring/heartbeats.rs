@@ -185,6 +185,8 @@ pub struct WriterOptions {
     pub max_batch: usize,
     /// Submissions that may queue before `submit` waits for room (back-pressure).
     pub queue: usize,
+    /// The links of the alert notifications a push's status change enqueues.
+    pub alert_links: crate::alerting::ack_link::Links,
 }
 
 impl Default for WriterOptions {
@@ -193,6 +195,7 @@ impl Default for WriterOptions {
             max_wait: Duration::ZERO,
             max_batch: 1000,
             queue: 20_000,
+            alert_links: Default::default(),
         }
     }
 }
@@ -637,7 +640,7 @@ impl WriterTask {
                     message: batch[*i].detail.as_ref().and_then(|d| d.message.as_deref()),
                 })
                 .collect();
-            push_record::apply(&mut tx, plan, &recorded).await?;
+            push_record::apply(&mut tx, plan, &recorded, &self.opts.alert_links).await?;
         }
         let details: Vec<DetailRow> = batch
             .iter()
@@ -657,6 +660,8 @@ impl WriterTask {
         hb_store::upsert_hourly(&mut tx, &hourly).await?;
         hb_store::upsert_bins(&mut tx, &bins).await?;
         tx.commit().await?;
+        // wake: core.wake_deliveries() when a push enqueued alert deliveries (the delivery
+        // worker is not on main yet; it also finds them by polling).
         self.stats.transactions.fetch_add(1, Ordering::Relaxed);
         self.stats
             .written

@@ -222,7 +222,7 @@ pub async fn check_in(
         state.checks().probe(m, state.clock().now()).await?
     } else {
         let wait = deadline.saturating_duration_since(tokio::time::Instant::now());
-        state.probes().dispatch(region, m, wait).await?
+        crate::probes::dispatch(state, region, m, wait).await?
     };
     if let Some(fault) = &outcome.probe_fault {
         metrics::counter!("probe_errors_total", "region" => region.to_string(), "reason" => "resource")
@@ -459,6 +459,8 @@ async fn lead(
     // Staleness counts from now: the node that just took the role has not had a slot yet.
     let floor_ms = state.clock().now_ms();
     let mut stale_scan = tokio::time::interval(STALE_SCAN_EVERY);
+    // Regions that lose their last probe while this node leads are reported once each.
+    let mut regions = staleness::RegionWatch::default();
     stale_scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         if !role.is_held() {
@@ -525,6 +527,9 @@ async fn lead(
             _ = stale_scan.tick() => {
                 if let Err(e) = staleness::scan(state, state.clock().now_ms(), floor_ms).await {
                     tracing::warn!(error = %e, "could not look for stale monitors");
+                }
+                if let Err(e) = staleness::watch_regions(state, &mut regions, state.clock().now_ms()).await {
+                    tracing::warn!(error = %e, "could not report regions without probes");
                 }
             }
             delivery = feed.recv() => match delivery {

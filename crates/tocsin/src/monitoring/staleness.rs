@@ -16,6 +16,8 @@
 //! scrape (so every node shows it). PUSH monitors are never stale:
 //! a missed push makes them DOWN.
 
+use std::collections::HashSet;
+
 use super::transition::{record_staleness, Staleness};
 use super::LOCAL_REGION;
 use crate::app::Core;
@@ -61,10 +63,9 @@ pub fn judge(
 /// many it marked.
 pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sqlx::Error> {
     let overdue = monitors::list_overdue(state.db().reader(), now_ms).await?;
-    let probes = state.probes();
     let mut marked = 0;
     for m in &overdue {
-        let Some(why) = judge(m, now_ms, floor_ms, |r| probes.is_live(r)) else {
+        let Some(why) = judge(m, now_ms, floor_ms, |r| crate::probes::is_live(state, r)) else {
             continue;
         };
         let mut tx = state.db().begin().await?;
@@ -72,8 +73,12 @@ pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sql
             since: now_ms,
             why: &why,
         };
-        if record_staleness(&mut tx, &m.id, stale).await?.is_some() {
+        if record_staleness(&mut tx, state.alert_links(), &m.id, stale)
+            .await?
+            .is_some()
+        {
             tx.commit().await?;
+            // wake: core.wake_deliveries() (monitor.stale enqueued) once on main.
             marked += 1;
             tracing::warn!(monitor = %m.id, %why, "monitor is stale");
         } else {
@@ -81,6 +86,49 @@ pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sql
         }
     }
     Ok(marked)
+}
+
+/// The regions that had a live remote probe at the last look: one leaving the set has lost
+/// its last probe, which is said once (`region.down`), until a probe connects again.
+#[derive(Debug, Default)]
+pub struct RegionWatch {
+    live: HashSet<String>,
+}
+
+impl RegionWatch {
+    /// The regions live before and not now; remembers what is live now.
+    pub fn lost(&mut self, now_live: HashSet<String>) -> Vec<String> {
+        let mut lost: Vec<String> = self.live.difference(&now_live).cloned().collect();
+        lost.sort();
+        self.live = now_live;
+        lost
+    }
+}
+
+/// Notifies the default channels of the workspaces checking from a region that lost its last
+/// live probe since the last call (run beside [`scan`], on the scheduling node, to which
+/// probes connect); returns the regions lost.
+pub async fn watch_regions(
+    state: &Core,
+    watch: &mut RegionWatch,
+    now_ms: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    let live: HashSet<String> = state
+        .probes()
+        .snapshot()
+        .into_iter()
+        .filter(|(_, v)| !v.probes.is_empty())
+        .map(|(r, _)| r)
+        .collect();
+    let lost = watch.lost(live);
+    for region in &lost {
+        tracing::warn!(%region, "region lost its last live probe");
+        let mut tx = state.db().begin().await?;
+        crate::alerting::alerts::region_down(&mut tx, region, now_ms).await?;
+        tx.commit().await?;
+        // wake: core.wake_deliveries() (region.down enqueued) once on main.
+    }
+    Ok(lost)
 }
 
 #[cfg(test)]
@@ -95,6 +143,17 @@ mod tests {
             started_at: 0,
             regions: regions.into(),
         }
+    }
+
+    #[test]
+    fn a_region_is_lost_once_until_it_comes_back() {
+        let set = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<HashSet<String>>();
+        let mut w = RegionWatch::default();
+        assert!(w.lost(set(&["eu"])).is_empty());
+        assert_eq!(w.lost(set(&[])), ["eu"]);
+        assert!(w.lost(set(&[])).is_empty());
+        assert!(w.lost(set(&["eu", "us"])).is_empty());
+        assert_eq!(w.lost(set(&["eu"])), ["us"]);
     }
 
     #[test]

@@ -19,6 +19,8 @@ use std::collections::HashSet;
 
 use tocsin_core::{Event, Transition};
 
+use crate::alerting::ack_link::Links;
+use crate::alerting::alerts;
 use crate::store::events::{self, EventRow, NewEvent};
 use crate::store::monitors::{self, StateUpdate, StateWrite};
 use crate::store::Tx;
@@ -103,15 +105,19 @@ pub struct Recorded {
     pub applied: HashSet<i64>,
     /// The events appended, in order.
     pub events: Vec<EventRow>,
+    /// Deliveries alerting enqueued for them: when any, the caller wakes the delivery worker
+    /// after its commit.
+    pub notified: usize,
 }
 
 /// Stores status changes in the caller's transaction: the state of every change in one
 /// statement, then the events of those that applied, in order.
 ///
-/// This is the one place where alerting will enqueue deliveries: an alerting outbox hooks in
-/// here, in the same transaction, so a delivery exists exactly when its event does.
+/// This is the one place where alerting enqueues deliveries ([`alerts::react`]), in the same
+/// transaction, so an alert and its deliveries exist exactly when their event does.
 pub async fn record_transitions(
     tx: &mut Tx,
+    links: &Links,
     changes: &[StatusChange<'_>],
 ) -> Result<Recorded, sqlx::Error> {
     let mut recorded = Recorded::default();
@@ -140,6 +146,9 @@ pub async fn record_transitions(
     for ev in &recorded.events {
         log_event(ev);
     }
+    if let Some(now) = recorded.events.iter().map(|e| e.created_at).max() {
+        recorded.notified = alerts::react(tx, links, &recorded.events, now).await?;
+    }
     Ok(recorded)
 }
 
@@ -160,9 +169,10 @@ fn log_event(ev: &EventRow) {
 /// not apply (the monitor was paused or deleted meanwhile; the caller should roll back).
 pub async fn record_transition(
     tx: &mut Tx,
+    links: &Links,
     change: &StatusChange<'_>,
 ) -> Result<Option<Vec<EventRow>>, sqlx::Error> {
-    let recorded = record_transitions(tx, std::slice::from_ref(change)).await?;
+    let recorded = record_transitions(tx, links, std::slice::from_ref(change)).await?;
     Ok(recorded
         .applied
         .contains(&change.monitor_seq)
@@ -229,6 +239,7 @@ pub enum Staleness<'a> {
 /// event, or `None` when there was nothing to change (already so, paused, or deleted).
 pub async fn record_staleness(
     tx: &mut Tx,
+    links: &Links,
     monitor_id: &str,
     change: Staleness<'_>,
 ) -> Result<Option<EventRow>, sqlx::Error> {
@@ -258,6 +269,7 @@ pub async fn record_staleness(
     .await?;
     if let Some(ev) = &row {
         log_event(ev);
+        alerts::react(tx, links, std::slice::from_ref(ev), at).await?;
     }
     Ok(row)
 }

@@ -13,9 +13,58 @@
 //! false `DOWN`. Which regions are live is visible in `GET /regions` and in the
 //! `probes_connected{region}` gauge of `/metrics`.
 
+//!
+//! With several nodes on one PostgreSQL database a probe may connect to any of them: the
+//! [`relay`] advertises each node's live regions and hands checks to the node holding the
+//! region's probe. [`dispatch`], [`is_live`] and [`regions`] see the whole cluster.
+
 pub mod client;
 pub mod keys;
 pub mod protocol;
 pub mod registry;
+pub mod relay;
 
 pub use registry::Registry;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tocsin_checks::Outcome;
+
+use crate::app::Core;
+use crate::store::monitors::MonitorRow;
+use registry::RegionView;
+
+/// Runs `m`'s check once on a live probe of `region`: one connected to this node if there is
+/// one, otherwise one on another node through the relay. `None` when no answer came within
+/// `wait` (see [`Registry::dispatch`]).
+pub async fn dispatch(
+    core: &Core,
+    region: &str,
+    m: &MonitorRow,
+    wait: Duration,
+) -> Option<Outcome> {
+    if core.probes().is_live(region) {
+        return core.probes().dispatch(region, m, wait).await;
+    }
+    core.relay()?.dispatch(region, m, wait).await
+}
+
+/// Whether a probe of `region` is connected to any node.
+pub fn is_live(core: &Core, region: &str) -> bool {
+    core.probes().is_live(region) || core.relay().is_some_and(|r| r.is_live_elsewhere(region))
+}
+
+/// Every region with a probe connected here or on another node (or seen here since start),
+/// with all its live probes.
+pub fn regions(core: &Core) -> BTreeMap<String, RegionView> {
+    let mut all = core.probes().snapshot();
+    if let Some(relay) = core.relay() {
+        for (region, view) in relay.elsewhere() {
+            let entry = all.entry(region).or_default();
+            entry.probes.extend(view.probes);
+            entry.last_seen_ms = entry.last_seen_ms.max(view.last_seen_ms);
+        }
+    }
+    all
+}

@@ -49,6 +49,8 @@ pub struct Registry {
     regions: Mutex<HashMap<String, Region>>,
     next_id: AtomicU64,
     closing: CancellationToken,
+    /// Fires when a connection registers or leaves (the relay advertises the change).
+    changes: tokio::sync::Notify,
 }
 
 /// What one region looks like right now.
@@ -75,6 +77,7 @@ impl Drop for SessionGuard<'_> {
                 r.sessions.retain(|s| s.id != self.id);
             }
         });
+        self.registry.changes.notify_waiters();
     }
 }
 
@@ -110,12 +113,18 @@ impl Registry {
             });
             r.last_seen_ms = Some(now_ms);
         });
+        self.changes.notify_waiters();
         let guard = SessionGuard {
             registry: self,
             region: region.to_string(),
             id,
         };
         (guard, rx)
+    }
+
+    /// Resolves at the next connection that registers or leaves.
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changes.notified()
     }
 
     /// A probe of `region` answered at `now_ms`.
@@ -147,15 +156,27 @@ impl Registry {
         self.with(|regions| regions.get(region).is_some_and(|r| !r.sessions.is_empty()))
     }
 
-    /// Runs `m`'s check once on a live probe of `region`; `None` when there is no live probe,
-    /// the connection drops, the probe could not run it, or `deadline` passes first.
+    /// Runs `m`'s check once on a live probe of `region` connected here; `None` when there is
+    /// no such probe, the connection drops, the probe could not run it, or `deadline` passes
+    /// first.
     pub async fn dispatch(
         &self,
         region: &str,
         m: &MonitorRow,
         deadline: Duration,
     ) -> Option<Outcome> {
-        let job = Job::of(self.next_id(), m)?;
+        self.dispatch_job(region, Job::of(0, m)?, deadline).await
+    }
+
+    /// [`Registry::dispatch`] for a job already built (another node's, relayed here): it
+    /// gets an id of this process's numbering.
+    pub async fn dispatch_job(
+        &self,
+        region: &str,
+        mut job: Job,
+        deadline: Duration,
+    ) -> Option<Outcome> {
+        job.id = self.next_id();
         let jobs = self.with(|regions| {
             let r = regions.get_mut(region)?;
             if r.sessions.is_empty() {

@@ -14,6 +14,7 @@ use chrono::Duration;
 use tocsin_core::state::{push_down, step, CycleInput, MonitorState, Verdict};
 
 use super::{PushStatus, IDEMPOTENCY_WINDOW_MS};
+use crate::alerting::ack_link::Links;
 use crate::clock::from_ms;
 use crate::monitoring::transition::{record_transitions, ChangeEvent, StatusChange};
 use crate::monitoring::MonitorType;
@@ -200,6 +201,7 @@ pub async fn apply(
     tx: &mut Tx,
     plan: &Plan,
     recorded: &[Recorded<'_>],
+    links: &Links,
 ) -> Result<Vec<EventRow>, sqlx::Error> {
     let mut order = Vec::new();
     let mut per_monitor: HashMap<i64, Vec<&Recorded<'_>>> = HashMap::new();
@@ -280,7 +282,7 @@ pub async fn apply(
             }),
         }
     }
-    let recorded = record_transitions(tx, &changes).await?;
+    let recorded = record_transitions(tx, links, &changes).await?;
     store::record_pushes(tx, &paused).await?;
     Ok(recorded.events)
 }

@@ -8,19 +8,23 @@
 //! (no lock upgrades, no `SQLITE_BUSY`) while reads use a pool of their own; on PostgreSQL both
 //! are the same pool, shared by every API node.
 
+pub mod alerts;
 pub mod api_keys;
 pub mod audit;
 pub mod batch;
 pub mod channels;
 pub mod deliveries;
+pub mod escalation;
 pub mod events;
 pub mod heartbeats;
 pub mod inventory;
 pub mod invitations;
 pub mod leases;
 pub mod members;
+pub mod monitor_channels;
 pub mod monitor_list;
 pub mod monitors;
+pub mod probe_relay;
 pub mod probes;
 pub mod projects;
 pub mod push;

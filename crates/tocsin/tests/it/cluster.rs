@@ -408,6 +408,211 @@ async fn call(
     (status, res.json().await.unwrap_or(Value::Null))
 }
 
+/// A person signed up on `base` (the cookie works on every node: one database, one public URL).
+async fn sign_up(base: &str) -> Client {
+    let person = Client::builder()
+        .cookie_store(true)
+        .default_headers({
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(reqwest::header::ORIGIN, PUBLIC_URL.parse().unwrap());
+            h
+        })
+        .build()
+        .unwrap();
+    let res = person
+        .post(format!("{base}/auth/sign-up/email"))
+        .json(&json!({"email": "ops@example.com", "password": "correct horse battery", "name": "ops"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    person
+}
+
+/// An API key with the monitor permissions: (id, token).
+async fn mint_key(person: &Client, base: &str, name: &str) -> (String, String) {
+    let k: Value = person
+        .post(format!("{base}/api-keys"))
+        .json(&json!({"name": name, "permissions": ["monitors:read", "monitors:write", "monitors:delete"], "surfaces": ["rest"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    (
+        k["id"].as_str().unwrap().to_string(),
+        k["token"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Two migrated nodes on a fresh database, and the index of the one holding the scheduler role.
+async fn two_nodes(dir: &std::path::Path, db: &PgDatabase) -> (Vec<Node>, usize) {
+    std::fs::write(dir.join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
+    let out = tocsin(dir)
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let nodes = vec![
+        Node::start(dir, &db.url).await,
+        Node::start(dir, &db.url).await,
+    ];
+    let mut leader = None;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while leader.is_none() && Instant::now() < deadline {
+        match (nodes[0].leads().await, nodes[1].leads().await) {
+            (true, false) => leader = Some(0),
+            (false, true) => leader = Some(1),
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    (
+        nodes,
+        leader.expect("one node should hold the scheduler role"),
+    )
+}
+
+async fn region_view(c: &Client, token: &str, base: &str, name: &str) -> Value {
+    let (status, all) = call(c, token, Method::GET, format!("{base}/regions"), None).await;
+    assert_eq!(status, 200, "{all}");
+    all.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn a_probe_connected_to_the_node_without_the_scheduler_checks_for_the_cluster() {
+    let Some(admin) = pg_admin_url() else {
+        return;
+    };
+    let db = PgDatabase::create(&admin).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut nodes, leader) = two_nodes(dir.path(), &db).await;
+    let other = 1 - leader;
+    let (lead, away) = (nodes[leader].base.clone(), nodes[other].base.clone());
+
+    let out = tocsin(dir.path())
+        .args([
+            "probe-key",
+            "create",
+            "--region",
+            "eu-west",
+            "--name",
+            "fra-1",
+            "--database-url",
+            &db.url,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    // The probe reaches the node that does NOT run the scheduler.
+    let mut probe = tocsin(dir.path())
+        .args(["probe", "--server", &away, "--region", "eu-west"])
+        .env("TOCSIN_KEY", &key)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    let person = sign_up(&lead).await;
+    let (_, token) = mint_key(&person, &lead, "ops").await;
+    let c = Client::new();
+    // Every node sees the region live, with its probe, whichever node the probe reached.
+    for base in [&lead, &away] {
+        assert!(
+            within(Duration::from_secs(10), || async {
+                let r = region_view(&c, &token, base, "eu-west").await;
+                r["live"] == true && r["probeNames"] == json!(["fra-1"])
+            })
+            .await,
+            "eu-west not live on {base}: {}",
+            region_view(&c, &token, base, "eu-west").await
+        );
+    }
+
+    // A monitor checked from eu-west only: the scheduling node relays its checks.
+    let hits = Hits::default();
+    let (target, _server) = hits.serve().await;
+    let started = now_ms();
+    let (status, m) = call(
+        &c,
+        &token,
+        Method::POST,
+        format!("{lead}/monitors"),
+        Some(
+            json!({"name": "web", "type": "HTTP", "url": format!("{target}/eu"),
+                    "interval": INTERVAL_S, "timeout": 1, "regions": ["eu-west"]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{m}");
+    let id = m["id"].as_str().unwrap().to_string();
+    assert!(
+        within(Duration::from_secs(3 * INTERVAL_S + 2), || async {
+            hits.on("/eu", started).len() >= 2
+        })
+        .await,
+        "the probe on the other node never checked"
+    );
+    let (status, page) = call(
+        &c,
+        &token,
+        Method::GET,
+        format!("{lead}/monitors/{id}/heartbeats"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    let beats = page.as_array().cloned().unwrap_or_default();
+    assert!(!beats.is_empty(), "{page}");
+    assert!(
+        beats
+            .iter()
+            .all(|b| b["region"] == "eu-west" && b["status"] == "UP"),
+        "{page}"
+    );
+    let slots = per_slot(&id, &hits.on("/eu", started));
+    assert!(
+        slots.values().all(|n| *n == 1),
+        "a slot ran twice: {slots:?}"
+    );
+
+    // The node holding the probe dies: the region goes dark everywhere (no false DOWN), and
+    // the scheduling node stops relaying to it.
+    nodes[other].kill9();
+    let _ = probe.kill();
+    let _ = probe.wait();
+    assert!(
+        within(Duration::from_secs(25), || async {
+            region_view(&c, &token, &lead, "eu-west").await["live"] == false
+        })
+        .await,
+        "eu-west still live after its node died"
+    );
+    let (_, after) = call(
+        &c,
+        &token,
+        Method::GET,
+        format!("{lead}/monitors/{id}"),
+        None,
+    )
+    .await;
+    assert_ne!(after["status"], "DOWN", "{after}");
+}
+
 #[tokio::test]
 async fn two_nodes_share_one_scheduler_and_follow_each_others_writes() {
     let Some(admin) = pg_admin_url() else {
@@ -432,40 +637,11 @@ async fn two_nodes_share_one_scheduler_and_follow_each_others_writes() {
     let (a, b) = (nodes[0].base.clone(), nodes[1].base.clone());
 
     // A person signs up on a; cookies work on both nodes (one database, one public URL).
-    let person = Client::builder()
-        .cookie_store(true)
-        .default_headers({
-            let mut h = reqwest::header::HeaderMap::new();
-            h.insert(reqwest::header::ORIGIN, PUBLIC_URL.parse().unwrap());
-            h
-        })
-        .build()
-        .unwrap();
-    let res = person
-        .post(format!("{a}/auth/sign-up/email"))
-        .json(&json!({"email": "ops@example.com", "password": "correct horse battery", "name": "ops"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
+    let person = sign_up(&a).await;
     let mint = |name: &'static str| {
         let person = person.clone();
         let a = a.clone();
-        async move {
-            let k: Value = person
-                .post(format!("{a}/api-keys"))
-                .json(&json!({"name": name, "permissions": ["monitors:read", "monitors:write", "monitors:delete"], "surfaces": ["rest"]}))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            (
-                k["id"].as_str().unwrap().to_string(),
-                k["token"].as_str().unwrap().to_string(),
-            )
-        }
+        async move { mint_key(&person, &a, name).await }
     };
     let (_, token) = mint("ops").await;
     let c = Client::new();

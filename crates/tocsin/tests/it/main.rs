@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod alerts;
 mod api_keys;
 mod auth;
 mod channels;
@@ -16,6 +17,7 @@ mod delivery;
 mod delivery_binary;
 mod detection;
 mod errors;
+mod escalation;
 mod hardening;
 mod heartbeats;
 mod layers;

@@ -46,6 +46,8 @@ const MONITOR_FIELDS: &[&str] = &[
     "pushToken",
     "gracePeriod",
     "lastPushAt",
+    "notificationChannelIds",
+    "escalationPolicyId",
     "lastCheckAt",
     "staleSince",
 ];

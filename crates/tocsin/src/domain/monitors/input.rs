@@ -58,6 +58,11 @@ pub struct CreateMonitor {
     pub active: Option<bool>,
     /// Projects to add the monitor to (at the end of each).
     pub project_ids: Option<Vec<String>>,
+    /// Notification channels of the workspace to notify, in order (at most 20); default none,
+    /// which (without an escalation policy) means the workspace's default channels.
+    pub notification_channel_ids: Option<Vec<String>>,
+    /// An escalation policy of the workspace for the monitor's alerts; default none.
+    pub escalation_policy_id: Option<String>,
 }
 
 /// Settings to change; absent fields stay as they are, `null` clears a nullable one.
@@ -98,6 +103,12 @@ pub struct UpdateMonitor {
     pub grace_period: Option<i64>,
     /// Replaces the monitor's project memberships.
     pub project_ids: Option<Vec<String>>,
+    /// Replaces the monitor's own notification channels.
+    pub notification_channel_ids: Option<Vec<String>>,
+    /// `null` removes the escalation policy.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schemars(with = "Option<String>")]
+    pub escalation_policy_id: Option<Option<String>>,
 }
 
 /// Filters shared by the list and the page; all optional, combined with AND.

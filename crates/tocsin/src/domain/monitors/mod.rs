@@ -27,6 +27,9 @@
 //!   has `pushToken: null`; only the SHA-256 is stored.
 //! - Regenerating a token of a non-PUSH monitor, or accepting the baseline of a non-DNS_DIFF
 //!   monitor, answers 409 `WRONG_MONITOR_TYPE`.
+//! - Alerting: `notificationChannelIds` (at most 20 channels of the workspace, in order) and
+//!   `escalationPolicyId` (a policy of the workspace, or null); an unknown one is a validation
+//!   error on `notificationChannelIds.N` / `escalationPolicyId`.
 //! - `PATCH` replaces the fields it names (`config` as a whole object), re-validates the
 //!   merged monitor, and cannot change `type`. Changing a DNS_DIFF monitor's query forgets its
 //!   baseline.
@@ -78,7 +81,7 @@ pub use status::{accept_baseline, pause, resume};
 pub use view::{view, CheckResult, Monitor, MonitorPage, MonitorStats, PushTokenIssued};
 
 use reads::{current, load};
-use validate::{apply, check, check_projects, draft_of, merged, Limits};
+use validate::{apply, check, check_alerting, check_projects, draft_of, merged, Limits};
 use view::{config_view, view_one};
 
 /// A resource as it is now with its version: the REST surface sends the version as the
@@ -117,6 +120,16 @@ pub async fn create(
     };
     let project_ids = body.project_ids.clone().unwrap_or_default();
     check_projects(core, &caller.workspace_id, &project_ids, &mut errors).await?;
+    let channel_ids = body.notification_channel_ids.clone().unwrap_or_default();
+    let policy_id = body.escalation_policy_id.as_deref();
+    check_alerting(
+        core,
+        &caller.workspace_id,
+        Some(&channel_ids),
+        policy_id,
+        &mut errors,
+    )
+    .await?;
     let Some(checked) = checked.filter(|_| errors.is_empty()) else {
         return Err(errors.into());
     };
@@ -176,6 +189,8 @@ pub async fn create(
     .await?;
     let changed = store::projects::set_monitor_projects(&mut tx, &row.id, &project_ids).await?;
     store::projects::touch(&mut *tx, &caller.workspace_id, &changed, now).await?;
+    store::monitor_channels::set(&mut tx, &row.id, &channel_ids).await?;
+    store::monitor_channels::set_policy(&mut *tx, &caller.workspace_id, &row.id, policy_id).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -228,6 +243,16 @@ pub async fn update(
     if let Some(ids) = &body.project_ids {
         check_projects(core, &caller.workspace_id, ids, &mut errors).await?;
     }
+    check_alerting(
+        core,
+        &caller.workspace_id,
+        body.notification_channel_ids.as_deref(),
+        body.escalation_policy_id
+            .as_ref()
+            .and_then(Option::as_deref),
+        &mut errors,
+    )
+    .await?;
     let Some(checked) = checked.filter(|_| errors.is_empty()) else {
         return Err(errors.into());
     };
@@ -249,6 +274,18 @@ pub async fn update(
     if let Some(ids) = &body.project_ids {
         let changed = store::projects::set_monitor_projects(&mut tx, &m.id, ids).await?;
         store::projects::touch(&mut *tx, &caller.workspace_id, &changed, now).await?;
+    }
+    if let Some(ids) = &body.notification_channel_ids {
+        store::monitor_channels::set(&mut tx, &m.id, ids).await?;
+    }
+    if let Some(policy) = &body.escalation_policy_id {
+        store::monitor_channels::set_policy(
+            &mut *tx,
+            &caller.workspace_id,
+            &m.id,
+            policy.as_deref(),
+        )
+        .await?;
     }
     audit::record(
         &mut *tx,

@@ -80,7 +80,7 @@ pub async fn resume(
         );
         // A resumed monitor's status starts now, changed or not.
         change.state.status_changed_at = now;
-        record_transition(&mut tx, &change).await?;
+        record_transition(&mut tx, core.alert_links(), &change).await?;
         audit::record(
             &mut *tx,
             caller,
@@ -131,7 +131,7 @@ pub async fn accept_baseline(
     );
     // A person's action, whether or not the monitor runs.
     change.even_paused = true;
-    record_transition(&mut tx, &change).await?;
+    record_transition(&mut tx, core.alert_links(), &change).await?;
     audit::record(
         &mut *tx,
         caller,

@@ -347,6 +347,46 @@ pub async fn check_projects(
     Ok(())
 }
 
+/// At most this many own notification channels per monitor.
+pub const MAX_CHANNELS: usize = 20;
+
+/// Refuses notification channel ids that are not channels of the caller's workspace (or
+/// repeat, or are too many), and a policy id that is not one of its escalation policies.
+pub async fn check_alerting(
+    core: &Core,
+    ws: &str,
+    channel_ids: Option<&[String]>,
+    policy_id: Option<&str>,
+    errors: &mut Vec<FieldError>,
+) -> Result<(), sqlx::Error> {
+    if let Some(ids) = channel_ids {
+        if ids.len() > MAX_CHANNELS {
+            errors.push(FieldError::new(
+                "notificationChannelIds",
+                format!("at most {MAX_CHANNELS} channels"),
+            ));
+        }
+        let found = store::monitor_channels::existing_channels(core.db().reader(), ws, ids).await?;
+        for (i, id) in ids.iter().enumerate() {
+            let field = format!("notificationChannelIds.{i}");
+            if !found.contains(id) {
+                errors.push(FieldError::new(field, "no such notification channel"));
+            } else if ids[..i].contains(id) {
+                errors.push(FieldError::new(field, "duplicate channel"));
+            }
+        }
+    }
+    if let Some(p) = policy_id {
+        if !store::escalation::exists(core.db().reader(), ws, p).await? {
+            errors.push(FieldError::new(
+                "escalationPolicyId",
+                "no such escalation policy",
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }

@@ -79,6 +79,11 @@ pub struct Monitor {
     /// PUSH: when the last push arrived.
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub last_push_at: Option<String>,
+    /// The monitor's own notification channels, in order. A monitor that names none and has
+    /// no escalation policy notifies the workspace's default channels.
+    pub notification_channel_ids: Vec<String>,
+    /// The escalation policy its alerts follow; null for none.
+    pub escalation_policy_id: Option<String>,
     /// When the last scheduled check whose result was stored began (null before the first,
     /// and for PUSH monitors, which are not checked by the service).
     #[schemars(with = "Option<DateTime<Utc>>")]
@@ -99,6 +104,8 @@ pub fn config_view(m: &MonitorRow) -> Map<String, Value> {
     config
 }
 
+/// A monitor's view with its projects; its alerting settings (`notificationChannelIds`,
+/// `escalationPolicyId`, rows of their own) are set by [`views`] or [`with_alerting`].
 pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, CorruptStatus> {
     Ok(Monitor {
         id: m.id.clone(),
@@ -128,6 +135,8 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
         push_token: None,
         grace_period: m.grace_s,
         last_push_at: m.last_push_at.map(rfc3339),
+        notification_channel_ids: Vec::new(),
+        escalation_policy_id: None,
         last_check_at: m.last_check_at.map(rfc3339),
         stale_since: m.stale_since.filter(|_| m.is_active()).map(rfc3339),
     })
@@ -137,10 +146,25 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
 pub async fn views(core: &Core, rows: &[MonitorRow]) -> Result<Vec<Monitor>, DomainError> {
     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
     let mut projects = store::projects::projects_of_monitors(core.db().reader(), &ids).await?;
-    Ok(rows
-        .iter()
-        .map(|r| view(r, projects.remove(&r.id).unwrap_or_default()))
-        .collect::<Result<_, _>>()?)
+    let mut alerting = store::monitor_channels::of_monitors(core.db().reader(), &ids).await?;
+    rows.iter()
+        .map(|r| {
+            let v = view(r, projects.remove(&r.id).unwrap_or_default())?;
+            Ok(with_alerting(v, alerting.remove(&r.id)))
+        })
+        .collect()
+}
+
+/// `m` with its alerting settings (own channels in order, policy).
+pub fn with_alerting(
+    mut m: Monitor,
+    settings: Option<store::monitor_channels::Settings>,
+) -> Monitor {
+    if let Some((channels, policy)) = settings {
+        m.notification_channel_ids = channels;
+        m.escalation_policy_id = policy;
+    }
+    m
 }
 
 pub async fn view_one(core: &Core, row: &MonitorRow) -> Result<Monitor, DomainError> {

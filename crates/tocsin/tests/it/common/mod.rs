@@ -5,6 +5,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
 
+pub mod alerting;
 pub mod binary;
 pub mod monitors;
 pub mod receiver;

@@ -1,0 +1,418 @@
+//! Alerts from monitor events, and whom each notification goes to. [`react`] runs inside the
+//! transaction that appends the events (`monitoring::transition`), so an alert and its
+//! deliveries exist exactly when the status change that caused them does.
+//!
+//! - A change **to DOWN** (a failing cycle, a push saying down, a missed push deadline) opens
+//!   an alert unless the monitor has an unresolved one (the table's `open_key` keeps that to
+//!   one, so flapping cannot open a second) and sends `alert.opened`.
+//! - A change to any other status but MAINTENANCE **resolves** the unresolved alert and sends
+//!   `alert.resolved`. MAINTENANCE leaves an open alert as it is and opens none.
+//! - DEGRADED, CHANGED and `certificate_expiring` send `monitor.degraded`, `monitor.changed`
+//!   and `certificate.expiring` without an alert; `stale` sends `monitor.stale` to the
+//!   workspace's default channels.
+//!
+//! Whom: the monitor's own channels; when it names none and has no escalation policy, the
+//! workspace's default channels; with a policy, also the channels of the steps the alert has
+//! reached (at opening, the steps whose delay is 0). Only enabled channels whose `events` list
+//! the event are sent to, each once.
+
+use serde_json::{json, Value};
+
+use super::ack_link::Links;
+use super::event::AlertEvent;
+use super::outbox::{self, Notification};
+use crate::clock::rfc3339;
+use crate::ids::new_id;
+use crate::store::alerts::{self as store, AlertRow};
+use crate::store::escalation::{self, StepRow};
+use crate::store::events::EventRow;
+use crate::store::monitor_channels::{self as routing, MonitorBrief, Target};
+
+/// What a notification says when the event carried no message.
+const DOWN_CAUSE: &str = "the monitor is down";
+
+/// Turns appended events into alerts and notifications in the caller's transaction; returns
+/// how many deliveries it enqueued (the caller wakes the delivery worker after its commit
+/// when there are any).
+pub async fn react(
+    conn: &mut sqlx::AnyConnection,
+    links: &Links,
+    events: &[EventRow],
+    now: i64,
+) -> Result<usize, sqlx::Error> {
+    let mut enqueued = 0;
+    for e in events {
+        enqueued += react_one(conn, links, e, now).await?;
+    }
+    Ok(enqueued)
+}
+
+async fn react_one(
+    conn: &mut sqlx::AnyConnection,
+    links: &Links,
+    e: &EventRow,
+    now: i64,
+) -> Result<usize, sqlx::Error> {
+    let at = e.created_at;
+    match e.kind.as_str() {
+        "fresh" => Ok(0),
+        "stale" => {
+            let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
+                return Ok(0);
+            };
+            let targets = routing::default_targets(&mut *conn, &e.workspace_id).await?;
+            let data = monitor_data(&m, e.message.as_deref());
+            send(
+                conn,
+                &targets,
+                &e.workspace_id,
+                None,
+                AlertEvent::MonitorStale,
+                &data,
+                at,
+            )
+            .await
+        }
+        "certificate_expiring" => monitor_notice(conn, e, AlertEvent::CertificateExpiring).await,
+        _ => match e.to_status.as_str() {
+            "DOWN" => open(conn, links, e, now).await,
+            "MAINTENANCE" => Ok(0),
+            to => {
+                let mut n = resolve(conn, links, e).await?;
+                let notice = match to {
+                    "DEGRADED" => Some(AlertEvent::MonitorDegraded),
+                    "CHANGED" => Some(AlertEvent::MonitorChanged),
+                    _ => None,
+                };
+                if let Some(event) = notice {
+                    n += monitor_notice(conn, e, event).await?;
+                }
+                Ok(n)
+            }
+        },
+    }
+}
+
+/// Opens the monitor's alert (unless one is unresolved) and sends `alert.opened`.
+async fn open(
+    conn: &mut sqlx::AnyConnection,
+    links: &Links,
+    e: &EventRow,
+    now: i64,
+) -> Result<usize, sqlx::Error> {
+    let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
+        return Ok(0);
+    };
+    let steps = policy_steps(conn, &e.workspace_id, m.escalation_policy_id.as_deref()).await?;
+    let opened_at = e.created_at;
+    let reached = steps
+        .iter()
+        .filter(|s| s.delay_minutes <= 0)
+        .map(|s| s.step_order)
+        .max();
+    let alert = AlertRow {
+        id: new_id(),
+        workspace_id: e.workspace_id.clone(),
+        monitor_id: e.monitor_id.clone(),
+        status: store::OPEN.to_string(),
+        cause: e
+            .message
+            .clone()
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| DOWN_CAUSE.to_string()),
+        escalation_policy_id: m.escalation_policy_id.clone(),
+        escalation_step: reached,
+        next_escalation_at: next_after(&steps, reached.unwrap_or(0), opened_at),
+        opened_at,
+        acknowledged_at: None,
+        acknowledged_by: None,
+        resolved_at: None,
+        updated_at: opened_at,
+    };
+    if !store::open(&mut *conn, &alert).await? {
+        // An alert is already open for this outage: coalesce.
+        return Ok(0);
+    }
+    tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
+    let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
+    let data = alert_data(links, &alert, &m, now);
+    send(
+        conn,
+        &targets,
+        &alert.workspace_id,
+        Some(&alert.id),
+        AlertEvent::AlertOpened,
+        &data,
+        opened_at,
+    )
+    .await
+}
+
+/// Resolves the monitor's unresolved alert, if any, and sends `alert.resolved`.
+async fn resolve(
+    conn: &mut sqlx::AnyConnection,
+    links: &Links,
+    e: &EventRow,
+) -> Result<usize, sqlx::Error> {
+    let Some(mut alert) =
+        store::unresolved_for_monitor(&mut *conn, &e.workspace_id, &e.monitor_id).await?
+    else {
+        return Ok(0);
+    };
+    let at = e.created_at;
+    if store::resolve(&mut *conn, &alert.id, at).await? == 0 {
+        return Ok(0);
+    }
+    alert.status = store::RESOLVED.to_string();
+    alert.resolved_at = Some(at);
+    alert.next_escalation_at = None;
+    alert.updated_at = at;
+    tracing::info!(alert = %alert.id, monitor = %alert.monitor_id, "alert resolved");
+    notify_reached(conn, links, &alert, AlertEvent::AlertResolved, at).await
+}
+
+/// Sends `event` about `alert` to the channels it has reached: the monitor's own (or the
+/// defaults), plus the policy's steps up to the alert's `escalationStep`. Resolving and
+/// acknowledging use it.
+pub async fn notify_reached(
+    conn: &mut sqlx::AnyConnection,
+    links: &Links,
+    alert: &AlertRow,
+    event: AlertEvent,
+    at: i64,
+) -> Result<usize, sqlx::Error> {
+    let Some(m) = routing::brief(&mut *conn, &alert.workspace_id, &alert.monitor_id).await? else {
+        return Ok(0);
+    };
+    let steps = policy_steps(
+        conn,
+        &alert.workspace_id,
+        alert.escalation_policy_id.as_deref(),
+    )
+    .await?;
+    // The audience follows the policy the alert opened under, not one set since.
+    let m = MonitorBrief {
+        escalation_policy_id: alert.escalation_policy_id.clone(),
+        ..m
+    };
+    let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
+    let data = alert_data(links, alert, &m, at);
+    send(
+        conn,
+        &targets,
+        &alert.workspace_id,
+        Some(&alert.id),
+        event,
+        &data,
+        at,
+    )
+    .await
+}
+
+/// Sends `alert.escalated` about `alert` (already moved to `step`) to that step's channels.
+pub async fn notify_step(
+    conn: &mut sqlx::AnyConnection,
+    links: &Links,
+    alert: &AlertRow,
+    step: &StepRow,
+    at: i64,
+) -> Result<usize, sqlx::Error> {
+    let Some(m) = routing::brief(&mut *conn, &alert.workspace_id, &alert.monitor_id).await? else {
+        return Ok(0);
+    };
+    let targets = routing::targets(&mut *conn, &alert.workspace_id, &step.channel_ids()).await?;
+    let data = alert_data(links, alert, &m, at);
+    send(
+        conn,
+        &targets,
+        &alert.workspace_id,
+        Some(&alert.id),
+        AlertEvent::AlertEscalated,
+        &data,
+        at,
+    )
+    .await
+}
+
+/// A notice about the monitor that opens no alert (degraded, changed, certificate).
+async fn monitor_notice(
+    conn: &mut sqlx::AnyConnection,
+    e: &EventRow,
+    event: AlertEvent,
+) -> Result<usize, sqlx::Error> {
+    let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
+        return Ok(0);
+    };
+    let targets = audience(conn, &m, &[], None).await?;
+    let data = monitor_data(&m, e.message.as_deref());
+    send(
+        conn,
+        &targets,
+        &e.workspace_id,
+        None,
+        event,
+        &data,
+        e.created_at,
+    )
+    .await
+}
+
+/// Sends `region.down` to the default channels of every workspace with an active monitor in
+/// `region`, which has just lost its last live probe (the scheduling node calls it once per
+/// loss: `monitoring::staleness::watch_regions`).
+pub async fn region_down(
+    conn: &mut sqlx::AnyConnection,
+    region: &str,
+    at: i64,
+) -> Result<usize, sqlx::Error> {
+    let mut n = 0;
+    let cause = format!("region {region} has no live probe: its checks have stopped");
+    let data = json!({"alert": null, "region": region, "cause": cause});
+    for ws in routing::workspaces_in_region(&mut *conn, region).await? {
+        let targets = routing::default_targets(&mut *conn, &ws).await?;
+        n += send(conn, &targets, &ws, None, AlertEvent::RegionDown, &data, at).await?;
+    }
+    Ok(n)
+}
+
+/// The steps of `policy` (none without one, or when it was deleted).
+pub async fn policy_steps(
+    conn: &mut sqlx::AnyConnection,
+    ws: &str,
+    policy: Option<&str>,
+) -> Result<Vec<StepRow>, sqlx::Error> {
+    match policy {
+        Some(p) => escalation::steps(&mut *conn, ws, p).await,
+        None => Ok(Vec::new()),
+    }
+}
+
+/// When the step after `reached` fires: `opened_at` plus its delay; `None` after the last.
+pub fn next_after(steps: &[StepRow], reached: i64, opened_at: i64) -> Option<i64> {
+    steps
+        .iter()
+        .filter(|s| s.step_order > reached)
+        .min_by_key(|s| s.step_order)
+        .map(|s| opened_at.saturating_add(s.delay_minutes.saturating_mul(60_000)))
+}
+
+/// The monitor's own channels (the defaults when it names none and has no policy), then the
+/// channels of the policy's steps up to `reached`, each once.
+async fn audience(
+    conn: &mut sqlx::AnyConnection,
+    m: &MonitorBrief,
+    steps: &[StepRow],
+    reached: Option<i64>,
+) -> Result<Vec<Target>, sqlx::Error> {
+    let mut targets = routing::own_targets(&mut *conn, &m.workspace_id, &m.id).await?;
+    if targets.is_empty() && m.escalation_policy_id.is_none() {
+        targets = routing::default_targets(&mut *conn, &m.workspace_id).await?;
+    }
+    let upto = reached.unwrap_or(0);
+    let ids: Vec<String> = steps
+        .iter()
+        .filter(|s| s.step_order <= upto)
+        .flat_map(StepRow::channel_ids)
+        .collect();
+    targets.extend(routing::targets(&mut *conn, &m.workspace_id, &ids).await?);
+    let mut seen = std::collections::HashSet::new();
+    targets.retain(|t| seen.insert(t.id.clone()));
+    Ok(targets)
+}
+
+/// Enqueues `event` to every target that takes it.
+async fn send(
+    conn: &mut sqlx::AnyConnection,
+    targets: &[Target],
+    ws: &str,
+    alert_id: Option<&str>,
+    event: AlertEvent,
+    data: &Value,
+    at: i64,
+) -> Result<usize, sqlx::Error> {
+    let mut n = 0;
+    for t in targets.iter().filter(|t| t.takes(event.as_str())) {
+        outbox::enqueue(
+            &mut *conn,
+            &Notification {
+                workspace_id: ws,
+                channel_id: &t.id,
+                alert_id,
+                event,
+                data: data.clone(),
+                at_ms: at,
+            },
+        )
+        .await?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The Alert record as the API shows it (`domain::alerts::Alert` serializes the same).
+pub fn record_json(a: &AlertRow) -> Value {
+    json!({
+        "id": a.id,
+        "workspaceId": a.workspace_id,
+        "monitorId": a.monitor_id,
+        "status": a.status,
+        "cause": a.cause,
+        "openedAt": rfc3339(a.opened_at),
+        "acknowledgedAt": a.acknowledged_at.map(rfc3339),
+        "acknowledgedBy": a.acknowledged_by,
+        "resolvedAt": a.resolved_at.map(rfc3339),
+        "escalationStep": a.escalation_step,
+        "nextEscalationAt": a.next_escalation_at.map(rfc3339),
+    })
+}
+
+/// The monitor as a notification shows it: `id`, `name`, `type`, `url` or `host`, `status`.
+pub fn monitor_json(m: &MonitorBrief) -> Value {
+    let mut v = json!({"id": m.id, "name": m.name, "type": m.kind, "status": m.status});
+    if let Some(url) = &m.url {
+        v["url"] = json!(url);
+    } else if let Some(host) = &m.host {
+        v["host"] = json!(host);
+    }
+    v
+}
+
+/// `data` of an alert notification: the alert, its monitor, and links (the one-click
+/// acknowledge link while the alert is open).
+fn alert_data(links: &Links, a: &AlertRow, m: &MonitorBrief, now: i64) -> Value {
+    let acknowledge = (a.status == store::OPEN).then(|| links.acknowledge(&a.id, now));
+    json!({
+        "alert": record_json(a),
+        "monitor": monitor_json(m),
+        "links": {"acknowledge": acknowledge, "alert": links.alert(&a.id)},
+    })
+}
+
+/// `data` of a notice that opens no alert: the monitor and what was seen.
+fn monitor_data(m: &MonitorBrief, cause: Option<&str>) -> Value {
+    json!({"alert": null, "monitor": monitor_json(m), "cause": cause})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(order: i64, delay: i64) -> StepRow {
+        StepRow {
+            id: format!("s{order}"),
+            policy_id: "p".into(),
+            step_order: order,
+            delay_minutes: delay,
+            channel_ids: "[]".into(),
+        }
+    }
+
+    #[test]
+    fn the_next_step_counts_from_the_opening() {
+        let steps = [step(1, 0), step(2, 5), step(3, 15)];
+        assert_eq!(next_after(&steps, 1, 1_000), Some(1_000 + 5 * 60_000));
+        assert_eq!(next_after(&steps, 2, 1_000), Some(1_000 + 15 * 60_000));
+        assert_eq!(next_after(&steps, 3, 1_000), None);
+        assert_eq!(next_after(&[], 0, 1_000), None);
+    }
+}

@@ -1,0 +1,452 @@
+//! Alerts: list (cursor pages, newest first), read, acknowledge, and each alert's delivery
+//! attempts. Reads need `monitors:read`, acknowledging `monitors:write`. Alerts are opened and
+//! resolved by monitor events only (`alerting::alerts`); nobody creates or deletes one.
+//!
+//! Decisions the contract leaves open, kept here and in the OpenAPI descriptions:
+//! - `acknowledgedBy` is the acknowledging user's id, or `"link"` for the one-click link.
+//! - Acknowledging an alert that is not `OPEN` answers 409 `ALERT_NOT_OPEN` (the message says
+//!   whether it was acknowledged or resolved): acknowledging twice is a conflict with what
+//!   someone else did, not a malformed request.
+//! - Acknowledging stops escalation (`nextEscalationAt` becomes null) and sends
+//!   `alert.acknowledged` to the channels the alert has reached.
+//! - The one-click link (`alerting::ack_link`) acknowledges through [`acknowledge_by_link`]:
+//!   signed, expiring after 24 h, usable once.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::input::Validate;
+use super::pagination::{finish, PageParams};
+use super::{DomainError, FieldError, Resource};
+use crate::alerting::ack_link::{self, BY_LINK};
+use crate::alerting::alerts::notify_reached;
+use crate::alerting::event::AlertEvent;
+use crate::app::Core;
+use crate::audit::{self, Entry};
+use crate::auth::signed::Verify;
+use crate::auth::{caps, Caller};
+use crate::clock::rfc3339;
+use crate::ids::new_id;
+use crate::store::alerts::{self as store, AlertFilter, AlertRow};
+use crate::store::deliveries::DeliveryRow;
+
+/// The state of an alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AlertStatus {
+    Open,
+    Acknowledged,
+    Resolved,
+}
+
+impl AlertStatus {
+    fn parse(s: &str) -> AlertStatus {
+        match s {
+            store::ACKNOWLEDGED => AlertStatus::Acknowledged,
+            store::RESOLVED => AlertStatus::Resolved,
+            _ => AlertStatus::Open,
+        }
+    }
+}
+
+/// One outage of a monitor: opened when it went DOWN, resolved when it recovered.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct Alert {
+    pub id: String,
+    pub workspace_id: String,
+    pub monitor_id: String,
+    pub status: AlertStatus,
+    /// What the failing check said (the event's message).
+    pub cause: String,
+    #[schemars(with = "DateTime<Utc>")]
+    pub opened_at: String,
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub acknowledged_at: Option<String>,
+    /// The acknowledging user's id, or `link` for the one-click link.
+    pub acknowledged_by: Option<String>,
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub resolved_at: Option<String>,
+    /// The `stepOrder` of the last escalation step reached; null before the first.
+    #[schemars(with = "Option<f64>")]
+    pub escalation_step: Option<i64>,
+    /// When the next escalation step fires; null without one, and once acknowledged or resolved.
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub next_escalation_at: Option<String>,
+}
+
+pub fn view(a: &AlertRow) -> Alert {
+    Alert {
+        id: a.id.clone(),
+        workspace_id: a.workspace_id.clone(),
+        monitor_id: a.monitor_id.clone(),
+        status: AlertStatus::parse(&a.status),
+        cause: a.cause.clone(),
+        opened_at: rfc3339(a.opened_at),
+        acknowledged_at: a.acknowledged_at.map(rfc3339),
+        acknowledged_by: a.acknowledged_by.clone(),
+        resolved_at: a.resolved_at.map(rfc3339),
+        escalation_step: a.escalation_step,
+        next_escalation_at: a.next_escalation_at.map(rfc3339),
+    }
+}
+
+/// A page of alerts, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct AlertPage {
+    pub alerts: Vec<Alert>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The `status` filter's spellings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertStatusFilter {
+    Open,
+    Acknowledged,
+    Resolved,
+}
+
+/// A page of alerts: `cursor`, `limit` and the filters.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AlertPageQuery {
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Items per page, 1 to 200 (default 50).
+    pub limit: Option<u32>,
+    /// Only alerts in this state.
+    pub status: Option<AlertStatusFilter>,
+    /// Only alerts of this monitor.
+    pub monitor_id: Option<String>,
+}
+
+impl AlertPageQuery {
+    fn page(&self) -> PageParams {
+        PageParams {
+            cursor: self.cursor.clone(),
+            limit: self.limit,
+        }
+    }
+}
+
+impl Validate for AlertPageQuery {
+    fn validate(&self) -> Vec<FieldError> {
+        self.page().validate()
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct AlertPath {
+    pub alert_id: String,
+}
+
+/// One delivery attempt of a notification.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct Delivery {
+    pub id: String,
+    pub channel_id: String,
+    pub alert_id: Option<String>,
+    /// The notification event (`alert.opened` ...).
+    pub event: String,
+    /// `PENDING`, `DELIVERED`, `FAILED` or `RETRYING`.
+    pub status: String,
+    /// 1 for the first attempt.
+    #[schemars(with = "f64")]
+    pub attempt: i64,
+    #[schemars(with = "Option<f64>")]
+    pub response_status: Option<i64>,
+    pub error: Option<String>,
+    #[schemars(with = "Option<f64>")]
+    pub latency_ms: Option<i64>,
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: String,
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub delivered_at: Option<String>,
+}
+
+fn delivery_view(d: &DeliveryRow) -> Delivery {
+    Delivery {
+        id: d.id.clone(),
+        channel_id: d.channel_id.clone(),
+        alert_id: d.alert_id.clone(),
+        event: d.event.clone(),
+        status: d.status.clone(),
+        attempt: d.attempt,
+        response_status: d.response_status,
+        error: d.error.clone(),
+        latency_ms: d.latency_ms,
+        created_at: rfc3339(d.created_at),
+        delivered_at: d.delivered_at.map(rfc3339),
+    }
+}
+
+/// A page of delivery attempts, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct DeliveryPage {
+    pub deliveries: Vec<Delivery>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+async fn load(core: &Core, caller: &Caller, id: &str) -> Result<AlertRow, DomainError> {
+    store::get(core.db().reader(), &caller.workspace_id, id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Alert))
+}
+
+/// A page of the workspace's alerts, newest first.
+pub async fn page(
+    core: &Core,
+    caller: &Caller,
+    query: &AlertPageQuery,
+) -> Result<AlertPage, DomainError> {
+    caller.require::<caps::MonitorsRead>()?;
+    query.check()?;
+    let params = query.page();
+    let filter = AlertFilter {
+        status: query.status.map(|s| match s {
+            AlertStatusFilter::Open => store::OPEN,
+            AlertStatusFilter::Acknowledged => store::ACKNOWLEDGED,
+            AlertStatusFilter::Resolved => store::RESOLVED,
+        }),
+        monitor_id: query.monitor_id.clone(),
+    };
+    let rows = store::page(
+        core.db().reader(),
+        &caller.workspace_id,
+        &filter,
+        &params.after(),
+        i64::from(params.limit()) + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = finish(rows, params.limit(), |r| r.id.clone());
+    Ok(AlertPage {
+        alerts: rows.iter().map(view).collect(),
+        next_cursor,
+    })
+}
+
+pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
+    caller.require::<caps::MonitorsRead>()?;
+    Ok(view(&load(core, caller, id).await?))
+}
+
+fn not_open(a: &AlertRow) -> DomainError {
+    let what = if a.status == store::RESOLVED {
+        "This alert is already resolved: there is nothing left to acknowledge."
+    } else {
+        "This alert is already acknowledged: escalation has stopped."
+    };
+    DomainError::Conflict("ALERT_NOT_OPEN", what.to_string())
+}
+
+/// Acknowledges an open alert: records who and when, stops escalation, tells the channels
+/// the alert has reached.
+pub async fn acknowledge(core: &Core, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
+    caller.require::<caps::MonitorsWrite>()?;
+    let a = load(core, caller, id).await?;
+    let now = core.clock().now_ms();
+    let mut tx = core.db().begin().await?;
+    if store::acknowledge(&mut *tx, &caller.workspace_id, &a.id, &caller.user_id, now).await? == 0 {
+        tx.rollback().await?;
+        let current = load(core, caller, id).await?;
+        return Err(not_open(&current));
+    }
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "alert.acknowledge",
+            resource_type: "alert",
+            resource_id: &a.id,
+            metadata: json!({"monitorId": a.monitor_id}),
+        },
+        now,
+    )
+    .await?;
+    let acked = acknowledged(&mut tx, core, &a.workspace_id, &a.id, now).await?;
+    tx.commit().await?;
+    // wake: core.wake_deliveries() (alert.acknowledged enqueued) once on main.
+    Ok(view(&acked))
+}
+
+/// Reads the acknowledged alert back in the transaction and notifies its channels.
+async fn acknowledged(
+    tx: &mut crate::store::Tx,
+    core: &Core,
+    ws: &str,
+    id: &str,
+    now: i64,
+) -> Result<AlertRow, DomainError> {
+    let acked = store::get(&mut **tx, ws, id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Alert))?;
+    notify_reached(
+        tx,
+        core.alert_links(),
+        &acked,
+        AlertEvent::AlertAcknowledged,
+        now,
+    )
+    .await?;
+    Ok(acked)
+}
+
+/// A page of one alert's delivery attempts, newest first.
+pub async fn deliveries(
+    core: &Core,
+    caller: &Caller,
+    id: &str,
+    params: &PageParams,
+) -> Result<DeliveryPage, DomainError> {
+    caller.require::<caps::MonitorsRead>()?;
+    params.check()?;
+    let a = load(core, caller, id).await?;
+    let rows = store::deliveries(
+        core.db().reader(),
+        &caller.workspace_id,
+        &a.id,
+        &params.after(),
+        i64::from(params.limit()) + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = finish(rows, params.limit(), |r| r.id.clone());
+    Ok(DeliveryPage {
+        deliveries: rows.iter().map(delivery_view).collect(),
+        next_cursor,
+    })
+}
+
+/// What a one-click link can find.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LinkCheck {
+    /// The link is good and its alert is open: the page may offer to acknowledge it.
+    Open {
+        alert_id: String,
+        monitor: String,
+        cause: String,
+    },
+    /// Acknowledged now (by this use of the link).
+    Acknowledged {
+        monitor: String,
+    },
+    /// The alert was acknowledged or resolved already (the link was used, or overtaken).
+    Done {
+        resolved: bool,
+    },
+    Expired,
+    Invalid,
+}
+
+async fn check(core: &Core, token: &str) -> Result<(LinkCheck, Option<AlertRow>), DomainError> {
+    let id = match core.alert_links().verify(token, core.clock().now_ms()) {
+        Verify::Valid(id) => id,
+        Verify::Expired => return Ok((LinkCheck::Expired, None)),
+        Verify::Invalid => return Ok((LinkCheck::Invalid, None)),
+    };
+    let Some(a) = store::get_by_id(core.db().reader(), &id).await? else {
+        // Its monitor was deleted since.
+        return Ok((LinkCheck::Invalid, None));
+    };
+    if a.status != store::OPEN {
+        return Ok((
+            LinkCheck::Done {
+                resolved: a.status == store::RESOLVED,
+            },
+            Some(a),
+        ));
+    }
+    let monitor =
+        crate::store::monitor_channels::brief(core.db().reader(), &a.workspace_id, &a.monitor_id)
+            .await?
+            .map(|m| m.name)
+            .unwrap_or_default();
+    Ok((
+        LinkCheck::Open {
+            alert_id: a.id.clone(),
+            monitor,
+            cause: a.cause.clone(),
+        },
+        Some(a),
+    ))
+}
+
+/// What opening the link shows: nothing changes.
+pub async fn inspect_link(core: &Core, token: &str) -> Result<LinkCheck, DomainError> {
+    Ok(check(core, token).await?.0)
+}
+
+/// Acknowledges the alert a one-click link names (its signature is the credential), audited
+/// as done through the link.
+pub async fn acknowledge_by_link(core: &Core, token: &str) -> Result<LinkCheck, DomainError> {
+    let (found, alert) = check(core, token).await?;
+    let (LinkCheck::Open { monitor, .. }, Some(a)) = (&found, alert.as_ref()) else {
+        return Ok(found);
+    };
+    let monitor = monitor.clone();
+    let now = core.clock().now_ms();
+    let mut tx = core.db().begin().await?;
+    if store::acknowledge(&mut *tx, &a.workspace_id, &a.id, BY_LINK, now).await? == 0 {
+        tx.rollback().await?;
+        return Ok(check(core, token).await?.0);
+    }
+    crate::store::audit::append(
+        &mut *tx,
+        &crate::store::audit::AuditRow {
+            id: new_id(),
+            workspace_id: a.workspace_id.clone(),
+            user_id: BY_LINK.to_string(),
+            action: "alert.acknowledge".to_string(),
+            resource_type: "alert".to_string(),
+            resource_id: a.id.clone(),
+            metadata: json!({"monitorId": a.monitor_id, "via": ack_link::ACK_PATH}).to_string(),
+            ip_address: None,
+            actor_email: None,
+            user_agent: None,
+            created_at: now,
+        },
+    )
+    .await?;
+    acknowledged(&mut tx, core, &a.workspace_id, &a.id, now).await?;
+    tx.commit().await?;
+    // wake: core.wake_deliveries() (alert.acknowledged enqueued) once on main.
+    Ok(LinkCheck::Acknowledged { monitor })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_notification_record_is_the_api_record() {
+        let a = AlertRow {
+            id: "a".into(),
+            workspace_id: "w".into(),
+            monitor_id: "m".into(),
+            status: store::ACKNOWLEDGED.into(),
+            cause: "timeout".into(),
+            escalation_policy_id: Some("p".into()),
+            escalation_step: Some(2),
+            next_escalation_at: None,
+            opened_at: 1_700_000_000_000,
+            acknowledged_at: Some(1_700_000_060_000),
+            acknowledged_by: Some("u".into()),
+            resolved_at: None,
+            updated_at: 1_700_000_060_000,
+        };
+        let api = serde_json::to_value(view(&a)).unwrap_or_default();
+        assert_eq!(api, crate::alerting::alerts::record_json(&a));
+    }
+}

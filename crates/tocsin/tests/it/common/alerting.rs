@@ -1,0 +1,175 @@
+//! What the alert and escalation tests share: a loopback HTTP target whose answer the test
+//! flips, notification channels, the manual-clock cycle step, and reads of the outbox.
+//!
+//! Channels are inserted as rows: their API (CRUD, providers, delivery) belongs to the
+//! channel work and is not what these tests are about; the alerting code reads exactly these
+//! columns. The outbox is read back both as rows (what was enqueued, with its payload) and
+//! through `GET /alerts/{id}/deliveries`.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+use tocsin::clock::{Clock, ManualClock};
+use tocsin::monitoring::scheduler;
+
+use super::TestServer;
+
+pub const T0: i64 = 1_700_000_000_000;
+pub const INTERVAL_MS: i64 = 10_000;
+
+/// Every event type a channel can take.
+pub const ALL_EVENTS: [&str; 9] = [
+    "alert.opened",
+    "alert.escalated",
+    "alert.acknowledged",
+    "alert.resolved",
+    "monitor.degraded",
+    "monitor.changed",
+    "monitor.stale",
+    "region.down",
+    "certificate.expiring",
+];
+
+/// A loopback HTTP server answering every path with the status the test sets.
+pub struct Target {
+    pub base: String,
+    status: Arc<AtomicU16>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Target {
+    pub async fn start() -> Target {
+        let status = Arc::new(AtomicU16::new(200));
+        let app = axum::Router::new()
+            .fallback(|State(s): State<Arc<AtomicU16>>| async move {
+                StatusCode::from_u16(s.load(Ordering::SeqCst)).unwrap()
+            })
+            .with_state(status.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Target { base, status, task }
+    }
+
+    pub fn set(&self, code: u16) {
+        self.status.store(code, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.
+pub async fn tick(srv: &TestServer, clock: &ManualClock) -> usize {
+    clock.advance_ms(INTERVAL_MS);
+    scheduler::run_due(&srv.state, clock.now_ms())
+        .await
+        .unwrap()
+        .len()
+}
+
+/// A channel options.
+pub struct Chan<'a> {
+    pub name: &'a str,
+    pub events: &'a [&'a str],
+    pub is_default: bool,
+    pub enabled: bool,
+}
+
+impl Default for Chan<'_> {
+    fn default() -> Self {
+        Chan {
+            name: "ops",
+            events: &ALL_EVENTS,
+            is_default: false,
+            enabled: true,
+        }
+    }
+}
+
+/// Stores a WEBHOOK channel of workspace `ws`; returns its id.
+pub async fn channel(srv: &TestServer, ws: &str, c: Chan<'_>) -> String {
+    let id = uuid::Uuid::now_v7().to_string();
+    sqlx::query(
+        "INSERT INTO notification_channels (id, workspace_id, name, type, config, events, \
+         is_default, enabled, version, created_at, updated_at) \
+         VALUES ($1, $2, $3, 'WEBHOOK', $4, $5, $6, $7, 1, $8, $8)",
+    )
+    .bind(&id)
+    .bind(ws)
+    .bind(c.name)
+    .bind(json!({"url": "http://127.0.0.1:9/hook"}).to_string())
+    .bind(serde_json::to_string(c.events).unwrap())
+    .bind(i64::from(c.is_default))
+    .bind(i64::from(c.enabled))
+    .bind(T0)
+    .execute(srv.state.db().writer())
+    .await
+    .unwrap();
+    id
+}
+
+/// One enqueued notification, as stored.
+#[derive(Debug, Clone)]
+pub struct Queued {
+    pub channel_id: String,
+    pub alert_id: Option<String>,
+    pub event: String,
+    pub payload: Value,
+    pub status: String,
+    pub attempt: i64,
+}
+
+/// Every delivery row of the workspace, oldest first.
+pub async fn queued(srv: &TestServer, ws: &str) -> Vec<Queued> {
+    let rows: Vec<(String, Option<String>, String, String, String, i64)> = sqlx::query_as(
+        "SELECT channel_id, alert_id, event, payload, status, attempt FROM deliveries \
+         WHERE workspace_id = $1 ORDER BY id",
+    )
+    .bind(ws)
+    .fetch_all(srv.state.db().reader())
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(
+            |(channel_id, alert_id, event, payload, status, attempt)| Queued {
+                channel_id,
+                alert_id,
+                event,
+                payload: serde_json::from_str(&payload).unwrap(),
+                status,
+                attempt,
+            },
+        )
+        .collect()
+}
+
+/// (channel, event) of each row, sorted, for set comparisons.
+pub fn pairs(q: &[Queued]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = q
+        .iter()
+        .map(|d| (d.channel_id.clone(), d.event.clone()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// `(channel, event)` pairs, sorted.
+pub fn want(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = items
+        .iter()
+        .map(|(c, e)| (c.to_string(), e.to_string()))
+        .collect();
+    v.sort();
+    v
+}
