@@ -1,9 +1,9 @@
 //! The application core every worker and domain operation gets: configuration, the
 //! database, the clock, this node's id, the change feed, the scheduler role, the heartbeat
-//! writer, the on-demand checks in flight, the probes, the push-token map
-//! and the API-key cache, the mailer. Cheap to clone (one `Arc`). What only the HTTP edge needs
-//! (rate limiters, the current-workspace cache, the monitor list builds) lives in
-//! `http::AppState`, which wraps this.
+//! writer, the on-demand checks in flight, the probes, the push-token map and the API-key
+//! cache, the mailer, the notification delivery queue. Cheap to clone (one `Arc`). What only
+//! the HTTP edge needs (rate limiters, the current-workspace cache, the monitor list builds)
+//! lives in `http::AppState`, which wraps this.
 
 use std::sync::Arc;
 
@@ -45,6 +45,7 @@ struct Inner {
     scheduler_stats: SchedulerStats,
     check_stats: crate::monitoring::check_stats::CheckStats,
     on_demand: OnDemandChecks,
+    deliveries: crate::alerting::deliver::DeliveryQueue,
 }
 
 impl Core {
@@ -60,8 +61,11 @@ impl Core {
         let db_for_writer = db.clone();
         let alert_links =
             crate::alerting::ack_link::Links::new(config.public_url.as_str(), &link_secret);
+        let deliveries =
+            crate::alerting::deliver::DeliveryQueue::new(config.notify_deny_private_addresses);
         let writer_options = WriterOptions {
             alert_links: alert_links.clone(),
+            wake_deliveries: Some(deliveries.waker()),
             ..WriterOptions::default()
         };
         let node_id = crate::cluster::new_node_id();
@@ -73,6 +77,7 @@ impl Core {
             scheduler_stats: SchedulerStats::new(),
             check_stats: Default::default(),
             on_demand: OnDemandChecks::default(),
+            deliveries,
             config,
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
@@ -171,6 +176,17 @@ impl Core {
             },
         ));
     }
+    /// The notification outbox's wake-up and outbound client (see [`crate::alerting::deliver`]).
+    pub fn delivery_queue(&self) -> &crate::alerting::deliver::DeliveryQueue {
+        &self.0.deliveries
+    }
+
+    /// Tells this node's delivery worker that notifications were enqueued (call after the
+    /// commit): they go out at once instead of at the next poll.
+    pub fn wake_deliveries(&self) {
+        self.0.deliveries.wake();
+    }
+
     /// This process's id among the nodes sharing the database.
     pub fn node_id(&self) -> &str {
         &self.0.node_id

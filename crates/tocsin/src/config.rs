@@ -59,6 +59,11 @@ pub struct ServeArgs {
     /// on.
     #[arg(long, env = "TOCSIN_TRUST_FORWARDED_FOR", num_args = 0..=1, default_missing_value = "true")]
     pub trust_forwarded_for: Option<bool>,
+    /// Refuse to send notifications to loopback, private, link-local and shared addresses,
+    /// judged on the resolved address (default off: self-hosters alert to their own network;
+    /// turn it on for a server shared by untrusted workspaces). A plain flag.
+    #[arg(long, env = "TOCSIN_NOTIFY_DENY_PRIVATE_ADDRESSES", num_args = 0..=1, default_missing_value = "true")]
+    pub notify_deny_private_addresses: Option<bool>,
     /// The built-in probe's name; its region is always `local` (default `built-in`).
     #[arg(long, env = "TOCSIN_PROBE_NAME")]
     pub probe_name: Option<String>,
@@ -101,6 +106,8 @@ pub struct FileConfig {
     pub smtp_url: Option<String>,
     pub smtp_from: Option<String>,
     pub trust_forwarded_for: Option<bool>,
+    /// Refuse notification destinations on private addresses (default false).
+    pub notify_deny_private_addresses: Option<bool>,
     #[serde(default)]
     pub rate_limits: Option<RateLimits>,
     #[serde(default)]
@@ -248,6 +255,8 @@ pub struct Config {
     pub log_level: String,
     pub smtp: Option<Smtp>,
     pub trust_forwarded_for: bool,
+    /// Notifications refuse loopback, private and link-local destinations (resolved).
+    pub notify_deny_private_addresses: bool,
     pub rate_limits: RateLimits,
     pub plans: Plans,
     /// The shortest check interval any monitor may have, in seconds (a plan may demand more).
@@ -594,6 +603,10 @@ impl Config {
                 .trust_forwarded_for
                 .or(file.trust_forwarded_for)
                 .unwrap_or(false),
+            notify_deny_private_addresses: args
+                .notify_deny_private_addresses
+                .or(file.notify_deny_private_addresses)
+                .unwrap_or(false),
             rate_limits: file.rate_limits.unwrap_or_default(),
             plans,
             min_interval_seconds,
@@ -670,6 +683,7 @@ fn unreachable_config() -> Config {
         log_level: "info".into(),
         smtp: None,
         trust_forwarded_for: false,
+        notify_deny_private_addresses: false,
         rate_limits: RateLimits::default(),
         plans: Plans {
             default: DEFAULT_PLAN.into(),

@@ -1,6 +1,6 @@
-//! Outgoing email over SMTP (lettre). Used for invitations now and notifications later.
+//! Outgoing email over SMTP (lettre): invitations, and EMAIL notification channels.
 
-use lettre::message::Mailbox;
+use lettre::message::{Mailbox, MultiPart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use crate::config::Smtp;
@@ -26,6 +26,23 @@ impl Mailer {
             .to(to.parse()?)
             .subject(subject)
             .body(body)?;
+        self.transport.send(message).await?;
+        Ok(())
+    }
+
+    /// One message to several recipients, as HTML with a plain-text alternative.
+    pub async fn send_alternative(
+        &self,
+        to: &[String],
+        subject: &str,
+        text: String,
+        html: String,
+    ) -> anyhow::Result<()> {
+        let mut builder = Message::builder().from(self.from.clone()).subject(subject);
+        for address in to {
+            builder = builder.to(address.parse()?);
+        }
+        let message = builder.multipart(MultiPart::alternative_plain_html(text, html))?;
         self.transport.send(message).await?;
         Ok(())
     }

@@ -188,6 +188,11 @@ fn spawn_workers(
         cancel.clone(),
     )));
     workers.push(tokio::spawn(http.clone().follow_feed(cancel.clone())));
+    // Notifications go out from every node (the queue is shared through the database).
+    workers.push(tokio::spawn(crate::alerting::deliver::run(
+        state.clone(),
+        cancel.clone(),
+    )));
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
             state.clone(),

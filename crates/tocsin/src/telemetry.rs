@@ -1,7 +1,9 @@
 //! Logs and metrics. Logs go through `tracing` (human-readable or JSON); every request runs in a
 //! span carrying its request id. Metrics use the `metrics` facade with a Prometheus recorder and
 //! are rendered at `/metrics`: request counts and latency histograms per route and status,
-//! database pool use, connected remote probes per region, probe errors, stale monitors, the
+//! database pool use, connected remote probes per region, probe errors, stale monitors,
+//! notification attempts by channel type and outcome, the notification queue's depth and the
+//! age of its oldest due attempt, the
 //! scheduler's start lateness and schedule size, and per-monitor series (status, last latency,
 //! checks by result, certificate days left) labelled by monitor id, name, type and region.
 
@@ -99,6 +101,20 @@ impl Metrics {
         metrics::gauge!("scheduler_monitors").set(state.scheduler_stats().scheduled() as f64);
         metrics::counter!("scheduler_runs_shed_total").increment(0);
         let _ = metrics::histogram!("scheduler_start_lateness_seconds");
+        // Notifications: attempts by channel type and outcome (counted by the worker), the
+        // pending attempts, and how long the oldest due one has waited.
+        for outcome in ["delivered", "retrying", "failed"] {
+            metrics::counter!("notification_deliveries_total", "channel_type" => "WEBHOOK", "outcome" => outcome)
+                .increment(0);
+        }
+        let now = state.clock().now_ms();
+        if let Ok((depth, oldest)) =
+            crate::store::deliveries::queue_stats(state.db().reader(), now).await
+        {
+            metrics::gauge!("notification_queue_depth").set(depth as f64);
+            let age = oldest.map_or(0, |due| (now - due).max(0));
+            metrics::gauge!("notification_oldest_pending_seconds").set(age as f64 / 1000.0);
+        }
         if let Ok(n) = crate::store::monitors::count_stale(state.db().reader()).await {
             metrics::gauge!("monitors_stale").set(n as f64);
         }

@@ -77,7 +77,7 @@ async fn fire(core: &Core, mut a: AlertRow, now_ms: i64) -> Result<bool, sqlx::E
     a.updated_at = now_ms;
     notify_step(&mut tx, core.alert_links(), &a, &step, now_ms).await?;
     tx.commit().await?;
-    // wake: core.wake_deliveries() once the delivery worker is on main.
+    core.wake_deliveries();
     tracing::info!(alert = %a.id, step = step.step_order, "alert escalated");
     Ok(true)
 }

@@ -7,9 +7,14 @@
 //!   each notification goes to; called by `monitoring::transition` in its transaction.
 //! - `escalation.rs` — the durable escalation timer and its worker (scheduling node only).
 //! - `ack_link.rs` — the signed, expiring one-click acknowledge link.
+//! - `channels/` — the channel types: one provider file per type behind one trait (config,
+//!   secrets, the provider's message format), and the one outbound HTTP client.
+//! - `deliver.rs` — the delivery worker: claims due attempts, sends, records, retries.
 
 pub mod ack_link;
 pub mod alerts;
+pub mod channels;
+pub mod deliver;
 pub mod escalation;
 pub mod event;
 pub mod outbox;

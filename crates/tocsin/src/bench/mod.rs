@@ -25,6 +25,7 @@ pub mod load;
 pub mod loopback;
 pub mod measure;
 pub mod monitors;
+pub mod outbox;
 pub mod push;
 pub mod scenario;
 pub mod seed;
@@ -55,7 +56,9 @@ heartbeat\n  scheduler-100k    100,000 monitors every 60 s: start lateness, busi
 idle-rss          100,000 monitors every 24 h: RSS per idle monitor\n  reads-under-load  \
 10,000 monitors every 10 s: list, page and heartbeat reads while checks run\n  \
 connections       1,000 monitors every 2 s, quiet then with 5,000 idle + 500 slowloris \
-connections held: /healthz p99, checks/s, status changes, connection lifetimes\n\n\
+connections held: /healthz p99, checks/s, status changes, connection lifetimes\n  \
+outbox            20,000 webhook notifications queued at once to a loopback receiver: \
+deliveries/s\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \

@@ -15,6 +15,8 @@
 //! - `connections`: 1,000 monitors every 2 s, measured once quiet and once while 5,000 idle
 //!   and 500 slowloris connections ([`super::connections`]) are held open: `/healthz` p99,
 //!   checks/s in both windows, status changes, and how long the server let each connection be.
+//! - `outbox`: 20,000 webhook notifications queued at once and delivered by the real delivery
+//!   worker to the loopback target ([`super::outbox`]): deliveries/s, all delivered.
 
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,7 @@ pub const SCHEDULER_100K: &str = "scheduler-100k";
 pub const IDLE_RSS: &str = "idle-rss";
 pub const READS_UNDER_LOAD: &str = "reads-under-load";
 pub const CONNECTIONS: &str = "connections";
+pub const OUTBOX: &str = "outbox";
 
 /// The targets on the 2-core reference machine.
 pub const TARGET_CHECKS_PER_SEC: f64 = 2_000.0;
@@ -100,6 +103,12 @@ pub fn all() -> Vec<MonitorScenario> {
             about: "1,000 HTTP monitors every 2 s, quiet and then with 5,000 idle and 500 slowloris connections held: /healthz p99, checks/s, status changes, connection lifetimes",
             monitors: 1_000,
             interval_s: 2,
+        },
+        MonitorScenario {
+            name: OUTBOX,
+            about: "20,000 webhook notifications queued at once, delivered to a loopback receiver by the delivery worker: deliveries/s",
+            monitors: 1,
+            interval_s: 86_400,
         },
         MonitorScenario {
             name: READS_UNDER_LOAD,
@@ -208,6 +217,9 @@ pub struct MonitorSummary {
     /// `connections`: the quiet window, and what the hostile connections saw.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connections: Option<ConnectionFigures>,
+    /// `outbox`: the notifications queued and how fast they went out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outbox: Option<super::outbox::OutboxFigures>,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -303,6 +315,7 @@ impl Session<'_> {
             reads: Vec::new(),
             stored_per_sec_during_reads: Vec::new(),
             connections: None,
+            outbox: None,
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -348,6 +361,35 @@ impl Session<'_> {
                 }
                 summary.reads = reads;
                 summary.checks = Some(checks);
+            }
+            OUTBOX => {
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                let workspace_id = self.rt.block_on(fixture.workspace_id())?;
+                let figures = self.rt.block_on(super::outbox::measure(
+                    &self.state,
+                    &workspace_id,
+                    &self.url,
+                    super::outbox::DELIVERIES,
+                ))?;
+                summary.verdicts.push(Verdict {
+                    what: "deliveries/s to a loopback receiver, all delivered".into(),
+                    target: format!(
+                        ">= {:.0}/s, none failed",
+                        super::outbox::TARGET_DELIVERIES_PER_SEC
+                    ),
+                    measured: format!(
+                        "{:.0}/s ({} of {} delivered in {:.2} s, {} failed attempts)",
+                        figures.deliveries_per_sec,
+                        figures.delivered,
+                        figures.queued,
+                        figures.drain_secs,
+                        figures.failed_attempts
+                    ),
+                    pass: figures.deliveries_per_sec >= super::outbox::TARGET_DELIVERIES_PER_SEC
+                        && figures.delivered == figures.queued
+                        && figures.failed_attempts == 0,
+                });
+                summary.outbox = Some(figures);
             }
             CONNECTIONS => {
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();
@@ -767,6 +809,18 @@ pub fn render(results: &[MonitorSummary]) -> String {
                 c.shed,
                 c.cpu_cores.map_or("-".into(), |v| format!("{v:.2}")),
                 c.server_cpu_us_per_check.map_or("-".into(), |v| format!("{v:.0}")),
+            );
+        }
+        if let Some(o) = &s.outbox {
+            let _ = writeln!(
+                out,
+                "  deliveries/s {:.0} | queued {} (in {:.2} s) delivered {} in {:.2} s | failed attempts {}",
+                o.deliveries_per_sec,
+                o.queued,
+                o.enqueue_secs,
+                o.delivered,
+                o.drain_secs,
+                o.failed_attempts
             );
         }
         if let Some(r) = &s.rss {

@@ -30,7 +30,6 @@ use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
 use crate::ids::new_id;
 use crate::store::alerts::{self as store, AlertFilter, AlertRow};
-use crate::store::deliveries::DeliveryRow;
 
 /// The state of an alert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -148,58 +147,6 @@ pub struct AlertPath {
     pub alert_id: String,
 }
 
-/// One delivery attempt of a notification.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
-pub struct Delivery {
-    pub id: String,
-    pub channel_id: String,
-    pub alert_id: Option<String>,
-    /// The notification event (`alert.opened` ...).
-    pub event: String,
-    /// `PENDING`, `DELIVERED`, `FAILED` or `RETRYING`.
-    pub status: String,
-    /// 1 for the first attempt.
-    #[schemars(with = "f64")]
-    pub attempt: i64,
-    #[schemars(with = "Option<f64>")]
-    pub response_status: Option<i64>,
-    pub error: Option<String>,
-    #[schemars(with = "Option<f64>")]
-    pub latency_ms: Option<i64>,
-    #[schemars(with = "DateTime<Utc>")]
-    pub created_at: String,
-    #[schemars(with = "Option<DateTime<Utc>>")]
-    pub delivered_at: Option<String>,
-}
-
-fn delivery_view(d: &DeliveryRow) -> Delivery {
-    Delivery {
-        id: d.id.clone(),
-        channel_id: d.channel_id.clone(),
-        alert_id: d.alert_id.clone(),
-        event: d.event.clone(),
-        status: d.status.clone(),
-        attempt: d.attempt,
-        response_status: d.response_status,
-        error: d.error.clone(),
-        latency_ms: d.latency_ms,
-        created_at: rfc3339(d.created_at),
-        delivered_at: d.delivered_at.map(rfc3339),
-    }
-}
-
-/// A page of delivery attempts, newest first.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
-pub struct DeliveryPage {
-    pub deliveries: Vec<Delivery>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    pub next_cursor: Option<String>,
-}
-
 async fn load(core: &Core, caller: &Caller, id: &str) -> Result<AlertRow, DomainError> {
     store::get(core.db().reader(), &caller.workspace_id, id)
         .await?
@@ -278,7 +225,7 @@ pub async fn acknowledge(core: &Core, caller: &Caller, id: &str) -> Result<Alert
     .await?;
     let acked = acknowledged(&mut tx, core, &a.workspace_id, &a.id, now).await?;
     tx.commit().await?;
-    // wake: core.wake_deliveries() (alert.acknowledged enqueued) once on main.
+    core.wake_deliveries();
     Ok(view(&acked))
 }
 
@@ -302,31 +249,6 @@ async fn acknowledged(
     )
     .await?;
     Ok(acked)
-}
-
-/// A page of one alert's delivery attempts, newest first.
-pub async fn deliveries(
-    core: &Core,
-    caller: &Caller,
-    id: &str,
-    params: &PageParams,
-) -> Result<DeliveryPage, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
-    params.check()?;
-    let a = load(core, caller, id).await?;
-    let rows = store::deliveries(
-        core.db().reader(),
-        &caller.workspace_id,
-        &a.id,
-        &params.after(),
-        i64::from(params.limit()) + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = finish(rows, params.limit(), |r| r.id.clone());
-    Ok(DeliveryPage {
-        deliveries: rows.iter().map(delivery_view).collect(),
-        next_cursor,
-    })
 }
 
 /// What a one-click link can find.
@@ -421,7 +343,7 @@ pub async fn acknowledge_by_link(core: &Core, token: &str) -> Result<LinkCheck, 
     .await?;
     acknowledged(&mut tx, core, &a.workspace_id, &a.id, now).await?;
     tx.commit().await?;
-    // wake: core.wake_deliveries() (alert.acknowledged enqueued) once on main.
+    core.wake_deliveries();
     Ok(LinkCheck::Acknowledged { monitor })
 }
 

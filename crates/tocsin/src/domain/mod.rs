@@ -12,6 +12,8 @@
 pub mod alerts;
 pub mod api_keys;
 pub mod audit;
+pub mod channels;
+pub mod deliveries;
 pub mod error;
 pub mod escalation;
 pub mod events;

@@ -16,10 +16,8 @@ use serde::Deserialize;
 use super::extract::ApiQuery;
 use crate::alerting::ack_link::ACK_PATH;
 use crate::auth::caps;
-use crate::domain::alerts::{
-    self as ops, Alert, AlertPage, AlertPageQuery, AlertPath, DeliveryPage, LinkCheck,
-};
-use crate::domain::pagination::PageParams;
+use crate::domain::alerts::{self as ops, Alert, AlertPage, AlertPageQuery, AlertPath, LinkCheck};
+use crate::domain::deliveries::{self, DeliveriesOf, DeliveryPage, DeliveryQuery};
 use crate::http::auth::Auth;
 use crate::http::error::ApiResult;
 use crate::http::AppState;
@@ -95,10 +93,11 @@ async fn deliveries(
     State(state): State<AppState>,
     caller: Auth<caps::MonitorsRead>,
     Path(p): Path<AlertPath>,
-    ApiQuery(q): ApiQuery<PageParams>,
+    ApiQuery(q): ApiQuery<DeliveryQuery>,
 ) -> ApiResult<Json<DeliveryPage>> {
+    // One delivery history for channels and alerts (`domain::deliveries`).
     Ok(Json(
-        ops::deliveries(&state, &caller, &p.alert_id, &q).await?,
+        deliveries::list(&state, &caller, DeliveriesOf::Alert(&p.alert_id), &q).await?,
     ))
 }
 

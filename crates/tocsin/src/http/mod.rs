@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod auth_routes;
+pub mod channels;
 pub mod error;
 pub mod escalation;
 pub mod events;

@@ -30,6 +30,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::events::router())
         .merge(super::push::router())
         .merge(super::regions::router())
+        .merge(super::channels::router())
         .merge(super::alerts::router())
         .merge(super::escalation::router())
         .api_route(

@@ -270,7 +270,7 @@ pub async fn apply(
         }
     }
     tx.commit().await?;
-    // wake: core.wake_deliveries() (alerting enqueued in the transaction) once on main.
+    state.wake_deliveries();
     report.transition = Some(transition);
     report.applied = true;
 

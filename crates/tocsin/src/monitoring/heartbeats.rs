@@ -191,6 +191,8 @@ pub struct WriterOptions {
     pub queue: usize,
     /// The links of the alert notifications a push's status change enqueues.
     pub alert_links: crate::alerting::ack_link::Links,
+    /// Wakes the delivery worker after a commit that enqueued notifications.
+    pub wake_deliveries: Option<std::sync::Arc<tokio::sync::Notify>>,
 }
 
 impl Default for WriterOptions {
@@ -200,6 +202,7 @@ impl Default for WriterOptions {
             max_batch: 1000,
             queue: 20_000,
             alert_links: Default::default(),
+            wake_deliveries: None,
         }
     }
 }
@@ -636,6 +639,7 @@ impl WriterTask {
             .await?
             .into_iter()
             .collect();
+        let mut status_changed = false;
         if let Some(plan) = &plan {
             let recorded: Vec<push_record::Recorded<'_>> = pushes
                 .iter()
@@ -654,7 +658,10 @@ impl WriterTask {
                     message: batch[*i].detail.as_ref().and_then(|d| d.message.as_deref()),
                 })
                 .collect();
-            push_record::apply(&mut tx, plan, &recorded, &self.opts.alert_links).await?;
+            let events =
+                push_record::apply(&mut tx, plan, &recorded, &self.opts.alert_links).await?;
+            // A status change may have enqueued notifications: send them once committed.
+            status_changed |= !events.is_empty();
         }
         let details: Vec<DetailRow> = batch
             .iter()
@@ -674,8 +681,11 @@ impl WriterTask {
         hb_store::upsert_hourly(&mut tx, &hourly).await?;
         hb_store::upsert_bins(&mut tx, &bins).await?;
         tx.commit().await?;
-        // wake: core.wake_deliveries() when a push enqueued alert deliveries (the delivery
-        // worker is not on main yet; it also finds them by polling).
+        if status_changed {
+            if let Some(wake) = &self.opts.wake_deliveries {
+                wake.notify_one();
+            }
+        }
         self.stats.transactions.fetch_add(1, Ordering::Relaxed);
         self.stats
             .written

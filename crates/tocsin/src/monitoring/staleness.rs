@@ -78,7 +78,7 @@ pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sql
             .is_some()
         {
             tx.commit().await?;
-            // wake: core.wake_deliveries() (monitor.stale enqueued) once on main.
+            state.wake_deliveries();
             marked += 1;
             tracing::warn!(monitor = %m.id, %why, "monitor is stale");
         } else {
@@ -126,7 +126,7 @@ pub async fn watch_regions(
         let mut tx = state.db().begin().await?;
         crate::alerting::alerts::region_down(&mut tx, region, now_ms).await?;
         tx.commit().await?;
-        // wake: core.wake_deliveries() (region.down enqueued) once on main.
+        state.wake_deliveries();
     }
     Ok(lost)
 }

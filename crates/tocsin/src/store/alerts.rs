@@ -6,7 +6,6 @@
 
 use sqlx::{AnyConnection, FromRow};
 
-use super::deliveries::{self, DeliveryRow};
 use super::Exec;
 
 pub const OPEN: &str = "OPEN";
@@ -215,27 +214,4 @@ pub async fn advance<'e>(
     .execute(e)
     .await?;
     Ok(done.rows_affected())
-}
-
-/// The delivery attempts of one alert of the workspace, newest first, older than `before`
-/// ("" for the first page), at most `limit`.
-pub async fn deliveries<'e>(
-    e: impl Exec<'e>,
-    ws: &str,
-    alert_id: &str,
-    before: &str,
-    limit: i64,
-) -> Result<Vec<DeliveryRow>, sqlx::Error> {
-    let sql = format!(
-        "SELECT {} FROM deliveries WHERE workspace_id = $1 AND alert_id = $2 \
-         AND ($3 = '' OR id < $3) ORDER BY id DESC LIMIT $4",
-        deliveries::COLUMNS
-    );
-    sqlx::query_as(&sql)
-        .bind(ws)
-        .bind(alert_id)
-        .bind(before)
-        .bind(limit)
-        .fetch_all(e)
-        .await
 }

@@ -12,6 +12,7 @@ pub mod alerts;
 pub mod api_keys;
 pub mod audit;
 pub mod batch;
+pub mod channels;
 pub mod deliveries;
 pub mod escalation;
 pub mod events;

@@ -106,7 +106,10 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
     assert_eq!(pairs(&q), want(&[(&own, "alert.opened")]));
     let d = &q[0];
     assert_eq!(d.alert_id.as_deref(), Some(alert_id.as_str()));
-    assert_eq!((d.status.as_str(), d.attempt), ("PENDING", 1));
+    // The delivery worker may already have tried it: the fixture channels cannot deliver
+    // (no signing secret), so the first attempt is pending or failed, never retried.
+    assert_eq!(d.attempt, 1);
+    assert!(["PENDING", "FAILED"].contains(&d.status.as_str()), "{d:?}");
     assert_eq!(d.payload["type"], "alert.opened");
     assert!(d.payload["timestamp"].as_str().unwrap().ends_with('Z'));
     let data = &d.payload["data"];
@@ -130,7 +133,10 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["channelId"], json!(own));
     assert_eq!(items[0]["event"], "alert.opened");
-    assert_eq!(items[0]["status"], "PENDING");
+    assert!(
+        items[0]["status"] == "PENDING" || items[0]["status"] == "FAILED",
+        "{items:?}"
+    );
     assert_eq!(items[0]["attempt"], 1);
     assert_eq!(page["nextCursor"], Value::Null);
 

@@ -3,15 +3,19 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod alerting_e2e;
 mod alerts;
 mod api_keys;
 mod auth;
+mod channels;
 mod cli;
 mod cluster;
 mod common;
 mod config_schemas;
 mod contract;
 mod cycle_events;
+mod delivery;
+mod delivery_binary;
 mod detection;
 mod errors;
 mod escalation;

@@ -8,6 +8,7 @@
 pub mod alerting;
 pub mod binary;
 pub mod monitors;
+pub mod receiver;
 
 use std::sync::Arc;
 

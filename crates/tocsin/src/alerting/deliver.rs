@@ -1,0 +1,401 @@
+//! The delivery worker: sends what the outbox holds and records every attempt. It runs on
+//! every node.
+//!
+//! - **Claim.** Due `PENDING` attempts are claimed in batches by setting `claimed_until`
+//!   ([`CLAIM_MS`] ahead, well past an attempt's 10 s budget); on PostgreSQL with `FOR UPDATE
+//!   SKIP LOCKED`, so several nodes share the queue and never claim the same row; on SQLite the
+//!   single writer serialises claims.
+//! - **Send.** At most [`CONCURRENCY`] attempts at once; each renders its channel's message
+//!   (`channels::Provider::render`) and sends it through the one outbound client, or the
+//!   mailer for email.
+//! - **Record.** Outcomes are recorded in batches, one transaction each: the attempt becomes
+//!   DELIVERED (a 2xx answer), RETRYING (it failed and the next attempt is inserted PENDING,
+//!   due after [`RETRY_SCHEDULE_SECS`] with ±10 % jitter, same message id) or FAILED (the
+//!   schedule is spent, or the failure cannot heal by waiting: a refused private address, a
+//!   config that no longer renders, a disabled or deleted channel). The record is guarded on
+//!   the attempt still being PENDING, so an attempt whose claim lapsed and was redone by
+//!   another worker is recorded once.
+//! - **Crash.** A process killed between send and record leaves the attempt PENDING with a
+//!   claim that lapses; it is then sent again with the same message id (`webhook-id`, the
+//!   PagerDuty `dedup_key` and Opsgenie alias are the alert id, Matrix's transaction id is the
+//!   message id), so delivery is at least once and providers that deduplicate see it once.
+//! - **Disabled channels.** Their queued attempts fail at once ("the channel is disabled"):
+//!   re-enabling a channel must not release a backlog of stale alerts. A `test` is sent anyway
+//!   (someone asked for it).
+//! - **Wake-up.** [`DeliveryQueue::wake`] (via `Core::wake_deliveries`, called after a commit
+//!   that enqueued) starts a claim at once; otherwise the worker polls every second for work
+//!   enqueued by other nodes and retries falling due.
+//! - **Shutdown.** It stops claiming, gives attempts in flight their time budget to finish and
+//!   be recorded, then returns; anything cut short is redone after its claim lapses.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::channels::outbound::{Outbound, SendError};
+use super::channels::{self, ChannelType, Message, Outgoing};
+use super::event::AlertEvent;
+use crate::app::Core;
+use crate::store::deliveries::{self, Attempted, DeliveryRow, DELIVERED, FAILED, RETRYING};
+
+/// Waits before the 2nd, 3rd ... attempt: after the last one fails, the notification is FAILED.
+pub const RETRY_SCHEDULE_SECS: [u64; 7] = [5, 30, 120, 600, 1_800, 3_600, 10_800];
+/// How long a claim holds an attempt: beyond the 10 s send budget plus recording.
+pub const CLAIM_MS: i64 = 30_000;
+/// Attempts in flight at once, per node.
+pub const CONCURRENCY: usize = 64;
+/// Attempts claimed per query, at most.
+const BATCH: usize = 128;
+/// How often the queue is looked at without a wake-up.
+const POLL: Duration = Duration::from_secs(1);
+/// Outcomes recorded per transaction, at most.
+const RECORD_BATCH: usize = 256;
+
+/// The node's delivery queue handle: the wake-up and the outbound client.
+#[derive(Clone)]
+pub struct DeliveryQueue {
+    wake: Arc<Notify>,
+    outbound: Outbound,
+}
+
+impl DeliveryQueue {
+    pub fn new(deny_private_addresses: bool) -> DeliveryQueue {
+        DeliveryQueue {
+            wake: Arc::new(Notify::new()),
+            outbound: Outbound::new(deny_private_addresses),
+        }
+    }
+
+    /// Starts a claim now (a wake-up while the worker is busy is kept for its next look).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// A handle that wakes the worker, for a writer that holds no `Core` (the heartbeat
+    /// writer's push transitions).
+    pub fn waker(&self) -> Arc<Notify> {
+        Arc::clone(&self.wake)
+    }
+
+    pub fn outbound(&self) -> &Outbound {
+        &self.outbound
+    }
+}
+
+/// The delay before attempt `attempt + 1`, jittered by ±10 %; `None` when `attempt` was the
+/// last.
+pub fn retry_delay_ms(attempt: i64, jitter: f64) -> Option<i64> {
+    let index = usize::try_from(attempt - 1).ok()?;
+    let base = *RETRY_SCHEDULE_SECS.get(index)? as f64 * 1000.0;
+    Some((base * (1.0 + jitter.clamp(-0.1, 0.1))).round() as i64)
+}
+
+/// One attempt made, to record.
+struct Done {
+    row: DeliveryRow,
+    kind: Option<ChannelType>,
+    attempted: Attempted,
+    next_due: Option<i64>,
+}
+
+/// Runs until `cancel`.
+pub async fn run(core: Core, cancel: CancellationToken) {
+    let permits = Arc::new(Semaphore::new(CONCURRENCY));
+    let (tx, rx) = mpsc::channel::<Done>(CONCURRENCY * 4);
+    let recorder = tokio::spawn(record_loop(core.clone(), rx));
+    let queue = core.delivery_queue().clone();
+    loop {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let free = permits.available_permits().min(BATCH);
+        if free == 0 {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                p = permits.clone().acquire_owned() => drop(p),
+            }
+            continue;
+        }
+        let now = core.clock().now_ms();
+        let rows = match claim(&core, now, free).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not claim deliveries");
+                Vec::new()
+            }
+        };
+        let full = rows.len() == free;
+        for row in rows {
+            let Ok(permit) = permits.clone().acquire_owned().await else {
+                break;
+            };
+            let core = core.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let done = attempt(&core, row).await;
+                let _ = tx.send(done).await;
+                drop(permit);
+            });
+        }
+        if !full {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = queue.wake.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        }
+    }
+    // Attempts in flight end within the client's budget; their outcomes are then recorded.
+    let budget = channels::outbound::TIMEOUT + Duration::from_secs(2);
+    let _ = tokio::time::timeout(budget, permits.acquire_many(CONCURRENCY as u32)).await;
+    drop(tx);
+    let _ = tokio::time::timeout(budget, recorder).await;
+}
+
+async fn claim(core: &Core, now: i64, limit: usize) -> Result<Vec<DeliveryRow>, sqlx::Error> {
+    let mut tx = core.db().begin().await?;
+    let rows = deliveries::claim(
+        &mut tx,
+        now,
+        now + CLAIM_MS,
+        i64::try_from(limit).unwrap_or(1),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// Why an attempt failed, and whether waiting can help.
+struct Failure {
+    text: String,
+    retry: bool,
+    response_status: Option<i64>,
+}
+
+impl Failure {
+    fn permanent(text: impl Into<String>) -> Failure {
+        Failure {
+            text: text.into(),
+            retry: false,
+            response_status: None,
+        }
+    }
+}
+
+/// Makes one attempt (never fails: every outcome is something to record).
+async fn attempt(core: &Core, row: DeliveryRow) -> Done {
+    let started = Instant::now();
+    let now = core.clock().now_ms();
+    let mut kind = None;
+    let mut digest = None;
+    let result = send(core, &row, &mut kind, &mut digest).await;
+    let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let done_at = core.clock().now_ms();
+    let (attempted, next_due) = match result {
+        Ok(status) => (
+            Attempted {
+                status: DELIVERED,
+                response_status: status,
+                error: None,
+                latency_ms: Some(latency_ms),
+                payload_digest: digest,
+                attempted_at: now,
+                delivered_at: Some(done_at),
+            },
+            None,
+        ),
+        Err(f) => {
+            let jitter = rand::thread_rng().gen_range(-0.1..=0.1);
+            let next = if f.retry {
+                retry_delay_ms(row.attempt, jitter).map(|d| done_at + d)
+            } else {
+                None
+            };
+            (
+                Attempted {
+                    status: if next.is_some() { RETRYING } else { FAILED },
+                    response_status: f.response_status,
+                    error: Some(clip(&f.text, 1_000)),
+                    latency_ms: Some(latency_ms),
+                    payload_digest: digest,
+                    attempted_at: now,
+                    delivered_at: None,
+                },
+                next,
+            )
+        }
+    };
+    Done {
+        row,
+        kind,
+        attempted,
+        next_due,
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
+}
+
+fn sha256_hex(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p);
+    }
+    hex::encode(h.finalize())
+}
+
+/// Renders and sends; `Ok` carries the HTTP status (none for email).
+async fn send(
+    core: &Core,
+    row: &DeliveryRow,
+    kind_out: &mut Option<ChannelType>,
+    digest: &mut Option<String>,
+) -> Result<Option<i64>, Failure> {
+    let event = AlertEvent::parse(&row.event)
+        .ok_or_else(|| Failure::permanent(format!("unknown event {:?}", row.event)))?;
+    let channel =
+        crate::store::channels::get(core.db().reader(), &row.workspace_id, &row.channel_id)
+            .await
+            .map_err(|e| Failure {
+                text: format!("could not read the channel: {e}"),
+                retry: true,
+                response_status: None,
+            })?
+            .ok_or_else(|| Failure::permanent("the channel was deleted"))?;
+    let kind = ChannelType::parse(&channel.kind)
+        .ok_or_else(|| Failure::permanent(format!("unknown channel type {:?}", channel.kind)))?;
+    *kind_out = Some(kind);
+    if channel.enabled == 0 && event != AlertEvent::Test {
+        return Err(Failure::permanent("the channel is disabled"));
+    }
+    let config: serde_json::Value = serde_json::from_str(&channel.config)
+        .map_err(|_| Failure::permanent("the channel's stored config is not JSON"))?;
+    let msg = Message::from_body(event, &row.message_id, &row.payload, core.clock().now_ms());
+    let outgoing = channels::provider(kind)
+        .render(&config, &msg)
+        .map_err(|e| Failure::permanent(format!("the channel's config cannot be used: {e}")))?;
+    match outgoing {
+        Outgoing::Http(req) => {
+            *digest = Some(sha256_hex(&[&req.body]));
+            match core.delivery_queue().outbound().send(&req).await {
+                Ok(answer) if (200..300).contains(&answer.status) => {
+                    Ok(Some(i64::from(answer.status)))
+                }
+                Ok(answer) => {
+                    let text = if (300..400).contains(&answer.status) {
+                        format!(
+                            "HTTP {}: a redirect to another host, not followed (redirects are followed on the same host only)",
+                            answer.status
+                        )
+                    } else {
+                        let body = String::from_utf8_lossy(&answer.body);
+                        let body = body.trim();
+                        if body.is_empty() {
+                            format!("HTTP {}", answer.status)
+                        } else {
+                            format!("HTTP {}: {}", answer.status, clip(body, 500))
+                        }
+                    };
+                    Err(Failure {
+                        text,
+                        retry: true,
+                        response_status: Some(i64::from(answer.status)),
+                    })
+                }
+                Err(SendError::Denied(text)) => Err(Failure::permanent(text)),
+                Err(SendError::Transport(text)) => Err(Failure {
+                    text,
+                    retry: true,
+                    response_status: None,
+                }),
+            }
+        }
+        Outgoing::Email(mail) => {
+            *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
+            let Some(mailer) = core.mailer() else {
+                return Err(Failure {
+                    text: "this server has no SMTP settings (--smtp-url, --smtp-from)".into(),
+                    retry: true,
+                    response_status: None,
+                });
+            };
+            mailer
+                .send_alternative(&mail.to, &mail.subject, mail.text, mail.html)
+                .await
+                .map(|()| None)
+                .map_err(|e| Failure {
+                    text: format!("SMTP: {e}"),
+                    retry: true,
+                    response_status: None,
+                })
+        }
+    }
+}
+
+async fn record_loop(core: Core, mut rx: mpsc::Receiver<Done>) {
+    let mut batch = Vec::with_capacity(RECORD_BATCH);
+    while let Some(d) = rx.recv().await {
+        batch.push(d);
+        while batch.len() < RECORD_BATCH {
+            match rx.try_recv() {
+                Ok(d) => batch.push(d),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = record(&core, &batch).await {
+            // The claims lapse and the attempts are made again: at least once.
+            tracing::warn!(error = %e, attempts = batch.len(), "could not record delivery attempts");
+        }
+        batch.clear();
+    }
+}
+
+async fn record(core: &Core, batch: &[Done]) -> Result<(), sqlx::Error> {
+    let now = core.clock().now_ms();
+    let mut tx = core.db().begin().await?;
+    for d in batch {
+        if deliveries::record(&mut tx, &d.row.id, &d.attempted).await? {
+            if let Some(due) = d.next_due {
+                deliveries::next_attempt(&mut tx, &d.row, due, now).await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    for d in batch {
+        let outcome = match d.attempted.status {
+            DELIVERED => "delivered",
+            RETRYING => "retrying",
+            _ => "failed",
+        };
+        let kind = d.kind.map_or("unknown", ChannelType::as_str);
+        metrics::counter!("notification_deliveries_total", "channel_type" => kind, "outcome" => outcome)
+            .increment(1);
+        if d.attempted.status != DELIVERED {
+            tracing::info!(delivery = %d.row.id, channel = %d.row.channel_id, attempt = d.row.attempt,
+                status = d.attempted.status, error = d.attempted.error.as_deref().unwrap_or(""),
+                "notification attempt failed");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schedule_is_jittered_within_ten_percent_and_ends() {
+        assert_eq!(retry_delay_ms(1, 0.0), Some(5_000));
+        assert_eq!(retry_delay_ms(1, 0.1), Some(5_500));
+        assert_eq!(retry_delay_ms(1, -0.5), Some(4_500));
+        assert_eq!(retry_delay_ms(2, 0.0), Some(30_000));
+        assert_eq!(retry_delay_ms(7, 0.0), Some(10_800_000));
+        assert_eq!(retry_delay_ms(8, 0.0), None);
+        assert_eq!(retry_delay_ms(0, 0.0), None);
+    }
+}
