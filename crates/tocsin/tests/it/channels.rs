@@ -8,11 +8,11 @@
 
 use crate::common;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
 use common::receiver::{Received, Receiver};
+use common::smtp::Sink;
 use common::{expect_error, json_of, Bearer, Options, TestServer, User};
 use hmac::{Hmac, Mac};
 use reqwest::Method;
@@ -601,51 +601,9 @@ async fn every_provider_sends_its_real_format_to_a_loopback_receiver() {
     srv.stop().await;
 }
 
-/// One received message: its recipients and its raw text.
-type Mail = (Vec<String>, String);
-
-/// A real SMTP server (the mailin crate) that keeps every message it receives.
-#[derive(Clone, Default)]
-struct Sink {
-    messages: Arc<Mutex<Vec<Mail>>>,
-    current: Arc<Mutex<(Vec<String>, Vec<u8>)>>,
-}
-
-impl mailin_embedded::Handler for Sink {
-    fn data_start(
-        &mut self,
-        _: &str,
-        _: &str,
-        _: bool,
-        to: &[String],
-    ) -> mailin_embedded::Response {
-        *self.current.lock().unwrap() = (to.to_vec(), Vec::new());
-        mailin_embedded::response::OK
-    }
-    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.current.lock().unwrap().1.extend_from_slice(buf);
-        Ok(())
-    }
-    fn data_end(&mut self) -> mailin_embedded::Response {
-        let (to, body) = std::mem::take(&mut *self.current.lock().unwrap());
-        self.messages
-            .lock()
-            .unwrap()
-            .push((to, String::from_utf8_lossy(&body).into_owned()));
-        mailin_embedded::response::OK
-    }
-}
-
 #[tokio::test]
 async fn email_goes_out_as_html_and_text_through_the_servers_smtp() {
-    let sink = Sink::default();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let mut server = mailin_embedded::Server::new(sink.clone());
-    server.with_tcp_listener(listener).with_num_threads(1);
-    std::thread::spawn(move || {
-        let _ = server.serve();
-    });
+    let (sink, port) = Sink::start();
     let srv = TestServer::start_with(Options {
         clock: None,
         tweak: Some(Box::new(move |c| {

@@ -11,13 +11,10 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
+use common::target::Target;
 
-use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{TimeZone, Utc};
 use common::monitors::{array, create, events, heartbeats, monitor};
 use common::{expect_error, json_of, pg_admin_url, Options, TestServer, User};
@@ -41,40 +38,6 @@ fn utc_ms(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
     Utc.with_ymd_and_hms(y, mo, d, h, mi, 0)
         .unwrap()
         .timestamp_millis()
-}
-
-/// A loopback HTTP server answering every path with the status the test sets.
-struct Target {
-    base: String,
-    status: Arc<AtomicU16>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Target {
-    async fn start() -> Target {
-        let status = Arc::new(AtomicU16::new(200));
-        let app = axum::Router::new()
-            .fallback(|State(s): State<Arc<AtomicU16>>| async move {
-                StatusCode::from_u16(s.load(Ordering::SeqCst)).unwrap()
-            })
-            .with_state(status.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Target { base, status, task }
-    }
-
-    fn set(&self, code: u16) {
-        self.status.store(code, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 async fn http_monitor(u: &User, target: &Target) -> String {

@@ -8,13 +8,10 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
+use common::target::Target;
 
-use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::State;
-use axum::http::StatusCode;
 use common::monitors::{create, events, heartbeats, monitor};
 use common::{expect_error, json_of, Options, TestServer, User};
 use reqwest::Method;
@@ -24,40 +21,6 @@ use tocsin::monitoring::scheduler;
 
 const T0: i64 = 1_700_000_000_000;
 const INTERVAL_MS: i64 = 10_000;
-
-/// A loopback HTTP server answering every path with the status the test sets.
-struct Target {
-    base: String,
-    status: Arc<AtomicU16>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Target {
-    async fn start() -> Target {
-        let status = Arc::new(AtomicU16::new(200));
-        let app = axum::Router::new()
-            .fallback(|State(s): State<Arc<AtomicU16>>| async move {
-                StatusCode::from_u16(s.load(Ordering::SeqCst)).unwrap()
-            })
-            .with_state(status.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Target { base, status, task }
-    }
-
-    fn set(&self, code: u16) {
-        self.status.store(code, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
 
 /// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.
 async fn tick(srv: &TestServer, clock: &ManualClock) -> usize {

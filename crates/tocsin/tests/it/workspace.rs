@@ -6,8 +6,7 @@
 
 use crate::common;
 
-use std::sync::{Arc, Mutex};
-
+use common::smtp::Sink;
 use common::{expect_error, json_of, Bearer, Options, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -415,51 +414,9 @@ async fn invitation_links_expire() {
     srv.stop().await;
 }
 
-/// Recipients and raw text of one received message.
-type Mail = (Vec<String>, String);
-
-/// A real SMTP server (the mailin crate) that keeps every message it receives.
-#[derive(Clone, Default)]
-struct Sink {
-    messages: Arc<Mutex<Vec<Mail>>>,
-    current: Arc<Mutex<(Vec<String>, Vec<u8>)>>,
-}
-
-impl mailin_embedded::Handler for Sink {
-    fn data_start(
-        &mut self,
-        _domain: &str,
-        _from: &str,
-        _is8bit: bool,
-        to: &[String],
-    ) -> mailin_embedded::Response {
-        *self.current.lock().unwrap() = (to.to_vec(), Vec::new());
-        mailin_embedded::response::OK
-    }
-    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.current.lock().unwrap().1.extend_from_slice(buf);
-        Ok(())
-    }
-    fn data_end(&mut self) -> mailin_embedded::Response {
-        let (to, body) = std::mem::take(&mut *self.current.lock().unwrap());
-        self.messages
-            .lock()
-            .unwrap()
-            .push((to, String::from_utf8_lossy(&body).into_owned()));
-        mailin_embedded::response::OK
-    }
-}
-
 #[tokio::test]
 async fn invitations_are_emailed_when_smtp_is_configured() {
-    let sink = Sink::default();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let mut server = mailin_embedded::Server::new(sink.clone());
-    server.with_tcp_listener(listener).with_num_threads(1);
-    std::thread::spawn(move || {
-        let _ = server.serve();
-    });
+    let (sink, port) = Sink::start();
 
     let srv = TestServer::start_with(Options {
         clock: None,

@@ -8,11 +8,6 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::Arc;
-
-use axum::extract::State;
-use axum::http::StatusCode;
 use serde_json::{json, Value};
 use tocsin::clock::{Clock, ManualClock};
 use tocsin::monitoring::scheduler;
@@ -35,39 +30,7 @@ pub const ALL_EVENTS: [&str; 9] = [
     "certificate.expiring",
 ];
 
-/// A loopback HTTP server answering every path with the status the test sets.
-pub struct Target {
-    pub base: String,
-    status: Arc<AtomicU16>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Target {
-    pub async fn start() -> Target {
-        let status = Arc::new(AtomicU16::new(200));
-        let app = axum::Router::new()
-            .fallback(|State(s): State<Arc<AtomicU16>>| async move {
-                StatusCode::from_u16(s.load(Ordering::SeqCst)).unwrap()
-            })
-            .with_state(status.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Target { base, status, task }
-    }
-
-    pub fn set(&self, code: u16) {
-        self.status.store(code, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
+pub use super::target::Target;
 
 /// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.
 pub async fn tick(srv: &TestServer, clock: &ManualClock) -> usize {

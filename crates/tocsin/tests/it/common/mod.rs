@@ -9,6 +9,8 @@ pub mod alerting;
 pub mod binary;
 pub mod monitors;
 pub mod receiver;
+pub mod smtp;
+pub mod target;
 
 use std::sync::Arc;
 
