@@ -81,6 +81,11 @@ pub enum Notice {
     MaintenanceChanged {
         monitor_id: String,
     },
+    /// What a status page shows changed (the page, its components, an incident, a postmortem):
+    /// every node drops its rendered copy of the page.
+    StatusPageChanged {
+        page_id: String,
+    },
     /// Notices may have been missed: reload or clear everything.
     Resync,
 }

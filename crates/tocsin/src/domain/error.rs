@@ -38,6 +38,10 @@ pub enum Resource {
     Alert,
     EscalationPolicy,
     MaintenanceWindow,
+    StatusPage,
+    Incident,
+    Postmortem,
+    PublishableKey,
 }
 
 impl Resource {
@@ -57,6 +61,10 @@ impl Resource {
             Resource::Alert => "ALERT_NOT_FOUND",
             Resource::EscalationPolicy => "ESCALATION_POLICY_NOT_FOUND",
             Resource::MaintenanceWindow => "MAINTENANCE_WINDOW_NOT_FOUND",
+            Resource::StatusPage => "STATUS_PAGE_NOT_FOUND",
+            Resource::Incident => "INCIDENT_NOT_FOUND",
+            Resource::Postmortem => "POSTMORTEM_NOT_FOUND",
+            Resource::PublishableKey => "PUBLISHABLE_KEY_NOT_FOUND",
         }
     }
 
@@ -76,6 +84,10 @@ impl Resource {
             Resource::Alert => "alert",
             Resource::EscalationPolicy => "escalation policy",
             Resource::MaintenanceWindow => "maintenance window",
+            Resource::StatusPage => "status page",
+            Resource::Incident => "incident",
+            Resource::Postmortem => "postmortem",
+            Resource::PublishableKey => "publishable key",
         }
     }
 }
