@@ -33,6 +33,8 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::channels::router())
         .merge(super::alerts::router())
         .merge(super::escalation::router())
+        .merge(super::incidents::router())
+        .merge(super::postmortems::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {
