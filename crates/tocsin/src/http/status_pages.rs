@@ -9,6 +9,9 @@ use axum::Json;
 use super::extract::{ApiJson, Created, IfMatch, NoContent, Tagged};
 use crate::auth::caps;
 use crate::domain::status_pages::components::{self, ComponentList, StatusPageComponent};
+use crate::domain::status_pages::keys::{
+    self, CreatePublishableKey, CreatedPublishableKey, KeyPath, PublishableKey,
+};
 use crate::domain::status_pages::{self, CreateStatusPage, PagePath, StatusPage, UpdateStatusPage};
 use crate::http::auth::Auth;
 use crate::http::error::ApiResult;
@@ -78,6 +81,55 @@ pub fn router() -> ApiRouter<AppState> {
                     .summary("Replace a status page's components, in page order: one sent with its `id` keeps it, one without gets a new id, one left out is removed (`status_pages:write`)")
             }),
         )
+        .api_route(
+            "/status-pages/{page_id}/publishable-keys",
+            get_with(list_keys, |op| {
+                op.id("listPublishableKeys")
+                    .tag(TAG)
+                    .summary("A status page's publishable keys, without the keys themselves (`status_pages:read`)")
+            })
+            .post_with(create_key, |op| {
+                op.id("createPublishableKey")
+                    .tag(TAG)
+                    .summary("Mint a publishable key (`pk_...`) for the embed API and badges of this page: read-only, safe in browser code; the key is shown once; at most 20 per page (`status_pages:write`)")
+            }),
+        )
+        .api_route(
+            "/status-pages/{page_id}/publishable-keys/{key_id}",
+            aide::axum::routing::delete_with(delete_key, |op| {
+                op.id("deletePublishableKey")
+                    .tag(TAG)
+                    .summary("Revoke a publishable key: it answers 401 at once (`status_pages:write`)")
+            }),
+        )
+}
+
+async fn list_keys(
+    State(state): State<AppState>,
+    caller: Auth<caps::StatusPagesRead>,
+    Path(p): Path<PagePath>,
+) -> ApiResult<Json<Vec<PublishableKey>>> {
+    Ok(Json(keys::list(&state, &caller, &p.page_id).await?))
+}
+
+async fn create_key(
+    State(state): State<AppState>,
+    caller: Auth<caps::StatusPagesWrite>,
+    Path(p): Path<PagePath>,
+    ApiJson(body): ApiJson<CreatePublishableKey>,
+) -> ApiResult<Created<CreatedPublishableKey>> {
+    Ok(Created(
+        keys::create(&state, &caller, &p.page_id, body).await?,
+    ))
+}
+
+async fn delete_key(
+    State(state): State<AppState>,
+    caller: Auth<caps::StatusPagesWrite>,
+    Path(p): Path<KeyPath>,
+) -> ApiResult<NoContent> {
+    keys::delete(&state, &caller, &p).await?;
+    Ok(NoContent)
 }
 
 async fn list(

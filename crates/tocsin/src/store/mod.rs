@@ -28,6 +28,7 @@ pub mod monitors;
 pub mod probe_relay;
 pub mod probes;
 pub mod projects;
+pub mod publishable_keys;
 pub mod push;
 pub mod sessions;
 pub mod status;

@@ -382,3 +382,66 @@ async fn components_keep_their_ids_and_order_and_name_bad_entries() {
     .await;
     assert_eq!(after, list);
 }
+
+#[tokio::test]
+async fn publishable_keys_are_shown_once_listed_by_hint_and_revoked() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("keys@example.com").await;
+    let page = create_page(&u, json!({"name": "Acme", "slug": "acme"})).await;
+    let pid = page["id"].as_str().unwrap();
+    let path = format!("/status-pages/{pid}/publishable-keys");
+    let k = json_of(
+        u.call(Method::POST, &path, Some(json!({"name": "marketing site"})))
+            .await,
+        201,
+    )
+    .await;
+    let key = k["key"].as_str().unwrap();
+    assert!(key.starts_with("pk_") && key.len() > 40, "{key}");
+    assert_eq!(k["statusPageId"], pid);
+    assert_eq!(k["lastUsedAt"], Value::Null);
+    let tail = &key[key.len() - 4..];
+    assert_eq!(k["hint"], format!("pk_…{tail}"));
+
+    let list = json_of(u.call(Method::GET, &path, None).await, 200).await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert!(
+        !list.to_string().contains(key),
+        "the key is never read back"
+    );
+    let mut keys: Vec<&str> = list[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        vec![
+            "createdAt",
+            "hint",
+            "id",
+            "lastUsedAt",
+            "name",
+            "statusPageId"
+        ]
+    );
+
+    let res = u.call(Method::POST, &path, Some(json!({"name": ""}))).await;
+    field_error(res, "name").await;
+    // Another workspace sees neither the page nor its keys.
+    let other = srv.sign_up("other@example.com").await;
+    let res = other.call(Method::GET, &path, None).await;
+    expect_error(res, 404, "STATUS_PAGE_NOT_FOUND").await;
+
+    let kid = k["id"].as_str().unwrap();
+    let res = u.call(Method::DELETE, &format!("{path}/{kid}"), None).await;
+    assert_eq!(res.status().as_u16(), 204);
+    let res = u.call(Method::DELETE, &format!("{path}/{kid}"), None).await;
+    expect_error(res, 404, "PUBLISHABLE_KEY_NOT_FOUND").await;
+    assert_eq!(
+        json_of(u.call(Method::GET, &path, None).await, 200).await,
+        json!([])
+    );
+}

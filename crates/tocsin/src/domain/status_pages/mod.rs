@@ -9,6 +9,7 @@
 
 pub mod branding;
 pub mod components;
+pub mod keys;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
