@@ -30,6 +30,7 @@ pub mod postmortems;
 pub mod projects;
 pub mod regions;
 pub mod schema;
+pub mod status_pages;
 pub mod users;
 pub mod workspaces;
 
