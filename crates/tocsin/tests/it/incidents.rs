@@ -952,8 +952,9 @@ async fn public_read_shows_published_incidents_and_scheduled_ones_once_due() {
         )
         .await,
     );
-    clock.set_ms(T0 + 30 * day);
-    let now = T0 + 30 * day;
+    // (Within the session's lifetime.)
+    clock.set_ms(T0 + 5 * day);
+    let now = T0 + 5 * day;
     let live = id_of(
         &create(
             &u,
@@ -1018,13 +1019,13 @@ async fn public_read_shows_published_incidents_and_scheduled_ones_once_due() {
     };
 
     // Before the schedule: only the live one (the old one is resolved before `since`).
-    let rows = read(now, now - 7 * day).await;
+    let rows = read(now, now - 3 * day).await;
     assert_eq!(ids(&rows), vec![live.clone()]);
     let view = tocsin::domain::incidents::incident_view(&rows[0].0, &rows[0].1);
     let messages: Vec<&str> = view.updates.iter().map(|u| u.message.as_str()).collect();
     assert_eq!(messages, vec!["Found it.", "Looking."]);
     // Once its time has come (by the caller's clock), the scheduled one shows too.
-    let rows = read(now + 10 * MINUTE, now - 7 * day).await;
+    let rows = read(now + 10 * MINUTE, now - 3 * day).await;
     assert_eq!(ids(&rows), vec![scheduled.clone(), live.clone()]);
     // A longer history window brings the old one back.
     let rows = read(now + 10 * MINUTE, T0).await;
