@@ -27,6 +27,8 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::projects::router())
         .merge(super::maintenance::router())
         .merge(super::status_pages::router())
+        .merge(super::public::router())
+        .merge(super::embed::router())
         .merge(super::heartbeats::router())
         .merge(super::events::router())
         .merge(super::push::router())

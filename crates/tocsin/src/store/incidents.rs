@@ -382,3 +382,39 @@ pub async fn public_for_page(
         })
         .collect())
 }
+
+// ---------------------------------------------------------------------------------------------
+// Automatic incidents (alerting::auto_incidents)
+
+/// The id of page `page_id`'s unresolved automatic incident for `monitor_id`, if any.
+pub async fn open_auto<'e>(
+    e: impl Exec<'e>,
+    page_id: &str,
+    monitor_id: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM incidents WHERE status_page_id = $1 AND source_monitor_id = $2 \
+         AND auto_generated = 1 AND resolved_at IS NULL",
+    )
+    .bind(page_id)
+    .bind(monitor_id)
+    .fetch_optional(e)
+    .await
+}
+
+/// Every unresolved automatic incident of `monitor_id` (one per page at most).
+pub async fn unresolved_auto_for_monitor<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    monitor_id: &str,
+) -> Result<Vec<IncidentRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM incidents WHERE workspace_id = $1 AND source_monitor_id = $2 \
+         AND auto_generated = 1 AND resolved_at IS NULL ORDER BY id"
+    );
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(monitor_id)
+        .fetch_all(e)
+        .await
+}

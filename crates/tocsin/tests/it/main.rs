@@ -30,6 +30,7 @@ mod openapi;
 mod postmortems;
 mod probes;
 mod projects;
+mod public_pages;
 mod push;
 mod push_binary;
 mod scheduler;
