@@ -46,7 +46,8 @@ are secrets); SLACK, DISCORD (`username?`), TEAMS, GOOGLE_CHAT, MATTERMOST (`cha
 apiUrl?}`; OPSGENIE `{apiKey, apiUrl?, priority?: P1..P5}`; NTFY `{topic, serverUrl?, token?, \
 priority?: 1..5}`; PUSHOVER `{userKey, apiToken, apiUrl?, priority?: -2..2, sound?}`; GOTIFY \
 `{serverUrl, appToken, priority?: 0..10}`; MATRIX `{homeserverUrl, accessToken, roomId}`; \
-TWILIO_SMS `{accountSid, authToken, from, to, apiUrl?}`. `apiUrl`/`serverUrl` override the \
+TWILIO_SMS `{accountSid, authToken, from, to, apiUrl?}` where `to` is one E.164 number or an \
+array of 1 to 10 (one SMS each; a failed attempt is retried to every number). `apiUrl`/`serverUrl` override the \
 provider's address (self-hosted servers). Secrets (tokens, keys, webhook URLs, the webhook \
 secret) read back as `********`; send `********` to keep one unchanged.";
 

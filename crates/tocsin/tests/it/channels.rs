@@ -797,6 +797,101 @@ async fn email_channels_are_accepted_and_enabled_where_a_relay_is_configured() {
 }
 
 #[tokio::test]
+async fn an_sms_goes_to_every_number_of_a_list_and_a_failure_retries_them_all() {
+    let (srv, clock) = TestServer::with_clock(1_767_225_600_000).await;
+    let rx = Receiver::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let numbers = ["+15557654321", "+15557654322", "+15557654323"];
+    let ch = channel(
+        &ada,
+        json!({"name": "rotation", "type": "TWILIO_SMS",
+               "config": {"accountSid": "AC0123456789abcdef0123456789abcdef", "authToken": "tw",
+                          "from": "+15551234567", "to": numbers, "apiUrl": rx.base}}),
+    )
+    .await;
+    assert_eq!(ch["config"]["to"], json!(numbers));
+    assert_eq!(ch["config"]["authToken"], "********");
+    let id = ch["id"].as_str().unwrap().to_string();
+
+    // One of the three requests fails: the attempt fails as a whole, naming the number.
+    rx.then(&[503]);
+    enqueue(
+        &srv,
+        &ada.workspace_id,
+        &id,
+        AlertEvent::AlertOpened,
+        alert_data("http://tocsin.test/ack?token=abc"),
+    )
+    .await;
+    let first = rx.wait_for(3, WAIT).await;
+    let to_of = |r: &Received| {
+        url::form_urlencoded::parse(&r.body)
+            .into_owned()
+            .find(|(k, _)| k == "To")
+            .map(|(_, v)| v)
+            .unwrap()
+    };
+    let mut got: Vec<String> = first.iter().map(to_of).collect();
+    got.sort();
+    assert_eq!(got, numbers);
+    let failed = with_status(&ada, &id, "RETRYING").await;
+    assert_eq!(failed["attempt"], 1);
+    assert_eq!(failed["responseStatus"], 503);
+    let error = failed["error"].as_str().unwrap();
+    assert!(error.starts_with("1 of 3 failed: +1555765432"), "{error}");
+    assert!(error.contains("HTTP 503"), "{error}");
+
+    // The retry sends to every number again (Twilio cannot deduplicate), and delivers.
+    clock.advance_ms(6_000);
+    srv.state.wake_deliveries();
+    let all = rx.wait_for(6, WAIT).await;
+    let mut again: Vec<String> = all[3..].iter().map(to_of).collect();
+    again.sort();
+    assert_eq!(again, numbers);
+    let done = settled(&ada, &id).await;
+    assert_eq!(done["status"], "DELIVERED", "{done}");
+    assert_eq!(done["attempt"], 2);
+    assert_eq!(done["responseStatus"], 200);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn sms_number_lists_are_checked_number_by_number() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let config = |to: Value| {
+        json!({"name": "x", "type": "TWILIO_SMS",
+               "config": {"accountSid": "AC0123456789abcdef0123456789abcdef", "authToken": "t",
+                          "from": "+15551234567", "to": to}})
+    };
+    let eleven: Vec<String> = (0..11).map(|i| format!("+155576543{i:02}")).collect();
+    for (to, field) in [
+        (json!(["+15557654321", "555-0100"]), "config.to.1"),
+        (json!(["+15557654321", 7]), "config.to.1"),
+        (json!([]), "config.to"),
+        (json!(eleven), "config.to"),
+        (json!("555-0100"), "config.to"),
+        (json!({"a": "+15557654321"}), "config.to"),
+    ] {
+        let res = ada
+            .call(
+                Method::POST,
+                "/notification-channels",
+                Some(config(to.clone())),
+            )
+            .await;
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(err["field"], field, "{to} -> {err}");
+    }
+    // A single number, as before, and a list of ten.
+    channel(&ada, config(json!("+15557654321"))).await;
+    let ten: Vec<String> = (0..10).map(|i| format!("+155576543{i:02}")).collect();
+    let ch = channel(&ada, config(json!(ten))).await;
+    assert_eq!(ch["config"]["to"].as_array().unwrap().len(), 10);
+    srv.stop().await;
+}
+
+#[tokio::test]
 async fn private_addresses_are_refused_when_the_operator_says_so() {
     let rx = Receiver::start().await;
     let srv = TestServer::start_with(Options {
