@@ -41,7 +41,7 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
     // 90 days of hourly rollups per monitor: 60 checks an hour, one DOWN now and then.
     for (i, (_, seq)) in monitors.iter().enumerate() {
         for h in 0..HISTORY_DAYS * 24 {
-            let down = i64::from((h as usize + i) % 97 == 0);
+            let down = i64::from((h as usize + i).is_multiple_of(97));
             sqlx::query(
                 "INSERT INTO heartbeat_hourly (monitor_seq, bucket_start, total, up, down, \
                  degraded, latency_sum, latency_min, latency_max) \

@@ -205,7 +205,7 @@ fn incident(s: &Snapshot, i: &IncidentWithUpdates, level: u8) -> Markup {
                 }
             }
             @if let Some(p) = postmortem {
-                p { a href={ "postmortems/" (p.id) } { "Postmortem: " (p.title) } }
+                p { a href={ "/s/" (s.summary.page.slug) "/postmortems/" (p.id) } { "Postmortem: " (p.title) } }
             }
         }
     }

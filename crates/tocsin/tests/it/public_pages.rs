@@ -532,3 +532,90 @@ async fn an_alert_opens_an_automatic_incident_and_recovery_resolves_it() {
         .unwrap();
     assert_eq!(resolved_update["systemGenerated"], true);
 }
+
+/// On PostgreSQL, two nodes: a page edited through one node, and a published incident, show
+/// on the other node's public summary within a second (its rendered copy is dropped by the
+/// feed, and the digest is the net).
+#[tokio::test]
+async fn a_change_made_on_one_node_shows_on_the_other_within_a_second() {
+    let a = TestServer::start().await;
+    let Some(b) = a.start_beside(common::Options::default()).await else {
+        return; // SQLite: one node.
+    };
+    let u = a.sign_up("nodes@example.com").await;
+    let page = create_page(
+        &u,
+        json!({"name": "Before", "slug": "nodes", "published": true}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    assert_eq!(summary(&b, "nodes").await["page"]["name"], "Before");
+
+    let wait_for = |what: &'static str, check: fn(&Value) -> bool| {
+        let b = &b;
+        async move {
+            let started = Instant::now();
+            loop {
+                let s = summary(b, "nodes").await;
+                if check(&s) {
+                    return;
+                }
+                assert!(started.elapsed() < Duration::from_secs(1), "{what}: {s}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    json_of(
+        u.call(
+            Method::PATCH,
+            &format!("/status-pages/{pid}"),
+            Some(json!({"name": "After"})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    wait_for("the new name", |s| s["page"]["name"] == "After").await;
+    json_of(
+        u.call(
+            Method::POST,
+            "/incidents",
+            Some(
+                json!({"statusPageId": pid, "title": "Slow logins", "visibility": "PUBLISHED",
+                        "severity": "MINOR", "message": "Looking into it."}),
+            ),
+        )
+        .await,
+        201,
+    )
+    .await;
+    wait_for("the incident", |s| {
+        s["activeIncidents"]
+            .as_array()
+            .is_some_and(|a| a.len() == 1)
+    })
+    .await;
+    json_of(
+        u.call(
+            Method::POST,
+            &format!("/status-pages/{pid}/unpublish"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    let started = Instant::now();
+    loop {
+        let res = public(&b, "/api/v1/status-pages/nodes/summary").await;
+        if res.status().as_u16() == 404 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "still public on the other node"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    b.stop().await;
+}
