@@ -31,6 +31,7 @@ pub mod projects;
 pub mod push;
 pub mod sessions;
 pub mod status;
+pub mod status_page_domains;
 pub mod users;
 pub mod versioned;
 pub mod workspaces;
