@@ -28,6 +28,7 @@ pub mod plans;
 pub mod projects;
 pub mod regions;
 pub mod schema;
+pub mod status_pages;
 pub mod users;
 pub mod workspaces;
 

@@ -29,6 +29,7 @@ pub mod regions;
 pub mod schema;
 pub mod serve;
 pub mod state;
+pub mod status_pages;
 pub mod workspace;
 
 use std::any::Any;

@@ -26,6 +26,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::monitors::router())
         .merge(super::projects::router())
         .merge(super::maintenance::router())
+        .merge(super::status_pages::router())
         .merge(super::heartbeats::router())
         .merge(super::events::router())
         .merge(super::push::router())

@@ -34,4 +34,5 @@ mod scheduler;
 mod shutdown_binary;
 mod sign_in_binary;
 mod smoke;
+mod status_pages;
 mod workspace;

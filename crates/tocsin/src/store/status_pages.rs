@@ -1,0 +1,358 @@
+//! Status pages and their components: the rows behind `/status-pages`, and the reads the
+//! public pages build from (a page by slug, its components with their monitors' state, daily
+//! uptime from the hourly rollups, and a one-row digest that tells whether anything a page
+//! shows has changed).
+//!
+//! Encodings: timestamps are integer milliseconds; `published` is 0/1; `branding` and
+//! `allowed_email_domains` are JSON text; a component's `position` is its place on the page.
+
+use sqlx::FromRow;
+
+use super::{Exec, Versioned};
+
+#[derive(Debug, Clone, FromRow)]
+pub struct PageRow {
+    pub id: String,
+    pub workspace_id: String,
+    pub name: String,
+    pub slug: String,
+    pub published: i64,
+    pub branding: String,
+    pub history_days: i64,
+    pub auto_incidents: String,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, workspace_id, name, slug, published, branding, history_days, \
+     auto_incidents, version, created_at, updated_at";
+
+pub async fn insert<'e>(e: impl Exec<'e>, p: &PageRow) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO status_pages (id, workspace_id, name, slug, published, branding, \
+         history_days, auto_incidents, version, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(&p.id)
+    .bind(&p.workspace_id)
+    .bind(&p.name)
+    .bind(&p.slug)
+    .bind(p.published)
+    .bind(&p.branding)
+    .bind(p.history_days)
+    .bind(&p.auto_incidents)
+    .bind(p.version)
+    .bind(p.created_at)
+    .bind(p.updated_at)
+    .execute(e)
+    .await
+    .map(|_| ())
+}
+
+pub async fn get<'e>(e: impl Exec<'e>, ws: &str, id: &str) -> Result<Option<PageRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM status_pages WHERE workspace_id = $1 AND id = $2");
+    sqlx::query_as(&sql)
+        .bind(ws)
+        .bind(id)
+        .fetch_optional(e)
+        .await
+}
+
+/// A page by its public slug, in any workspace (the public routes know no workspace).
+pub async fn by_slug<'e>(e: impl Exec<'e>, slug: &str) -> Result<Option<PageRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM status_pages WHERE slug = $1");
+    sqlx::query_as(&sql).bind(slug).fetch_optional(e).await
+}
+
+/// A page by id, in any workspace (publishable keys and custom domains name a page).
+pub async fn by_id<'e>(e: impl Exec<'e>, id: &str) -> Result<Option<PageRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM status_pages WHERE id = $1");
+    sqlx::query_as(&sql).bind(id).fetch_optional(e).await
+}
+
+/// A workspace's pages in creation order.
+pub async fn list<'e>(e: impl Exec<'e>, ws: &str) -> Result<Vec<PageRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM status_pages WHERE workspace_id = $1 ORDER BY id");
+    sqlx::query_as(&sql).bind(ws).fetch_all(e).await
+}
+
+/// How many pages a workspace has.
+pub async fn count<'e>(e: impl Exec<'e>, ws: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM status_pages WHERE workspace_id = $1")
+        .bind(ws)
+        .fetch_one(e)
+        .await
+}
+
+/// Writes every editable field, bumping `version` (checked when `expected` is given).
+pub async fn update<'e>(
+    e: impl Exec<'e>,
+    p: &PageRow,
+    expected: Option<i64>,
+) -> Result<u64, sqlx::Error> {
+    Versioned::update(
+        "status_pages",
+        "name = $1, slug = $2, published = $3, branding = $4, history_days = $5, \
+         auto_incidents = $6, updated_at = $7",
+        "workspace_id = $8 AND id = $9",
+        expected,
+    )
+    .run(e, |q| {
+        q.bind(&p.name)
+            .bind(&p.slug)
+            .bind(p.published)
+            .bind(&p.branding)
+            .bind(p.history_days)
+            .bind(&p.auto_incidents)
+            .bind(p.updated_at)
+            .bind(&p.workspace_id)
+            .bind(&p.id)
+    })
+    .await
+}
+
+/// Bumps a page's `version` and `updated_at` (its components changed).
+pub async fn touch<'e>(e: impl Exec<'e>, ws: &str, id: &str, now: i64) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE status_pages SET version = version + 1, updated_at = $1 \
+         WHERE workspace_id = $2 AND id = $3",
+    )
+    .bind(now)
+    .bind(ws)
+    .bind(id)
+    .execute(e)
+    .await?
+    .rows_affected())
+}
+
+pub async fn delete<'e>(e: impl Exec<'e>, ws: &str, id: &str) -> Result<u64, sqlx::Error> {
+    Ok(
+        sqlx::query("DELETE FROM status_pages WHERE workspace_id = $1 AND id = $2")
+            .bind(ws)
+            .bind(id)
+            .execute(e)
+            .await?
+            .rows_affected(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Components
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ComponentRow {
+    pub id: String,
+    pub status_page_id: String,
+    pub workspace_id: String,
+    pub monitor_id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub group_name: Option<String>,
+    pub position: i64,
+}
+
+const COMPONENT_COLUMNS: &str =
+    "id, status_page_id, workspace_id, monitor_id, name, description, group_name, position";
+
+/// A page's components in page order.
+pub async fn components<'e>(
+    e: impl Exec<'e>,
+    page_id: &str,
+) -> Result<Vec<ComponentRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COMPONENT_COLUMNS} FROM status_page_components WHERE status_page_id = $1 \
+         ORDER BY position, id"
+    );
+    sqlx::query_as(&sql).bind(page_id).fetch_all(e).await
+}
+
+/// Removes every component of a page (before [`insert_component`] writes the new list).
+pub async fn clear_components<'e>(e: impl Exec<'e>, page_id: &str) -> Result<u64, sqlx::Error> {
+    Ok(
+        sqlx::query("DELETE FROM status_page_components WHERE status_page_id = $1")
+            .bind(page_id)
+            .execute(e)
+            .await?
+            .rows_affected(),
+    )
+}
+
+pub async fn insert_component<'e>(e: impl Exec<'e>, c: &ComponentRow) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO status_page_components (id, status_page_id, workspace_id, monitor_id, \
+         name, description, group_name, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&c.id)
+    .bind(&c.status_page_id)
+    .bind(&c.workspace_id)
+    .bind(&c.monitor_id)
+    .bind(&c.name)
+    .bind(&c.description)
+    .bind(&c.group_name)
+    .bind(c.position)
+    .execute(e)
+    .await
+    .map(|_| ())
+}
+
+/// The pages (ids) that show a monitor as a component.
+pub async fn pages_of_monitor<'e>(
+    e: impl Exec<'e>,
+    monitor_id: &str,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT status_page_id FROM status_page_components WHERE monitor_id = $1",
+    )
+    .bind(monitor_id)
+    .fetch_all(e)
+    .await
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the public pages read
+
+/// The state of a component's monitor a public page shows.
+#[derive(Debug, Clone, FromRow)]
+pub struct MonitorState {
+    pub id: String,
+    pub seq: i64,
+    pub status: String,
+    pub active: i64,
+    pub status_changed_at: i64,
+}
+
+/// The state of the page's monitors (`ids` of workspace `ws`).
+pub async fn monitor_states<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    ids: &[String],
+) -> Result<Vec<MonitorState>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT id, seq, status, active, status_changed_at FROM monitors \
+         WHERE workspace_id = $1 AND id IN ({})",
+        placeholders(2, ids.len())
+    );
+    let mut q = sqlx::query_as(&sql).bind(ws);
+    for id in ids {
+        q = q.bind(id);
+    }
+    q.fetch_all(e).await
+}
+
+/// One monitor's counted checks of one day: `(monitor_seq, day, total, down)`, where `day`
+/// is the day number of `bucket_start + offset_ms` (days since the epoch in the page's zone).
+pub type DayRow = (i64, i64, i64, i64);
+
+/// Per monitor and day, the counted and DOWN checks from the hourly rollups since `from_ms`.
+pub async fn daily_uptime<'e>(
+    e: impl Exec<'e>,
+    seqs: &[i64],
+    from_ms: i64,
+    offset_ms: i64,
+) -> Result<Vec<DayRow>, sqlx::Error> {
+    if seqs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT monitor_seq, CAST((bucket_start + $2) / 86400000 AS BIGINT) AS day, \
+         CAST(SUM(total) AS BIGINT), CAST(SUM(down) AS BIGINT) FROM heartbeat_hourly \
+         WHERE bucket_start >= $1 AND monitor_seq IN ({}) \
+         GROUP BY monitor_seq, CAST((bucket_start + $2) / 86400000 AS BIGINT)",
+        placeholders(3, seqs.len())
+    );
+    let mut q = sqlx::query_as(&sql).bind(from_ms).bind(offset_ms);
+    for s in seqs {
+        q = q.bind(*s);
+    }
+    q.fetch_all(e).await
+}
+
+/// A one-row digest of what a page shows besides uptime: the page row's version, its
+/// components' monitors' status changes, and its incidents' and postmortems' edits. Equal
+/// digests mean an unchanged page (deletions are announced with a notice instead).
+pub async fn digest<'e>(e: impl Exec<'e>, page_id: &str) -> Result<String, sqlx::Error> {
+    let (version, status, incidents, postmortems): (i64, i64, i64, i64) = sqlx::query_as(
+        "SELECT \
+           COALESCE((SELECT version FROM status_pages WHERE id = $1), -1), \
+           COALESCE((SELECT CAST(MAX(m.status_changed_at) AS BIGINT) + \
+                     CAST(SUM(LENGTH(m.status)) AS BIGINT) + CAST(COUNT(*) AS BIGINT) \
+                     FROM monitors m JOIN status_page_components c ON c.monitor_id = m.id \
+                     WHERE c.status_page_id = $1), 0), \
+           COALESCE((SELECT CAST(MAX(updated_at) AS BIGINT) + CAST(COUNT(*) AS BIGINT) \
+                     FROM incidents WHERE status_page_id = $1), 0), \
+           COALESCE((SELECT CAST(MAX(p.updated_at) AS BIGINT) + CAST(COUNT(*) AS BIGINT) \
+                     FROM postmortems p JOIN incidents i ON i.id = p.incident_id \
+                     WHERE i.status_page_id = $1), 0)",
+    )
+    .bind(page_id)
+    .fetch_one(e)
+    .await?;
+    Ok(format!("{version}.{status}.{incidents}.{postmortems}"))
+}
+
+/// `$start, $start+1, ...` for an `IN (...)` list of `n` values.
+fn placeholders(start: usize, n: usize) -> String {
+    (start..start + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `(page id, domain)` of a workspace's verified custom domains, oldest first.
+pub async fn verified_domains<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT status_page_id, domain FROM status_page_domains \
+         WHERE workspace_id = $1 AND verified_at IS NOT NULL ORDER BY created_at, domain",
+    )
+    .bind(ws)
+    .fetch_all(e)
+    .await
+}
+
+/// Per monitor, `(total, down)` counted checks of the rollup hours since each of `from`
+/// (whole hours; typically 24 hours, 7, 30 and 90 days back).
+pub async fn window_uptime<'e>(
+    e: impl Exec<'e>,
+    seqs: &[i64],
+    from: &[i64; 4],
+) -> Result<std::collections::HashMap<i64, [(i64, i64); 4]>, sqlx::Error> {
+    if seqs.is_empty() {
+        return Ok(Default::default());
+    }
+    let sum = |i: usize, col: &str| {
+        format!("CAST(SUM(CASE WHEN bucket_start >= ${i} THEN {col} ELSE 0 END) AS BIGINT)")
+    };
+    let sql = format!(
+        "SELECT monitor_seq, {}, {}, {}, {}, {}, {}, {}, {} FROM heartbeat_hourly \
+         WHERE bucket_start >= $4 AND monitor_seq IN ({}) GROUP BY monitor_seq",
+        sum(1, "total"),
+        sum(1, "down"),
+        sum(2, "total"),
+        sum(2, "down"),
+        sum(3, "total"),
+        sum(3, "down"),
+        sum(4, "total"),
+        sum(4, "down"),
+        placeholders(5, seqs.len())
+    );
+    let mut q = sqlx::query_as::<_, (i64, i64, i64, i64, i64, i64, i64, i64, i64)>(&sql)
+        .bind(from[0])
+        .bind(from[1])
+        .bind(from[2])
+        .bind(from[3]);
+    for s in seqs {
+        q = q.bind(*s);
+    }
+    Ok(q.fetch_all(e)
+        .await?
+        .into_iter()
+        .map(|r| (r.0, [(r.1, r.2), (r.3, r.4), (r.5, r.6), (r.7, r.8)]))
+        .collect())
+}
