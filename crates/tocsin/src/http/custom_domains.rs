@@ -131,8 +131,7 @@ impl HostRouting {
             cache.generation
         };
         let target =
-            match store::status_page_domains::verified_host(self.0.core.db().reader(), host)
-                .await?
+            match store::status_page_domains::verified_host(self.0.core.db().reader(), host).await?
             {
                 None => Target::NotOurs,
                 Some((slug, true)) => Target::Page(slug),
@@ -144,7 +143,9 @@ impl HostRouting {
             if cache.entries.len() >= MAX_ENTRIES {
                 cache.entries.clear();
             }
-            cache.entries.insert(host.to_string(), (target.clone(), now));
+            cache
+                .entries
+                .insert(host.to_string(), (target.clone(), now));
         }
         Ok(target)
     }
@@ -235,9 +236,15 @@ fn not_found() -> Response {
     )
 }
 
-/// A page for people (custom domains are visited by browsers, not API clients).
-fn page(status: StatusCode, title: &str, text: &str) -> Response {
-    let mut r = (status, crate::public::html::message(title, text)).into_response();
+/// A page for people (custom domains are visited by browsers, not API clients). `title` and
+/// `text` are this module's own constants, never request data, so they need no escaping.
+fn page(status: StatusCode, title: &'static str, text: &'static str) -> Response {
+    let html = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>"
+    );
+    let mut r = (status, html).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),

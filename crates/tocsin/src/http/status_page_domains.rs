@@ -78,7 +78,9 @@ async fn add(
     Path(p): Path<PagePath>,
     ApiJson(body): ApiJson<AddDomain>,
 ) -> ApiResult<Created<StatusPageDomain>> {
-    Ok(Created(domains::add(&state, &caller, &p.page_id, body).await?))
+    Ok(Created(
+        domains::add(&state, &caller, &p.page_id, body).await?,
+    ))
 }
 
 async fn verify(

@@ -217,7 +217,10 @@ async fn add_verify_and_serve_a_page_at_its_domain() {
     assert_eq!(d["verifiedAt"], Value::Null);
     assert_eq!(d["verificationRecord"]["type"], "TXT");
     assert_eq!(d["verificationRecord"]["name"], CHALLENGE);
-    let value = d["verificationRecord"]["value"].as_str().unwrap().to_string();
+    let value = d["verificationRecord"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let token = value.strip_prefix("tocsin-verification=").unwrap();
     assert!(token.len() >= 32, "{value}");
     assert!(d["createdAt"].as_str().unwrap().ends_with('Z'));
@@ -290,7 +293,13 @@ async fn add_verify_and_serve_a_page_at_its_domain() {
     assert_eq!(status, 200);
     assert!(ct.contains("atom"), "{ct}");
     // Other paths of the domain are no API: a 404 page.
-    for path in ["/monitors", "/app/", "/status-pages", "/s/other", "/openapi.json"] {
+    for path in [
+        "/monitors",
+        "/app/",
+        "/status-pages",
+        "/s/other",
+        "/openapi.json",
+    ] {
         let (status, ct, body) = by_host(&srv, DOMAIN, path).await;
         assert_eq!(status, 404, "{path}: {body}");
         assert!(ct.starts_with("text/html"), "{path}: {ct}");
@@ -301,7 +310,10 @@ async fn add_verify_and_serve_a_page_at_its_domain() {
     assert_eq!(status, 307, "/ redirects to the dashboard");
     json_of(u.call(Method::GET, "/status-pages", None).await, 200).await;
     let (status, _, _) = by_host(&srv, "localhost", "/healthz").await;
-    assert_eq!(status, 200, "a host that is no domain reaches the application");
+    assert_eq!(
+        status, 200,
+        "a host that is no domain reaches the application"
+    );
 
     // Unpublishing takes the page off its domain at once (the host cache follows the change).
     json_of(
@@ -478,11 +490,7 @@ async fn validation_uniqueness_tenancy_and_capabilities() {
     .await;
     expect_error(
         other
-            .call(
-                Method::GET,
-                &format!("/status-pages/{page}/domains"),
-                None,
-            )
+            .call(Method::GET, &format!("/status-pages/{page}/domains"), None)
             .await,
         404,
         "STATUS_PAGE_NOT_FOUND",

@@ -50,6 +50,7 @@ const MAX_DOMAIN_CHARS: usize = 253;
 
 /// The DNS record type of a verification record (always `TXT`).
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(rename = "DomainVerificationRecordType")]
 pub enum RecordType {
     #[serde(rename = "TXT")]
     Txt,
@@ -59,6 +60,7 @@ pub enum RecordType {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(rename = "DomainVerificationRecord")]
 pub struct VerificationRecord {
     /// Always `TXT`.
     #[serde(rename = "type")]
@@ -125,9 +127,7 @@ pub fn normalize_domain(input: &str) -> Result<String, String> {
         .and_then(|t| t.strip_suffix(']'))
         .unwrap_or(text);
     if bare.parse::<IpAddr>().is_ok() || text.parse::<SocketAddr>().is_ok() {
-        return Err(
-            "must be a host name such as status.example.com, not an IP address".into(),
-        );
+        return Err("must be a host name such as status.example.com, not an IP address".into());
     }
     if text.contains("://") || text.contains('/') {
         return Err(
@@ -203,9 +203,8 @@ pub async fn list(
 ) -> Result<Vec<StatusPageDomain>, DomainError> {
     caller.require::<caps::StatusPagesRead>()?;
     let page = load(core, caller, page_id).await?;
-    let rows =
-        store::status_page_domains::list(core.db().reader(), &caller.workspace_id, &page.id)
-            .await?;
+    let rows = store::status_page_domains::list(core.db().reader(), &caller.workspace_id, &page.id)
+        .await?;
     Ok(rows.iter().map(view).collect())
 }
 
@@ -455,12 +454,7 @@ async fn lookup_txt(resolver_addr: Option<SocketAddr>, name: &str) -> Result<Vec
     let fqdn = format!("{name}.");
     let answer = tokio::time::timeout(LOOKUP_TIMEOUT, resolver.txt_lookup(fqdn.as_str()))
         .await
-        .map_err(|_| {
-            Found::Failed(format!(
-                "no answer within {} s",
-                LOOKUP_TIMEOUT.as_secs()
-            ))
-        })?;
+        .map_err(|_| Found::Failed(format!("no answer within {} s", LOOKUP_TIMEOUT.as_secs())))?;
     match answer {
         Ok(lookup) => Ok(lookup
             .iter()
@@ -478,7 +472,10 @@ async fn lookup_txt(resolver_addr: Option<SocketAddr>, name: &str) -> Result<Vec
 fn classify(e: &ResolveError) -> Found {
     match e.proto().map(|p| p.kind()) {
         Some(ProtoErrorKind::NoRecordsFound { response_code, .. })
-            if matches!(*response_code, ResponseCode::NXDomain | ResponseCode::NoError) =>
+            if matches!(
+                *response_code,
+                ResponseCode::NXDomain | ResponseCode::NoError
+            ) =>
         {
             Found::Nothing
         }
