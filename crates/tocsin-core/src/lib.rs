@@ -48,6 +48,7 @@ pub use quorum::{
 };
 pub use schedule::{next_run_after, start_offset, Grid};
 pub use state::{
-    accept_baseline, enter_maintenance, push_down, resume, step, CycleInput, Event, EventKind,
-    MonitorState, SettingsError, StateSettings, Status, Transition, UnknownStatus, Verdict,
+    accept_baseline, enter_maintenance, leave_maintenance, push_down, resume, step, CycleInput,
+    Event, EventKind, MonitorState, SettingsError, StateSettings, Status, Transition,
+    UnknownStatus, Verdict,
 };

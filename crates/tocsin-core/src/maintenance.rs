@@ -31,7 +31,7 @@ use chrono::{
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
-use crate::push::CronSchedule;
+use crate::push::{CronSchedule, GapRuns};
 
 /// Longest cron `expression`, in characters.
 pub const MAX_EXPRESSION_CHARS: usize = 100;
@@ -233,7 +233,7 @@ impl Window {
         let t = t.max(self.starts_at);
         match &self.rule {
             Rule::Once => (self.starts_at >= t).then_some(self.starts_at),
-            Rule::Cron(cron) => cron_next_from(cron, self.timezone, t),
+            Rule::Cron(cron) => cron_next_from(cron, t),
             rule => {
                 let from_date = t.with_timezone(&self.timezone).date_naive() - Duration::days(1);
                 let mut date = from_date.max(self.first_date);
@@ -394,11 +394,10 @@ fn period_of(rule: &Rule, starts_at: DateTime<Utc>) -> Option<Duration> {
         Rule::Monthly(_) => Some(Duration::days(28)),
         Rule::Cron(cron) => {
             // The shortest gap between runs over a sample of them (a year of a daily pattern).
-            let tz = cron.timezone();
-            let mut prev = cron_next_from(cron, tz, starts_at)?;
+            let mut prev = cron_next_from(cron, starts_at)?;
             let mut shortest: Option<Duration> = None;
             for _ in 0..400 {
-                let Some(next) = cron_next_from(cron, tz, prev + Duration::milliseconds(1)) else {
+                let Some(next) = cron_next_from(cron, prev + Duration::milliseconds(1)) else {
                     break;
                 };
                 let gap = next - prev;
@@ -410,41 +409,11 @@ fn period_of(rule: &Rule, starts_at: DateTime<Utc>) -> Option<Duration> {
     }
 }
 
-/// The first run of `cron` at or after `t`. The cron crate also reports the instant a
-/// spring-forward gap ends as a run of patterns that name no time inside the gap (a daily
-/// 01:23 job gets an extra 03:00 run on the changeover day); such runs are skipped here, so a
-/// run is either a wall-clock time the pattern names or the end of a gap that swallowed one.
-fn cron_next_from(cron: &CronSchedule, tz: Tz, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    let mut cursor = t - Duration::milliseconds(1);
-    for _ in 0..1_000 {
-        let run = cron.next_run_after(cursor)?;
-        let local = run.with_timezone(&tz).naive_local();
-        if cron.matches_wall_clock(local) || gap_before_names_a_run(cron, tz, run) {
-            return Some(run);
-        }
-        cursor = run;
-    }
-    None
-}
-
-/// Whether `run` is the end of a DST gap inside which the pattern names a wall-clock time.
-fn gap_before_names_a_run(cron: &CronSchedule, tz: Tz, run: DateTime<Utc>) -> bool {
-    let before = (run - Duration::seconds(1))
-        .with_timezone(&tz)
-        .naive_local();
-    let after = run.with_timezone(&tz).naive_local();
-    // Without a gap the wall clock moved by exactly the second.
-    if after - before <= Duration::seconds(1) {
-        return false;
-    }
-    let mut probe = before + Duration::seconds(1);
-    while probe < after {
-        if cron.matches_wall_clock(probe) {
-            return true;
-        }
-        probe += Duration::minutes(1);
-    }
-    false
+/// The first run of `cron` at or after `t`: a wall-clock time the pattern names, or the end
+/// of a spring-forward gap that swallowed one (a window whose start the gap swallowed still
+/// opens, whatever the pattern). The logic is `push`'s, shared with push deadlines.
+fn cron_next_from(cron: &CronSchedule, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    cron.next_run_from(t, GapRuns::AtGapEnd)
 }
 
 fn matches_date(rule: &Rule, date: NaiveDate) -> bool {

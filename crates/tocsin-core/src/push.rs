@@ -18,12 +18,22 @@
 //! then applies [`crate::state::push_down`].
 //!
 //! Cron details, all evaluated on the wall clock of the schedule's time zone: day-of-month and
-//! day-of-week combine with OR when both are restricted (classic cron). Across DST:
-//! a fixed-time run that falls into the spring-forward gap is expected at the first valid
-//! time after the gap (02:30 on the changeover day is expected at 03:00); a fixed-time run in
-//! the repeated autumn hour is expected once, at its first occurrence; runs of wildcard or
-//! stepped patterns in the repeated hour are expected once per wall-clock time, which can
-//! only make the deadline later, never raise a false alarm.
+//! day-of-week combine with OR when both are restricted (classic cron). Across DST, a push
+//! monitor expects what cron itself does, as Healthchecks.io (whose cron evaluator follows
+//! Debian's cron) expects, because that is when the job really runs and pushes:
+//! - a spring-forward gap: a *fixed-time* job (neither the minute nor the hour field starts
+//!   with `*`, like `30 2 * * *`) whose time falls into the gap runs once when the gap ends, so
+//!   it is expected then (02:30 on the changeover day in Berlin is expected at 03:00 CEST),
+//!   not skipped: skipping it would hide a job that failed that night. A *wildcard* job
+//!   (`30 * * * *`, `*/15 2 * * *`) simply has no run at the times the gap swallowed; its
+//!   next expected run is the next wall-clock time it names (03:30, not 03:00). No expected
+//!   run is ever a time that does not exist locally, and none appears where the pattern names
+//!   nothing (the cron crate alone reports the end of the gap as a run of every pattern, so a
+//!   daily 01:23 job would get a phantom 03:00 run and a false alarm at 03:01; see
+//!   [`CronSchedule::next_run_from`]).
+//! - the repeated autumn hour: a fixed-time run is expected once, at its first occurrence;
+//!   runs of wildcard or stepped patterns in the repeated hour are expected once per
+//!   wall-clock time, which can only make the deadline later, never raise a false alarm.
 //!
 //! Precision: cron runs are whole minutes; bases are truncated to whole seconds so that a push
 //! a few milliseconds after a run never counts as "before" it.
@@ -113,6 +123,35 @@ pub struct CronSchedule {
     expression: String,
     cron: Cron,
     timezone: Tz,
+    /// Neither the minute nor the hour field starts with `*` (cron's "fixed-time" job).
+    fixed_time: bool,
+}
+
+/// What becomes of the runs of a schedule whose wall-clock time a spring-forward gap
+/// swallowed (see [`CronSchedule::next_run_from`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GapRuns {
+    /// One run when the gap ends, whatever the pattern (maintenance windows: a window whose
+    /// start the gap swallowed still opens).
+    AtGapEnd,
+    /// As cron runs jobs: a fixed-time pattern's swallowed run happens once when the gap ends;
+    /// a wildcard pattern's are skipped (push monitors: expect what the job really does).
+    AsCron,
+}
+
+/// Whether a pattern is "fixed-time" in cron's sense: neither its minute nor its hour field
+/// starts with `*` (Debian's cron applies its DST rules to those only). Of the nicknames only
+/// `@hourly` (`0 * * * *`) is not.
+fn is_fixed_time(expression: &str) -> bool {
+    let e = expression.trim();
+    if let Some(nickname) = e.strip_prefix('@') {
+        return !nickname.eq_ignore_ascii_case("hourly");
+    }
+    let mut fields = e.split_whitespace();
+    match (fields.next(), fields.next()) {
+        (Some(minute), Some(hour)) => !minute.starts_with('*') && !hour.starts_with('*'),
+        _ => false,
+    }
 }
 
 impl CronSchedule {
@@ -133,6 +172,7 @@ impl CronSchedule {
             expression: expression.to_string(),
             cron,
             timezone,
+            fixed_time: is_fixed_time(expression),
         };
         // Patterns like "0 0 31 2 *" parse but never fire; a push monitor on one could never
         // be judged, so refuse it. Any fixed start works: without a year field a pattern that
@@ -166,14 +206,83 @@ impl CronSchedule {
             .unwrap_or(false)
     }
 
-    /// The first expected run strictly after `after` (truncated to the whole second).
+    /// Whether the pattern is fixed-time (neither the minute nor the hour field starts with
+    /// `*`).
+    pub fn is_fixed_time(&self) -> bool {
+        self.fixed_time
+    }
+
+    /// The first expected run of a push monitor strictly after `after` (truncated to the
+    /// whole second), runs swallowed by a DST gap treated as cron does ([`GapRuns::AsCron`]).
     pub fn next_run_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         let whole_second = DateTime::<Utc>::from_timestamp(after.timestamp(), 0)?;
-        let local = whole_second.with_timezone(&self.timezone);
+        self.next_run_from(whole_second + Duration::milliseconds(1), GapRuns::AsCron)
+    }
+
+    /// The first run at or after `t` (runs are whole minutes). Shared by push deadlines and
+    /// maintenance windows.
+    ///
+    /// The pattern is matched against the zone's wall clock, never through the cron crate's
+    /// own zone handling (which reports the end of a spring-forward gap as a run of every
+    /// pattern, and skips fixed-time runs the gap swallowed when the pattern names several
+    /// times): the next wall-clock time the pattern names is found on a clock without DST,
+    /// then placed in the zone. A time that exists once is that instant; a time of a repeated
+    /// autumn hour is its first instant, and is passed over when that instant is gone (so a
+    /// wall-clock time is run once); a time a spring-forward gap swallowed is, as `gap` says,
+    /// the instant the gap ends or passed over, with the whole gap (one run at most per gap).
+    /// So a run is never a time that does not exist locally, and never the end of a gap that
+    /// swallowed nothing the pattern names.
+    pub fn next_run_from(&self, t: DateTime<Utc>, gap: GapRuns) -> Option<DateTime<Utc>> {
+        use chrono::{LocalResult, TimeZone};
+        let keeps_gap_runs = match gap {
+            GapRuns::AtGapEnd => true,
+            GapRuns::AsCron => self.fixed_time,
+        };
+        // Runs strictly after `cursor`, a whole second (runs are whole minutes).
+        let before = t - Duration::milliseconds(1);
+        let cursor = DateTime::<Utc>::from_timestamp(before.timestamp(), 0)?;
+        let mut wall = cursor.with_timezone(&self.timezone).naive_local();
+        // Each turn passes over one gap or one repeated time; a pattern that fires at all
+        // fires within far fewer turns.
+        for _ in 0..1_000 {
+            let next = self.next_wall_clock_after(wall)?;
+            match self.timezone.from_local_datetime(&next) {
+                LocalResult::Single(run) => {
+                    let run = run.with_timezone(&Utc);
+                    if run > cursor {
+                        return Some(run);
+                    }
+                    wall = next;
+                }
+                LocalResult::Ambiguous(a, b) => {
+                    let first = a.min(b).with_timezone(&Utc);
+                    if first > cursor {
+                        return Some(first);
+                    }
+                    wall = next;
+                }
+                LocalResult::None => {
+                    let end = crate::maintenance::resolve(self.timezone, next)?;
+                    if keeps_gap_runs {
+                        return Some(end);
+                    }
+                    // Resume at the first wall-clock time after the gap.
+                    wall = end.with_timezone(&self.timezone).naive_local() - Duration::seconds(1);
+                }
+            }
+        }
+        None
+    }
+
+    /// The first wall-clock time strictly after `wall` that the pattern names, on a clock
+    /// without DST.
+    fn next_wall_clock_after(&self, wall: chrono::NaiveDateTime) -> Option<chrono::NaiveDateTime> {
+        use chrono::TimeZone;
+        // The fields of a UTC datetime are exactly the naive ones given.
         self.cron
-            .find_next_occurrence(&local, false)
+            .find_next_occurrence(&Utc.from_utc_datetime(&wall), false)
             .ok()
-            .map(|dt| dt.with_timezone(&Utc))
+            .map(|dt| dt.naive_utc())
     }
 }
 

@@ -303,8 +303,8 @@ pub enum EventKind {
     Changed,
     /// Any status -> `MAINTENANCE`.
     Maintenance,
-    /// Any status -> `PENDING` (maintenance ended with failures not yet confirmed, or a
-    /// baseline was accepted).
+    /// Any status -> `PENDING` (maintenance ended with failures not yet confirmed or with no
+    /// verdict at all, or a baseline was accepted).
     Pending,
 }
 
@@ -412,6 +412,22 @@ pub fn push_down(state: &MonitorState, in_maintenance: bool, now: DateTime<Utc>)
 /// [`push_down`] with the flag cleared), so the status after a window is the next check's.
 pub fn enter_maintenance(state: &MonitorState) -> Transition {
     Transition::new(state.status, MonitorState::maintenance())
+}
+
+/// A maintenance window ended and no verdict is at hand to leave it with (a push monitor whose
+/// job has said nothing since the window began): a `MAINTENANCE` monitor goes `PENDING` with
+/// counters reset, with one non-alerting [`EventKind::Pending`] event, exactly the state
+/// [`step`] restarts from after maintenance; its next verdict (a push, or a missed deadline)
+/// decides. Any other status is left alone.
+pub fn leave_maintenance(state: &MonitorState) -> Transition {
+    if state.status == Status::Maintenance {
+        Transition::new(state.status, MonitorState::initial())
+    } else {
+        Transition {
+            state: *state,
+            event: None,
+        }
+    }
 }
 
 /// The caller accepted a DNS_DIFF monitor's new answer set: a `CHANGED` monitor returns to

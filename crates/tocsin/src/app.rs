@@ -46,6 +46,7 @@ struct Inner {
     check_stats: crate::monitoring::check_stats::CheckStats,
     on_demand: OnDemandChecks,
     deliveries: crate::alerting::deliver::DeliveryQueue,
+    status_pages: crate::public::cache::PageCache,
 }
 
 impl Core {
@@ -78,6 +79,7 @@ impl Core {
             check_stats: Default::default(),
             on_demand: OnDemandChecks::default(),
             deliveries,
+            status_pages: Default::default(),
             config,
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
@@ -105,6 +107,10 @@ impl Core {
     }
     pub fn keys(&self) -> &KeyCache {
         &self.0.keys
+    }
+    /// The rendered public status pages (see [`crate::public::cache`]).
+    pub fn status_pages(&self) -> &crate::public::cache::PageCache {
+        &self.0.status_pages
     }
     pub fn push_tokens(&self) -> &PushTokens {
         &self.0.push_tokens
@@ -164,6 +170,7 @@ impl Core {
     pub fn announce(&self, notice: crate::cluster::feed::Notice) {
         self.keys().apply(&notice);
         self.push_tokens().apply(&notice);
+        self.status_pages().apply(&notice);
         self.0.feed.announce(notice);
     }
 

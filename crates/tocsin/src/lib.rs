@@ -19,6 +19,7 @@ pub mod mail;
 pub mod monitoring;
 /// Plan quotas now live in the domain layer; the old path stays for existing callers.
 pub mod probes;
+pub mod public;
 pub mod push;
 pub mod server;
 pub mod store;

@@ -188,6 +188,10 @@ fn spawn_workers(
         cancel.clone(),
     )));
     workers.push(tokio::spawn(http.clone().follow_feed(cancel.clone())));
+    workers.push(tokio::spawn(crate::public::cache::follow_feed(
+        state.clone(),
+        cancel.clone(),
+    )));
     // Notifications go out from every node (the queue is shared through the database).
     workers.push(tokio::spawn(crate::alerting::deliver::run(
         state.clone(),

@@ -405,3 +405,246 @@ fn config_serde_shape() -> Result<(), serde_json::Error> {
     );
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// Spring-forward gaps: no phantom runs, no runs at times that do not exist.
+
+fn cron_schedule(expression: &str, tz: &str) -> PushSchedule {
+    PushSchedule::cron(expression, tz, 60).unwrap_or_else(|e| panic!("{expression}: {e:?}"))
+}
+
+#[test]
+fn a_gap_gives_no_phantom_run_to_a_pattern_that_names_nothing_in_it() {
+    // 2025-03-30: Berlin jumps from 02:00 CET to 03:00 CEST. A daily 01:23 job has run
+    // (00:23 UTC); the cron crate alone expects a run at 03:00 CEST, and the monitor would
+    // page at 03:01 though the job is fine. The next run is Monday 01:23 CEST.
+    let s = cron_schedule("23 1 * * *", "Europe/Berlin");
+    let pushed = berlin(2025, 3, 30, 1, 23, 10);
+    assert_eq!(pushed, utc(2025, 3, 30, 0, 23, 10));
+    assert_eq!(
+        deadline(&s, Some(pushed), pushed),
+        Some(utc(2025, 3, 30, 23, 24, 0))
+    );
+    // Every hour at :00 names 03:00 itself: that run is real.
+    let h = cron_schedule("0 * * * *", "Europe/Berlin");
+    let pushed = berlin(2025, 3, 30, 1, 0, 10);
+    assert_eq!(
+        deadline(&h, Some(pushed), pushed),
+        Some(berlin(2025, 3, 30, 3, 1, 0))
+    );
+}
+
+#[test]
+fn a_fixed_time_job_swallowed_by_a_gap_is_expected_when_the_gap_ends() {
+    // 02:30 does not exist in Berlin on 2025-03-30. Cron (and Healthchecks.io, which follows
+    // it) runs the job once the clock has jumped, at 03:00 CEST: that is its expected
+    // check-in, a time that exists; the run is not skipped.
+    let s = cron_schedule("30 2 * * *", "Europe/Berlin");
+    let saturday = berlin(2025, 3, 29, 2, 30, 10);
+    let expected = deadline(&s, Some(saturday), saturday).unwrap_or_else(|| panic!("no deadline"))
+        - Duration::seconds(60);
+    assert_eq!(expected, berlin(2025, 3, 30, 3, 0, 0));
+    // The job ran at 03:00: nothing is due before Monday 02:30 CEST.
+    let ran = berlin(2025, 3, 30, 3, 0, 20);
+    assert_eq!(
+        deadline(&s, Some(ran), ran),
+        Some(berlin(2025, 3, 31, 2, 31, 0))
+    );
+    // Several swallowed times of one fixed-time job: one run at the end of the gap.
+    let two = cron_schedule("0,30 2 * * *", "Europe/Berlin");
+    assert_eq!(
+        deadline(&two, Some(saturday), saturday),
+        Some(berlin(2025, 3, 30, 3, 1, 0))
+    );
+    // Lord Howe moves by half an hour (02:00 -> 02:30 on 2025-10-05).
+    let lh = cron_schedule("15 2 * * *", "Australia/Lord_Howe");
+    let before = utc(2025, 10, 4, 14, 0, 0);
+    let expected = deadline(&lh, Some(before), before).unwrap_or_else(|| panic!("none"))
+        - Duration::seconds(60);
+    let local = expected.with_timezone(&chrono_tz::Australia::Lord_Howe);
+    assert_eq!(
+        (local.day(), local.hour(), local.minute()),
+        (5, 2, 30),
+        "{local}"
+    );
+}
+
+#[test]
+fn a_wildcard_job_has_no_run_in_a_gap() {
+    // `30 * * * *` runs at :30 of every hour that exists: 01:30 CET, then 03:30 CEST. There
+    // is no run at 03:00, which would page at 03:01 though the job runs at 03:30.
+    let s = cron_schedule("30 * * * *", "Europe/Berlin");
+    let pushed = berlin(2025, 3, 30, 1, 30, 10);
+    assert_eq!(
+        deadline(&s, Some(pushed), pushed),
+        Some(berlin(2025, 3, 30, 3, 31, 0))
+    );
+    // Stepped minutes within the swallowed hour: the next run is the first one after it.
+    let s = cron_schedule("*/20 2,4 * * *", "Europe/Berlin");
+    let pushed = berlin(2025, 3, 29, 4, 40, 10);
+    assert_eq!(
+        deadline(&s, Some(pushed), pushed),
+        Some(berlin(2025, 3, 30, 4, 1, 0))
+    );
+    // @hourly is a wildcard job, @daily a fixed-time one.
+    let hourly = match &cron_schedule("@hourly", "UTC").expect {
+        PushExpectation::Cron(c) => c.is_fixed_time(),
+        other => panic!("{other:?}"),
+    };
+    let daily = match &cron_schedule("@daily", "UTC").expect {
+        PushExpectation::Cron(c) => c.is_fixed_time(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((hourly, daily), (false, true));
+}
+
+/// A pattern family whose runs this test can tell without the cron crate: at `minutes` past
+/// `hours` (`None`: every hour), every day.
+#[derive(Debug, Clone)]
+struct Pattern {
+    minutes: Vec<u32>,
+    hours: Option<Vec<u32>>,
+    /// How the fields are written: whether either starts with `*`.
+    expression: String,
+}
+
+impl Pattern {
+    fn names(&self, local: chrono::NaiveDateTime) -> bool {
+        self.minutes.contains(&local.minute())
+            && self
+                .hours
+                .as_ref()
+                .is_none_or(|hs| hs.contains(&local.hour()))
+    }
+
+    fn fixed_time(&self) -> bool {
+        let mut f = self.expression.split_whitespace();
+        !f.next().unwrap_or("*").starts_with('*') && !f.next().unwrap_or("*").starts_with('*')
+    }
+}
+
+fn list(values: &[u32]) -> String {
+    values
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn pattern() -> impl proptest::strategy::Strategy<Value = Pattern> {
+    use proptest::prelude::*;
+    let minute = 0u32..60;
+    let hour = 0u32..24;
+    prop_oneof![
+        // Fixed time: `m h * * *`, `m h1,h2 * * *`.
+        (minute.clone(), hour.clone()).prop_map(|(m, h)| Pattern {
+            minutes: vec![m],
+            hours: Some(vec![h]),
+            expression: format!("{m} {h} * * *"),
+        }),
+        (minute.clone(), hour.clone(), hour.clone()).prop_map(|(m, a, b)| {
+            let mut hs = vec![a, b];
+            hs.sort_unstable();
+            hs.dedup();
+            Pattern {
+                minutes: vec![m],
+                hours: Some(hs.clone()),
+                expression: format!("{m} {} * * *", list(&hs)),
+            }
+        }),
+        // Wildcards: `m * * * *`, `*/k * * * *`, `*/k h * * *`.
+        minute.clone().prop_map(|m| Pattern {
+            minutes: vec![m],
+            hours: None,
+            expression: format!("{m} * * * *"),
+        }),
+        prop::sample::select(vec![5u32, 15, 20, 30]).prop_map(|k| Pattern {
+            minutes: (0..60).step_by(k as usize).collect(),
+            hours: None,
+            expression: format!("*/{k} * * * *"),
+        }),
+        (prop::sample::select(vec![10u32, 20, 30]), hour).prop_map(|(k, h)| Pattern {
+            minutes: (0..60).step_by(k as usize).collect(),
+            hours: Some(vec![h]),
+            expression: format!("*/{k} {h} * * *"),
+        }),
+    ]
+}
+
+/// Every spring-forward change of some zones in 2024-2030: (zone name, first instant after).
+fn spring_forwards() -> Vec<(&'static str, DateTime<Utc>)> {
+    use chrono::Offset;
+    let mut out = Vec::new();
+    for name in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe"] {
+        let tz: Tz = name.parse().unwrap_or_else(|_| panic!("{name}"));
+        let offset = |t: DateTime<Utc>| t.with_timezone(&tz).offset().fix().local_minus_utc();
+        let mut t = utc(2024, 1, 1, 0, 0, 0);
+        while t < utc(2031, 1, 1, 0, 0, 0) {
+            let next = t + Duration::minutes(30);
+            if offset(next) > offset(t) {
+                // The change lies in (t, next]: find its minute.
+                let mut m = t;
+                while offset(m) == offset(t) {
+                    m += Duration::minutes(1);
+                }
+                out.push((name, m));
+            }
+            t = next;
+        }
+    }
+    out
+}
+
+/// The expected run after `base` told minute by minute on the UTC line: a minute whose wall
+/// clock the pattern names, or, for a fixed-time pattern, the end of a gap that swallowed a
+/// named time.
+fn model(p: &Pattern, tz: Tz, base: DateTime<Utc>) -> DateTime<Utc> {
+    let s = base.timestamp();
+    let mut u = DateTime::<Utc>::from_timestamp(s - s.rem_euclid(60) + 60, 0)
+        .unwrap_or_else(|| panic!("bad base"));
+    for _ in 0..(3 * 24 * 60) {
+        let local = u.with_timezone(&tz).naive_local();
+        if p.names(local) {
+            return u;
+        }
+        let before = (u - Duration::seconds(1)).with_timezone(&tz).naive_local();
+        if p.fixed_time() && local - before > Duration::seconds(1) {
+            let mut probe = before + Duration::seconds(1);
+            while probe < local {
+                if p.names(probe) {
+                    return u;
+                }
+                probe += Duration::minutes(1);
+            }
+        }
+        u += Duration::minutes(1);
+    }
+    panic!("no run within three days of {base}")
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+    /// Around every spring-forward change, the expected check-in is exactly cron's next run:
+    /// never a time the gap swallowed, never a phantom run at the gap's end, a fixed-time run
+    /// the gap swallowed expected when it ends, a wildcard one skipped.
+    #[test]
+    fn expected_check_ins_around_spring_forward_are_crons_runs(
+        change in proptest::sample::select(spring_forwards()),
+        p in pattern(),
+        offset_secs in -(36i64 * 3600)..(36 * 3600),
+    ) {
+        let (zone, at) = change;
+        let tz: Tz = zone.parse().unwrap_or_else(|_| panic!("{zone}"));
+        let schedule = PushSchedule::cron(&p.expression, zone, 60)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", p.expression));
+        let base = at + Duration::seconds(offset_secs);
+        let want = model(&p, tz, base);
+        let got = deadline(&schedule, Some(base), base).map(|d| d - Duration::seconds(60));
+        proptest::prop_assert_eq!(got, Some(want), "{} in {} after {}", p.expression, zone, base);
+        // The run is a wall-clock time of the zone that exists, strictly after the base.
+        let local = want.with_timezone(&tz).naive_local();
+        proptest::prop_assert!(tz.from_local_datetime(&local).single().is_some());
+        proptest::prop_assert!(want > base);
+    }
+}

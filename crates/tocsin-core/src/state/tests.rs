@@ -526,6 +526,21 @@ fn accept_baseline_clears_changed_only() {
 }
 
 #[test]
+fn leave_maintenance_goes_pending_from_maintenance_only() {
+    let tr = leave_maintenance(&st(SM, 0, 0, None));
+    assert_eq!(tr.state, MonitorState::initial());
+    let e = tr.event.expect("maintenance -> pending is a status change");
+    assert_eq!(
+        (e.kind, e.from, e.to, e.is_alert_worthy()),
+        (EventKind::Pending, SM, SP, false)
+    );
+    for s in [SU, SD, SDg, SC, SP] {
+        let state = st(s, 1, 0, Some(3));
+        assert_eq!(leave_maintenance(&state), Transition { state, event: None });
+    }
+}
+
+#[test]
 fn settings_validation() {
     assert_eq!(
         StateSettings::new(0, 1, 0),

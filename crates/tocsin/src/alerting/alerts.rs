@@ -134,6 +134,15 @@ async fn open(
         return Ok(0);
     }
     tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
+    super::auto_incidents::opened(
+        &mut *conn,
+        &alert.workspace_id,
+        &m.id,
+        &m.name,
+        &alert.cause,
+        opened_at,
+    )
+    .await?;
     let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
     let data = alert_data(links, &alert, &m, now);
     send(
@@ -168,6 +177,8 @@ async fn resolve(
     alert.next_escalation_at = None;
     alert.updated_at = at;
     tracing::info!(alert = %alert.id, monitor = %alert.monitor_id, "alert resolved");
+    super::auto_incidents::recovered(&mut *conn, &alert.workspace_id, &alert.monitor_id, at)
+        .await?;
     notify_reached(conn, links, &alert, AlertEvent::AlertResolved, at).await
 }
 

@@ -7,7 +7,9 @@
 //!   single writer serialises claims.
 //! - **Send.** At most [`CONCURRENCY`] attempts at once; each renders its channel's message
 //!   (`channels::Provider::render`) and sends it through the one outbound client, or the
-//!   mailer for email.
+//!   mailer for email. An attempt of several requests (an SMS to each of a list of numbers)
+//!   sends them together and is delivered only when all of them are; its retry sends them
+//!   all again.
 //! - **Record.** Outcomes are recorded in batches, one transaction each: the attempt becomes
 //!   DELIVERED (a 2xx answer), RETRYING (it failed and the next attempt is inserted PENDING,
 //!   due after [`RETRY_SCHEDULE_SECS`] with ±10 % jitter, same message id) or FAILED (the
@@ -37,7 +39,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::channels::outbound::{Outbound, SendError};
-use super::channels::{self, ChannelType, Message, Outgoing};
+use super::channels::{self, ChannelType, HttpRequest, Message, Outgoing};
 use super::event::AlertEvent;
 use crate::app::Core;
 use crate::store::deliveries::{self, Attempted, DeliveryRow, DELIVERED, FAILED, RETRYING};
@@ -282,38 +284,16 @@ async fn send(
     match outgoing {
         Outgoing::Http(req) => {
             *digest = Some(sha256_hex(&[&req.body]));
-            match core.delivery_queue().outbound().send(&req).await {
-                Ok(answer) if (200..300).contains(&answer.status) => {
-                    Ok(Some(i64::from(answer.status)))
-                }
-                Ok(answer) => {
-                    let text = if (300..400).contains(&answer.status) {
-                        format!(
-                            "HTTP {}: a redirect to another host, not followed (redirects are followed on the same host only)",
-                            answer.status
-                        )
-                    } else {
-                        let body = String::from_utf8_lossy(&answer.body);
-                        let body = body.trim();
-                        if body.is_empty() {
-                            format!("HTTP {}", answer.status)
-                        } else {
-                            format!("HTTP {}: {}", answer.status, clip(body, 500))
-                        }
-                    };
-                    Err(Failure {
-                        text,
-                        retry: true,
-                        response_status: Some(i64::from(answer.status)),
-                    })
-                }
-                Err(SendError::Denied(text)) => Err(Failure::permanent(text)),
-                Err(SendError::Transport(text)) => Err(Failure {
-                    text,
-                    retry: true,
-                    response_status: None,
-                }),
-            }
+            send_http(core, &req).await
+        }
+        Outgoing::HttpEach(requests) => {
+            let bodies: Vec<&[u8]> = requests.iter().map(|(_, r)| r.body.as_slice()).collect();
+            *digest = Some(sha256_hex(&bodies));
+            // At once, not in turn: the attempt stays within one request's time budget, far
+            // inside its claim, however many there are.
+            let results =
+                futures::future::join_all(requests.iter().map(|(_, r)| send_http(core, r))).await;
+            all_sent(requests.iter().map(|(to, _)| to.as_str()).zip(results))
         }
         Outgoing::Email(mail) => {
             *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
@@ -335,6 +315,78 @@ async fn send(
                 })
         }
     }
+}
+
+/// Sends one HTTP request; `Ok` carries the answer's status.
+async fn send_http(core: &Core, req: &HttpRequest) -> Result<Option<i64>, Failure> {
+    match core.delivery_queue().outbound().send(req).await {
+        Ok(answer) if (200..300).contains(&answer.status) => Ok(Some(i64::from(answer.status))),
+        Ok(answer) => {
+            let text = if (300..400).contains(&answer.status) {
+                format!(
+                    "HTTP {}: a redirect to another host, not followed (redirects are followed on the same host only)",
+                    answer.status
+                )
+            } else {
+                let body = String::from_utf8_lossy(&answer.body);
+                let body = body.trim();
+                if body.is_empty() {
+                    format!("HTTP {}", answer.status)
+                } else {
+                    format!("HTTP {}: {}", answer.status, clip(body, 500))
+                }
+            };
+            Err(Failure {
+                text,
+                retry: true,
+                response_status: Some(i64::from(answer.status)),
+            })
+        }
+        Err(SendError::Denied(text)) => Err(Failure::permanent(text)),
+        Err(SendError::Transport(text)) => Err(Failure {
+            text,
+            retry: true,
+            response_status: None,
+        }),
+    }
+}
+
+/// The outcome of a delivery made of several requests: delivered when every one was (with
+/// the last status), otherwise failed with each failure named by what it was for, the first
+/// failure's status, and a retry only when every failure may heal by waiting (a retry resends
+/// them all).
+fn all_sent<'a>(
+    results: impl Iterator<Item = (&'a str, Result<Option<i64>, Failure>)>,
+) -> Result<Option<i64>, Failure> {
+    let mut last = None;
+    let mut failed: Vec<(&str, Failure)> = Vec::new();
+    let mut total = 0;
+    for (what, result) in results {
+        total += 1;
+        match result {
+            Ok(status) => last = status.or(last),
+            Err(f) => failed.push((what, f)),
+        }
+    }
+    let Some((_, first)) = failed.first() else {
+        return Ok(last);
+    };
+    let response_status = first.response_status;
+    let retry = failed.iter().all(|(_, f)| f.retry);
+    let text = format!(
+        "{} of {total} failed: {}",
+        failed.len(),
+        failed
+            .iter()
+            .map(|(what, f)| format!("{what}: {}", f.text))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    Err(Failure {
+        text,
+        retry,
+        response_status,
+    })
 }
 
 async fn record_loop(core: Core, mut rx: mpsc::Receiver<Done>) {
@@ -387,6 +439,45 @@ async fn record(core: &Core, batch: &[Done]) -> Result<(), sqlx::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_requests_are_delivered_only_together() {
+        let ok = |s: i64| Ok(Some(s));
+        let failed = |text: &str, retry: bool, status: Option<i64>| {
+            Err(Failure {
+                text: text.into(),
+                retry,
+                response_status: status,
+            })
+        };
+        assert_eq!(
+            all_sent([("a", ok(201)), ("b", ok(200))].into_iter()).ok(),
+            Some(Some(200))
+        );
+        let Err(f) = all_sent(
+            [
+                ("+1", ok(201)),
+                ("+2", failed("HTTP 503", true, Some(503))),
+                ("+3", failed("timed out", true, None)),
+            ]
+            .into_iter(),
+        ) else {
+            panic!("delivered");
+        };
+        assert_eq!(f.text, "2 of 3 failed: +2: HTTP 503; +3: timed out");
+        assert_eq!((f.retry, f.response_status), (true, Some(503)));
+        // One failure that waiting cannot heal makes the whole attempt final.
+        let Err(f) = all_sent(
+            [
+                ("+1", failed("refused", false, None)),
+                ("+2", failed("HTTP 500", true, Some(500))),
+            ]
+            .into_iter(),
+        ) else {
+            panic!("delivered");
+        };
+        assert!(!f.retry);
+    }
 
     #[test]
     fn the_schedule_is_jittered_within_ten_percent_and_ends() {

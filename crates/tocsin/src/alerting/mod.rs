@@ -10,9 +10,12 @@
 //! - `channels/` — the channel types: one provider file per type behind one trait (config,
 //!   secrets, the provider's message format), and the one outbound HTTP client.
 //! - `deliver.rs` — the delivery worker: claims due attempts, sends, records, retries.
+//! - `auto_incidents.rs` — status page incidents opened and resolved with an alert, for pages
+//!   that ask for them.
 
 pub mod ack_link;
 pub mod alerts;
+pub mod auto_incidents;
 pub mod channels;
 pub mod deliver;
 pub mod escalation;

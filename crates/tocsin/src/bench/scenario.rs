@@ -176,6 +176,16 @@ pub fn all() -> Vec<Scenario> {
                 )
             },
         },
+        Scenario {
+            name: "status-summary",
+            about: "GET /api/v1/status-pages/{slug}/summary of a page of 50 components with 90 days of history",
+            setup: |fx| Box::pin(async move { super::status_page::summary(fx).await }),
+        },
+        Scenario {
+            name: "status-page",
+            about: "GET /s/{slug}: the same page as HTML",
+            setup: |fx| Box::pin(async move { super::status_page::page(fx).await }),
+        },
     ]
 }
 

@@ -10,6 +10,12 @@
 //! takes; `isDefault` channels serve monitors that name no channel and no policy; a disabled
 //! channel takes nothing (its queued attempts fail with "the channel is disabled") except an
 //! explicit test. Audit entries carry the masked config only.
+//!
+//! An `EMAIL` channel sends through the server's SMTP relay (`--smtp-url`, `--smtp-from`). On
+//! a server without one its mails could never leave, so creating one, enabling one
+//! (`enabled: true`) or rewriting an enabled one's `config` is refused there (400 at `type`);
+//! renaming, disabling and deleting one stay possible, so a channel left by an operator who
+//! removed the relay can be cleaned up. (A channel's type cannot be changed by an update.)
 
 use chrono::{DateTime, Utc};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -32,15 +38,16 @@ use crate::store::{self, channels::ChannelRow};
 
 const MAX_NAME_CHARS: usize = 100;
 
-const CONFIG_DESCRIPTION: &str = "The type's settings. EMAIL `{to: [address]}` (sent with the \
-server's SMTP settings); WEBHOOK `{url, secret?, headers?}` (Standard Webhooks; `secret` is \
+const CONFIG_DESCRIPTION: &str = "The type's settings. EMAIL `{to: [address]}` (1 to 20 \
+addresses, sent with the server's SMTP relay; refused on a server without one); WEBHOOK `{url, secret?, headers?}` (Standard Webhooks; `secret` is \
 `whsec_<base64>`, generated when absent and shown only in the create response; header values \
 are secrets); SLACK, DISCORD (`username?`), TEAMS, GOOGLE_CHAT, MATTERMOST (`channel?`, \
 `username?`) `{webhookUrl}`; TELEGRAM `{botToken, chatId, apiUrl?}`; PAGERDUTY `{routingKey, \
 apiUrl?}`; OPSGENIE `{apiKey, apiUrl?, priority?: P1..P5}`; NTFY `{topic, serverUrl?, token?, \
 priority?: 1..5}`; PUSHOVER `{userKey, apiToken, apiUrl?, priority?: -2..2, sound?}`; GOTIFY \
 `{serverUrl, appToken, priority?: 0..10}`; MATRIX `{homeserverUrl, accessToken, roomId}`; \
-TWILIO_SMS `{accountSid, authToken, from, to, apiUrl?}`. `apiUrl`/`serverUrl` override the \
+TWILIO_SMS `{accountSid, authToken, from, to, apiUrl?}` where `to` is one E.164 number or an \
+array of 1 to 10 (one SMS each; a failed attempt is retried to every number). `apiUrl`/`serverUrl` override the \
 provider's address (self-hosted servers). Secrets (tokens, keys, webhook URLs, the webhook \
 secret) read back as `********`; send `********` to keep one unchanged.";
 
@@ -189,6 +196,18 @@ impl Validate for CreateChannel {
     }
 }
 
+/// Refuses an `EMAIL` channel that could never send: this server has no SMTP relay.
+fn check_relay(core: &Core, kind: ChannelType) -> Result<(), DomainError> {
+    if kind == ChannelType::Email && core.mailer().is_none() {
+        return Err(DomainError::field(
+            "type",
+            "this server has no SMTP relay configured (--smtp-url and --smtp-from), so an EMAIL \
+             channel could never send: ask the operator to configure one, or use another type",
+        ));
+    }
+    Ok(())
+}
+
 /// The provider's check of a config, after the generated parts are filled in.
 fn prepare_config(kind: ChannelType, mut config: Value) -> Result<Value, DomainError> {
     if kind == ChannelType::Webhook {
@@ -215,6 +234,7 @@ pub async fn create(
 ) -> Result<NotificationChannel, DomainError> {
     caller.require::<caps::NotificationsWrite>()?;
     input.check()?;
+    check_relay(core, input.kind)?;
     let config = prepare_config(input.kind, input.config)?;
     let now = core.clock().now_ms();
     let row = ChannelRow {
@@ -339,6 +359,11 @@ pub async fn update(
     input.check()?;
     let mut row = load(core, caller, id).await?;
     let kind = kind_of(&row)?;
+    // Enabling, or rewriting the config of a channel that stays enabled, needs the relay.
+    let enabled = input.enabled.unwrap_or(row.enabled != 0);
+    if enabled && (input.enabled == Some(true) || input.config.is_some()) {
+        check_relay(core, kind)?;
+    }
     if let Some(config) = &input.config {
         let merged = channels::keep_secrets(kind, config, &stored_config(&row));
         row.config = prepare_config(kind, merged)?.to_string();

@@ -236,15 +236,10 @@ fn not_found() -> Response {
     )
 }
 
-/// A page for people (custom domains are visited by browsers, not API clients). `title` and
-/// `text` are this module's own constants, never request data, so they need no escaping.
-fn page(status: StatusCode, title: &'static str, text: &'static str) -> Response {
-    let html = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>"
-    );
-    let mut r = (status, html).into_response();
+/// A page for people (custom domains are visited by browsers, not API clients), in the look
+/// of the public pages' own error pages.
+fn page(status: StatusCode, title: &str, text: &str) -> Response {
+    let mut r = (status, crate::public::html::message(title, text)).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),

@@ -9,11 +9,13 @@ pub mod auth;
 pub mod auth_routes;
 pub mod channels;
 pub mod custom_domains;
+pub mod embed;
 pub mod error;
 pub mod escalation;
 pub mod events;
 pub mod extract;
 pub mod heartbeats;
+pub mod incidents;
 pub mod input_errors;
 pub mod invitations;
 pub mod maintenance;
@@ -23,8 +25,10 @@ pub mod monitors;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
+pub mod postmortems;
 pub mod probe_socket;
 pub mod projects;
+pub mod public;
 pub mod push;
 pub mod regions;
 pub mod schema;
@@ -63,6 +67,8 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .merge(auth_routes::router())
         .merge(alerts::link_router())
+        .merge(public::pages_router())
+        .merge(embed::plain_router())
         .merge(probe_socket::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { DomainError::NotFound(crate::domain::Resource::Route) })
@@ -118,7 +124,9 @@ async fn guard(req: Request, next: Next) -> Response {
         return ApiError::PayloadTooLarge.into_response();
     }
     // Pages for people answer their errors as pages.
-    let for_people = req.uri().path() == crate::alerting::ack_link::ACK_PATH;
+    let path = req.uri().path();
+    let for_people =
+        path == crate::alerting::ack_link::ACK_PATH || path.starts_with(public::PAGES_PREFIX);
     let response = next.run(req).await;
     if response.status().as_u16() >= 400 && !for_people {
         let is_json = response

@@ -28,6 +28,8 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::maintenance::router())
         .merge(super::status_pages::router())
         .merge(super::status_page_domains::router())
+        .merge(super::public::router())
+        .merge(super::embed::router())
         .merge(super::heartbeats::router())
         .merge(super::events::router())
         .merge(super::push::router())
@@ -35,6 +37,8 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::channels::router())
         .merge(super::alerts::router())
         .merge(super::escalation::router())
+        .merge(super::incidents::router())
+        .merge(super::postmortems::router())
         .api_route(
             "/openapi.json",
             get_with(serve_document, |op| {

@@ -20,8 +20,15 @@
 //!   as `MAINTENANCE`, nothing alerts;
 //! - none active: the columns are cleared, and a scheduled monitor still in `MAINTENANCE` is
 //!   checked at once, so it takes that check's status now rather than at its next slot (an
-//!   outage still going on gives `MAINTENANCE` -> `DOWN`, which alerts). A push monitor takes
-//!   the status of its next push or missed deadline.
+//!   outage still going on gives `MAINTENANCE` -> `DOWN`, which alerts). A push monitor cannot
+//!   be checked: it takes, in the same transaction as the clearing ([`release_push`]), the
+//!   status of what its job last said during the window, stepped now as that push would be
+//!   outside one: `up` gives `UP`, `down` gives `DOWN` with its alert. When the job said
+//!   nothing since the monitor went into maintenance, when a missed check-in came after its
+//!   last push, or when the push's own result was not kept (a window excluded from uptime
+//!   stores its heartbeats as bare `MAINTENANCE`), it goes `PENDING`
+//!   (`tocsin_core::leave_maintenance`) and its next push or missed deadline decides, the
+//!   deadline counting as always from its last push or answered check-in.
 //!
 //! `maintenance_until` is a time, not a flag, so a window is over at its end even on a node
 //! whose engine has not yet run. [`run_due`] is the same work for tests with a manual clock.
@@ -30,18 +37,22 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use tocsin_core::maintenance::Window;
-use tocsin_core::{enter_maintenance, Status};
+use tocsin_core::state::{push_down, step, CycleInput, Transition, Verdict};
+use tocsin_core::{enter_maintenance, leave_maintenance, Status};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::changes::{ChangeKind, Notice};
 use super::transition::{record_transition, StatusChange};
-use super::{scheduler, MonitorType};
+use super::{scheduler, MonitorType, LOCAL_REGION};
 use crate::app::Core;
 use crate::clock::from_ms;
 use crate::cluster::inventory::SCAN_EVERY;
+use crate::push::PushStatus;
+use crate::store::heartbeats::{self as hb_store, ListFilter};
 use crate::store::maintenance::{self as store, WindowRow};
 use crate::store::monitors::{self, MonitorRow};
+use crate::store::status::{self as stored_status, Tally};
 use crate::store::Backend;
 
 /// Longest sleep between looks at the clock, so a clock that jumps costs at most this.
@@ -235,6 +246,10 @@ async fn sync(
             Ok((Synced::Held, Some(m)))
         }
         None => {
+            if m.kind() == Some(MonitorType::Push) && leaves_maintenance(&m, status) {
+                release_push(core, &m.id, now_ms).await?;
+                return Ok((Synced::Released { check: false }, Some(m)));
+            }
             if m.maintenance_until.is_none() {
                 // Already released (or never held); a monitor left in MAINTENANCE by a window
                 // that ended while no node was scheduling still gets its check now.
@@ -255,10 +270,108 @@ async fn sync(
     }
 }
 
+/// An active monitor still in `MAINTENANCE` though no window holds it.
+fn leaves_maintenance(m: &MonitorRow, status: Option<Status>) -> bool {
+    m.is_active() && status == Some(Status::Maintenance)
+}
+
 fn needs_check(m: &MonitorRow, status: Option<Status>) -> bool {
-    m.is_active()
-        && status == Some(Status::Maintenance)
-        && m.kind().is_some_and(|k| k != MonitorType::Push)
+    leaves_maintenance(m, status) && m.kind().is_some_and(|k| k != MonitorType::Push)
+}
+
+/// Takes a push monitor out of `MAINTENANCE` once no window holds it (see the module docs):
+/// clears the window columns and records the transition in one transaction, on the row as
+/// read inside it.
+async fn release_push(core: &Core, monitor_id: &str, now_ms: i64) -> Result<(), sqlx::Error> {
+    let mut tx = core.db().begin().await?;
+    // Written first: on PostgreSQL this also locks the row, so a push recorded meanwhile
+    // either committed before (and is read below) or waits for this transaction.
+    store::set_monitor_window(&mut *tx, monitor_id, None).await?;
+    let Some(m) = monitors::get_by_id(&mut *tx, monitor_id).await? else {
+        return Ok(());
+    };
+    let state = match m.monitor_state() {
+        Ok(s) if m.is_active() && s.status == Status::Maintenance => s,
+        // A push already took it out, or it was paused meanwhile, or its stored status is
+        // corrupt (reported by whoever steps it): only the columns are cleared.
+        _ => return tx.commit().await,
+    };
+    let now = from_ms(now_ms);
+    let (transition, message): (Transition, String) = match last_push_said(&mut tx, &m).await? {
+        Some((PushStatus::Up, _)) => (
+            step(
+                &state,
+                &m.state_settings(),
+                CycleInput::new(Verdict::Up),
+                now,
+            ),
+            "maintenance window ended: the job's last push during it reported up".into(),
+        ),
+        Some((PushStatus::Down, said)) => (
+            push_down(&state, false, now),
+            said.unwrap_or_else(|| {
+                "maintenance window ended: the job's last push during it reported status=down"
+                    .into()
+            }),
+        ),
+        None => (
+            leave_maintenance(&state),
+            "maintenance window ended: waiting for the job's next push".into(),
+        ),
+    };
+    let change = StatusChange::of(
+        &m.id,
+        m.seq,
+        &transition,
+        m.status_changed_at,
+        now_ms,
+        m.last_check_at,
+        Some(message),
+    );
+    let events = record_transition(&mut tx, core.alert_links(), &change).await?;
+    tx.commit().await?;
+    if events.is_some_and(|e| e.iter().any(|e| e.alert != 0)) {
+        core.wake_deliveries();
+    }
+    Ok(())
+}
+
+/// What the job's last push said (and its message), when that push came while the monitor
+/// was in maintenance (at or after it went there) and no missed check-in was answered after
+/// it; `None` otherwise, or when its heartbeat kept no result of its own (a window excluded
+/// from uptime stores bare `MAINTENANCE`).
+async fn last_push_said(
+    tx: &mut crate::store::Tx,
+    m: &MonitorRow,
+) -> Result<Option<(PushStatus, Option<String>)>, sqlx::Error> {
+    let Some(pushed) = m.last_push_at else {
+        return Ok(None);
+    };
+    // `last_check_at` of a push monitor is the later of its last push and the last expected
+    // check-in a miss answered: later than the push means the job missed one since.
+    if pushed < m.status_changed_at || m.last_check_at.is_some_and(|c| c > pushed) {
+        return Ok(None);
+    }
+    let beats = hb_store::list(
+        &mut **tx,
+        m.seq,
+        &ListFilter {
+            from: Some(pushed),
+            to: Some(pushed + 1),
+            limit: 8,
+            ..ListFilter::default()
+        },
+    )
+    .await?;
+    let Some(beat) = beats.into_iter().find(|b| b.region == LOCAL_REGION) else {
+        return Ok(None);
+    };
+    let said = match stored_status::tally(beat.status) {
+        Tally::Counted(c) if c == stored_status::UP => PushStatus::Up,
+        Tally::Counted(c) if c == stored_status::DOWN => PushStatus::Down,
+        _ => return Ok(None),
+    };
+    Ok(Some((said, beat.message)))
 }
 
 /// Runs the check that ends a monitor's maintenance, on a fresh read of its row.

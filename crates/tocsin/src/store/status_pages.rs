@@ -356,3 +356,47 @@ pub async fn window_uptime<'e>(
         .map(|r| (r.0, [(r.1, r.2), (r.3, r.4), (r.5, r.6), (r.7, r.8)]))
         .collect())
 }
+
+/// A page that opens incidents by itself for a monitor, with its components over it.
+#[derive(Debug, Clone)]
+pub struct AutoPage {
+    pub page_id: String,
+    /// DRAFT or PUBLISHED.
+    pub mode: String,
+    pub component_ids: Vec<String>,
+    pub component_names: Vec<String>,
+}
+
+/// The pages of workspace `ws` whose `auto_incidents` is not OFF and that show `monitor_id`.
+pub async fn auto_incident_pages<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    monitor_id: &str,
+) -> Result<Vec<AutoPage>, sqlx::Error> {
+    let rows: Vec<(String, String, String, String)> = sqlx::query_as(
+        "SELECT p.id, p.auto_incidents, c.id, c.name FROM status_pages p \
+         JOIN status_page_components c ON c.status_page_id = p.id \
+         WHERE p.workspace_id = $1 AND c.monitor_id = $2 AND p.auto_incidents <> 'OFF' \
+         ORDER BY p.id, c.position",
+    )
+    .bind(ws)
+    .bind(monitor_id)
+    .fetch_all(e)
+    .await?;
+    let mut out: Vec<AutoPage> = Vec::new();
+    for (page_id, mode, cid, name) in rows {
+        match out.last_mut() {
+            Some(p) if p.page_id == page_id => {
+                p.component_ids.push(cid);
+                p.component_names.push(name);
+            }
+            _ => out.push(AutoPage {
+                page_id,
+                mode,
+                component_ids: vec![cid],
+                component_names: vec![name],
+            }),
+        }
+    }
+    Ok(out)
+}

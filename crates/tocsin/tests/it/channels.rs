@@ -207,9 +207,26 @@ async fn crud_masks_secrets_and_shows_the_generated_webhook_secret_once() {
     srv.stop().await;
 }
 
+/// A server with an SMTP relay (a real sink on loopback), so EMAIL channels are accepted.
+async fn with_smtp() -> (TestServer, Sink) {
+    let (sink, port) = Sink::start();
+    let srv = TestServer::start_with(Options {
+        clock: None,
+        tweak: Some(Box::new(move |c| {
+            c.smtp = Some(tocsin::config::Smtp {
+                url: format!("smtp://127.0.0.1:{port}"),
+                from: "Tocsin <tocsin@example.com>".into(),
+            });
+        })),
+    })
+    .await;
+    (srv, sink)
+}
+
 #[tokio::test]
 async fn bad_configs_name_their_field_and_nothing_is_stored() {
-    let srv = TestServer::start().await;
+    // With a relay, so that the EMAIL case is judged on its config.
+    let (srv, _sink) = with_smtp().await;
     let ada = srv.sign_up("ada@example.com").await;
     let cases = [
         (
@@ -603,17 +620,7 @@ async fn every_provider_sends_its_real_format_to_a_loopback_receiver() {
 
 #[tokio::test]
 async fn email_goes_out_as_html_and_text_through_the_servers_smtp() {
-    let (sink, port) = Sink::start();
-    let srv = TestServer::start_with(Options {
-        clock: None,
-        tweak: Some(Box::new(move |c| {
-            c.smtp = Some(tocsin::config::Smtp {
-                url: format!("smtp://127.0.0.1:{port}"),
-                from: "Tocsin <tocsin@example.com>".into(),
-            });
-        })),
-    })
-    .await;
+    let (srv, sink) = with_smtp().await;
     let ada = srv.sign_up("ada@example.com").await;
     let ch = channel(
         &ada,
@@ -650,6 +657,237 @@ async fn email_goes_out_as_html_and_text_through_the_servers_smtp() {
         raw.contains("href=\"http://tocsin.test/ack?token=xyz\""),
         "{raw}"
     );
+    srv.stop().await;
+}
+
+/// A channel as stored before this server lost its relay (written below the API, which would
+/// refuse it now).
+async fn stored_email_channel(srv: &TestServer, u: &User, enabled: bool) -> String {
+    let id = tocsin::ids::new_id();
+    let now = srv.state.clock().now_ms();
+    tocsin::store::channels::insert(
+        srv.state.db().writer(),
+        &tocsin::store::channels::ChannelRow {
+            id: id.clone(),
+            workspace_id: u.workspace_id.clone(),
+            name: "oncall".into(),
+            kind: "EMAIL".into(),
+            config: json!({"to": ["oncall@example.com"]}).to_string(),
+            events: json!(["alert.opened"]).to_string(),
+            is_default: 0,
+            enabled: i64::from(enabled),
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        },
+    )
+    .await
+    .unwrap();
+    id
+}
+
+#[tokio::test]
+async fn email_channels_are_refused_on_a_server_without_an_smtp_relay() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    // Creating one, enabled or not.
+    for body in [
+        json!({"name": "oncall", "type": "EMAIL", "config": {"to": ["oncall@example.com"]}}),
+        json!({"name": "oncall", "type": "EMAIL", "config": {"to": ["oncall@example.com"]}, "enabled": false}),
+    ] {
+        let res = ada
+            .call(Method::POST, "/notification-channels", Some(body))
+            .await;
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(err["field"], "type", "{err}");
+        let message = err["message"].as_str().unwrap();
+        assert!(message.contains("no SMTP relay"), "{message}");
+        assert!(err["flattened"]["fieldErrors"]["type"].is_array(), "{err}");
+    }
+    let page = json_of(
+        ada.call(Method::GET, "/notification-channels", None).await,
+        200,
+    )
+    .await;
+    assert_eq!(page["notificationChannels"], json!([]));
+    // Other types are not concerned.
+    channel(
+        &ada,
+        json!({"name": "s", "type": "SLACK", "config": {"webhookUrl": "https://hooks.slack.com/services/T/B/X"}}),
+    )
+    .await;
+
+    // A disabled one left from when the server had a relay cannot be enabled ...
+    let off = stored_email_channel(&srv, &ada, false).await;
+    let path = format!("/notification-channels/{off}");
+    let err = expect_error(
+        ada.call(Method::PATCH, &path, Some(json!({"enabled": true})))
+            .await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(err["field"], "type", "{err}");
+    let got = json_of(ada.call(Method::GET, &path, None).await, 200).await;
+    assert_eq!(got["enabled"], false);
+    // ... but can be edited while it stays disabled, and deleted.
+    let got = json_of(
+        ada.call(
+            Method::PATCH,
+            &path,
+            Some(json!({"name": "old", "config": {"to": ["lead@example.com"]}})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(got["name"], "old");
+    // An enabled one cannot be given a new config, but can be renamed and disabled.
+    let on = stored_email_channel(&srv, &ada, true).await;
+    let path = format!("/notification-channels/{on}");
+    let err = expect_error(
+        ada.call(
+            Method::PATCH,
+            &path,
+            Some(json!({"config": {"to": ["lead@example.com"]}})),
+        )
+        .await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(err["field"], "type", "{err}");
+    json_of(
+        ada.call(Method::PATCH, &path, Some(json!({"name": "renamed"})))
+            .await,
+        200,
+    )
+    .await;
+    let got = json_of(
+        ada.call(Method::PATCH, &path, Some(json!({"enabled": false})))
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(got["enabled"], false);
+    assert_eq!(got["config"]["to"], json!(["oncall@example.com"]));
+    let res = ada.call(Method::DELETE, &path, None).await;
+    assert_eq!(res.status(), 204);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn email_channels_are_accepted_and_enabled_where_a_relay_is_configured() {
+    let (srv, _sink) = with_smtp().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let ch = channel(
+        &ada,
+        json!({"name": "oncall", "type": "EMAIL", "config": {"to": ["oncall@example.com"]}, "enabled": false}),
+    )
+    .await;
+    let path = format!("/notification-channels/{}", ch["id"].as_str().unwrap());
+    let got = json_of(
+        ada.call(Method::PATCH, &path, Some(json!({"enabled": true})))
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(got["enabled"], true);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn an_sms_goes_to_every_number_of_a_list_and_a_failure_retries_them_all() {
+    let (srv, clock) = TestServer::with_clock(1_767_225_600_000).await;
+    let rx = Receiver::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let numbers = ["+15557654321", "+15557654322", "+15557654323"];
+    let ch = channel(
+        &ada,
+        json!({"name": "rotation", "type": "TWILIO_SMS",
+               "config": {"accountSid": "AC0123456789abcdef0123456789abcdef", "authToken": "tw",
+                          "from": "+15551234567", "to": numbers, "apiUrl": rx.base}}),
+    )
+    .await;
+    assert_eq!(ch["config"]["to"], json!(numbers));
+    assert_eq!(ch["config"]["authToken"], "********");
+    let id = ch["id"].as_str().unwrap().to_string();
+
+    // One of the three requests fails: the attempt fails as a whole, naming the number.
+    rx.then(&[503]);
+    enqueue(
+        &srv,
+        &ada.workspace_id,
+        &id,
+        AlertEvent::AlertOpened,
+        alert_data("http://tocsin.test/ack?token=abc"),
+    )
+    .await;
+    let first = rx.wait_for(3, WAIT).await;
+    let to_of = |r: &Received| {
+        url::form_urlencoded::parse(&r.body)
+            .into_owned()
+            .find(|(k, _)| k == "To")
+            .map(|(_, v)| v)
+            .unwrap()
+    };
+    let mut got: Vec<String> = first.iter().map(to_of).collect();
+    got.sort();
+    assert_eq!(got, numbers);
+    let failed = with_status(&ada, &id, "RETRYING").await;
+    assert_eq!(failed["attempt"], 1);
+    assert_eq!(failed["responseStatus"], 503);
+    let error = failed["error"].as_str().unwrap();
+    assert!(error.starts_with("1 of 3 failed: +1555765432"), "{error}");
+    assert!(error.contains("HTTP 503"), "{error}");
+
+    // The retry sends to every number again (Twilio cannot deduplicate), and delivers.
+    clock.advance_ms(6_000);
+    srv.state.wake_deliveries();
+    let all = rx.wait_for(6, WAIT).await;
+    let mut again: Vec<String> = all[3..].iter().map(to_of).collect();
+    again.sort();
+    assert_eq!(again, numbers);
+    let done = settled(&ada, &id).await;
+    assert_eq!(done["status"], "DELIVERED", "{done}");
+    assert_eq!(done["attempt"], 2);
+    assert_eq!(done["responseStatus"], 200);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn sms_number_lists_are_checked_number_by_number() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let config = |to: Value| {
+        json!({"name": "x", "type": "TWILIO_SMS",
+               "config": {"accountSid": "AC0123456789abcdef0123456789abcdef", "authToken": "t",
+                          "from": "+15551234567", "to": to}})
+    };
+    let eleven: Vec<String> = (0..11).map(|i| format!("+155576543{i:02}")).collect();
+    for (to, field) in [
+        (json!(["+15557654321", "555-0100"]), "config.to.1"),
+        (json!(["+15557654321", 7]), "config.to.1"),
+        (json!([]), "config.to"),
+        (json!(eleven), "config.to"),
+        (json!("555-0100"), "config.to"),
+        (json!({"a": "+15557654321"}), "config.to"),
+    ] {
+        let res = ada
+            .call(
+                Method::POST,
+                "/notification-channels",
+                Some(config(to.clone())),
+            )
+            .await;
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(err["field"], field, "{to} -> {err}");
+    }
+    // A single number, as before, and a list of ten.
+    channel(&ada, config(json!("+15557654321"))).await;
+    let ten: Vec<String> = (0..10).map(|i| format!("+155576543{i:02}")).collect();
+    let ch = channel(&ada, config(json!(ten))).await;
+    assert_eq!(ch["config"]["to"].as_array().unwrap().len(), 10);
     srv.stop().await;
 }
 

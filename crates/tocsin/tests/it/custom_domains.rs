@@ -292,6 +292,10 @@ async fn add_verify_and_serve_a_page_at_its_domain() {
     let (status, ct, _) = by_host(&srv, DOMAIN, "/feed.atom").await;
     assert_eq!(status, 200);
     assert!(ct.contains("atom"), "{ct}");
+    // The page's own absolute links (`/s/{slug}/...`) work on the domain too.
+    let (status, ct, _) = by_host(&srv, DOMAIN, "/s/acme/feed.rss").await;
+    assert_eq!(status, 200);
+    assert!(ct.contains("rss"), "{ct}");
     // Other paths of the domain are no API: a 404 page.
     for path in [
         "/monitors",

@@ -5,7 +5,9 @@
 //! heartbeats, nothing alerts, and at the end the check run at once gives its status (an
 //! outage still going on surfaces as MAINTENANCE -> DOWN); a weekly window in Europe/Berlin
 //! recurring on the driven clock and kept out of uptime figures; a push monitor whose down
-//! push and missed deadline inside the window change nothing but the heartbeat; and (on
+//! push and missed deadline inside the window change nothing but the heartbeat, and which
+//! leaves MAINTENANCE when the window ends for what its job last said (DOWN with its alert,
+//! UP) or, having heard nothing that stands, PENDING until its next push or deadline; and (on
 //! PostgreSQL) a window written through one node taking effect on the node that schedules.
 
 #![allow(clippy::unwrap_used)]
@@ -659,12 +661,18 @@ async fn a_push_monitor_in_a_window_changes_nothing_but_the_heartbeat() {
     );
     assert!(event_list(&u, &id).await.iter().all(|e| e.0 != "down"));
 
-    // After the window the next miss is an outage: MAINTENANCE -> DOWN.
+    // When the window ends the monitor leaves MAINTENANCE at once: a check-in was missed
+    // after the job's last push, so nothing it said stands and it waits (PENDING) ...
     assert_eq!(
         engine_at(&srv, &clock, T0 + 600_000).await,
         vec![(id.clone(), Synced::Released { check: false })]
     );
-    assert_eq!(status(&u, &id).await, "MAINTENANCE");
+    assert_eq!(status(&u, &id).await, "PENDING");
+    assert_eq!(
+        event_list(&u, &id).await[0],
+        ev("pending", "MAINTENANCE", "PENDING", false)
+    );
+    // ... and the next miss is an outage.
     clock.set_ms(T0 + 601_000);
     tocsin::push::watcher::run_due(&srv.state, T0 + 601_000)
         .await
@@ -672,8 +680,178 @@ async fn a_push_monitor_in_a_window_changes_nothing_but_the_heartbeat() {
     assert_eq!(status(&u, &id).await, "DOWN");
     assert_eq!(
         event_list(&u, &id).await[0],
+        ev("down", "PENDING", "DOWN", true)
+    );
+    srv.stop().await;
+}
+
+/// A push monitor and a function that pushes to it with a query string.
+async fn push_monitor(
+    srv: &TestServer,
+    u: &User,
+    interval: i64,
+) -> (
+    String,
+    impl Fn(&str) -> std::pin::Pin<Box<dyn std::future::Future<Output = u16>>>,
+) {
+    let m = create(
+        u,
+        json!({"name": "backup", "type": "PUSH", "interval": interval, "gracePeriod": 60}),
+    )
+    .await;
+    let id = m["id"].as_str().unwrap().to_string();
+    let base = srv.url(&format!("/push/{}", m["pushToken"].as_str().unwrap()));
+    let push = move |query: &str| {
+        let url = format!("{base}{query}");
+        Box::pin(async move {
+            reqwest::Client::new()
+                .post(url)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }) as std::pin::Pin<Box<dyn std::future::Future<Output = u16>>>
+    };
+    (id, push)
+}
+
+async fn open_alerts(u: &User, id: &str) -> Vec<Value> {
+    let page = json_of(
+        u.call(
+            Method::GET,
+            &format!("/alerts?status=open&monitorId={id}"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    page["alerts"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_push_monitor_takes_its_last_pushs_status_when_a_window_ends() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let u = srv.sign_up("push-end@example.com").await;
+    let (id, push) = push_monitor(&srv, &u, 300).await;
+    assert_eq!(push("").await, 202);
+    assert_eq!(status(&u, &id).await, "UP");
+    create_window(
+        &u,
+        json!({"monitorId": id, "title": "w", "startsAt": rfc(T0 + 10_000),
+               "endsAt": rfc(T0 + 100_000)}),
+    )
+    .await;
+    engine_at(&srv, &clock, T0 + 10_000).await;
+    assert_eq!(status(&u, &id).await, "MAINTENANCE");
+
+    // Inside the window the job says down, up, then down again: nothing alerts yet.
+    for (at, query) in [
+        (20_000, "?status=down"),
+        (30_000, ""),
+        (40_000, "?status=down&msg=disk%20full"),
+    ] {
+        clock.set_ms(T0 + at);
+        assert_eq!(push(query).await, 202);
+        assert_eq!(status(&u, &id).await, "MAINTENANCE");
+    }
+    assert!(open_alerts(&u, &id).await.is_empty());
+
+    // The end: its last word was down, so it is DOWN now, with its alert and the job's cause,
+    // without waiting for another push.
+    assert_eq!(
+        engine_at(&srv, &clock, T0 + 100_000).await,
+        vec![(id.clone(), Synced::Released { check: false })]
+    );
+    assert_eq!(status(&u, &id).await, "DOWN");
+    assert_eq!(
+        event_list(&u, &id).await[0],
         ev("down", "MAINTENANCE", "DOWN", true)
     );
+    let alerts = open_alerts(&u, &id).await;
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(alerts[0]["cause"], "disk full");
+    // Running the engine again changes nothing.
+    assert!(engine_at(&srv, &clock, T0 + 101_000).await.is_empty());
+
+    // Another window, in which the job reports up: UP when it ends.
+    create_window(
+        &u,
+        json!({"monitorId": id, "title": "w2", "startsAt": rfc(T0 + 200_000),
+               "endsAt": rfc(T0 + 260_000)}),
+    )
+    .await;
+    engine_at(&srv, &clock, T0 + 200_000).await;
+    assert_eq!(status(&u, &id).await, "MAINTENANCE");
+    clock.set_ms(T0 + 230_000);
+    assert_eq!(push("").await, 202);
+    assert_eq!(status(&u, &id).await, "MAINTENANCE");
+    engine_at(&srv, &clock, T0 + 260_000).await;
+    assert_eq!(status(&u, &id).await, "UP");
+    assert_eq!(
+        event_list(&u, &id).await[0],
+        ev("up", "MAINTENANCE", "UP", false)
+    );
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_push_monitor_that_heard_nothing_in_a_window_is_pending_when_it_ends() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let u = srv.sign_up("push-quiet@example.com").await;
+    let (id, push) = push_monitor(&srv, &u, 60).await;
+    assert_eq!(push("").await, 202);
+    create_window(
+        &u,
+        json!({"monitorId": id, "title": "w", "startsAt": rfc(T0 + 10_000),
+               "endsAt": rfc(T0 + 50_000)}),
+    )
+    .await;
+    engine_at(&srv, &clock, T0 + 10_000).await;
+    assert_eq!(status(&u, &id).await, "MAINTENANCE");
+    // No push in the window, and its deadline (T0 + 120 s) is still ahead: PENDING, quietly.
+    assert_eq!(
+        engine_at(&srv, &clock, T0 + 50_000).await,
+        vec![(id.clone(), Synced::Released { check: false })]
+    );
+    assert_eq!(status(&u, &id).await, "PENDING");
+    assert_eq!(
+        event_list(&u, &id).await[0],
+        ev("pending", "MAINTENANCE", "PENDING", false)
+    );
+    // The deadline passes: DOWN, alerting.
+    clock.set_ms(T0 + 121_000);
+    assert_eq!(
+        tocsin::push::watcher::run_due(&srv.state, T0 + 121_000)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(status(&u, &id).await, "DOWN");
+    assert_eq!(
+        event_list(&u, &id).await[0],
+        ev("down", "PENDING", "DOWN", true)
+    );
+
+    // A window kept out of uptime stores its pushes as bare MAINTENANCE, without the job's
+    // result: the monitor leaves it PENDING, and the next push decides.
+    clock.set_ms(T0 + 130_000);
+    assert_eq!(push("").await, 202);
+    create_window(
+        &u,
+        json!({"monitorId": id, "title": "x", "startsAt": rfc(T0 + 140_000),
+               "endsAt": rfc(T0 + 170_000), "excludeFromUptime": true}),
+    )
+    .await;
+    engine_at(&srv, &clock, T0 + 140_000).await;
+    clock.set_ms(T0 + 150_000);
+    assert_eq!(push("").await, 202);
+    engine_at(&srv, &clock, T0 + 170_000).await;
+    assert_eq!(status(&u, &id).await, "PENDING");
+    clock.set_ms(T0 + 180_000);
+    assert_eq!(push("").await, 202);
+    assert_eq!(status(&u, &id).await, "UP");
     srv.stop().await;
 }
 

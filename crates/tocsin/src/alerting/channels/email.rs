@@ -1,7 +1,8 @@
 //! `EMAIL`: a message to 1-20 addresses (`{"to": [...]}`) through the server's SMTP settings
 //! (`--smtp-url`, `--smtp-from`; STARTTLS or TLS as the URL says), as HTML and plain text
 //! alternatives: the facts, an Acknowledge button when the one-click link is present, and a
-//! link to the alert.
+//! link to the alert. A server without SMTP settings refuses to create or enable an EMAIL
+//! channel (`domain::channels`): its mails could never leave.
 
 use serde::Deserialize;
 use serde_json::Value;

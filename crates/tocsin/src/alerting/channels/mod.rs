@@ -3,7 +3,7 @@
 //! A provider owns three things about its type and nothing else: its `config` (parsed into a
 //! typed config, with `config.<key>` paths on errors, and which keys are secrets), and how one
 //! notification is rendered into its provider's real message format ([`Outgoing`]: an HTTP
-//! request or an email). Rendering is pure; the delivery worker (`alerting::deliver`) sends
+//! request, several that succeed or fail together, or an email). Rendering is pure; the delivery worker (`alerting::deliver`) sends
 //! what a provider renders through the one outbound client (`outbound.rs`) or the mailer, and
 //! records the attempt. Every provider takes a base URL in its config (defaulting to the
 //! public service), so self-hosted servers work and tests can point any type at a loopback
@@ -123,6 +123,10 @@ impl ConfigError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outgoing {
     Http(HttpRequest),
+    /// Several requests making up one delivery (an SMS to each number of a list), each with
+    /// what it is for (the number) for the attempt's error: sent at once, and delivered only
+    /// when every one is answered 2xx.
+    HttpEach(Vec<(String, HttpRequest)>),
     Email(EmailMessage),
 }
 

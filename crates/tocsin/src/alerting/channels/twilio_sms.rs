@@ -1,7 +1,16 @@
-//! `TWILIO_SMS`: one SMS through Twilio's Messages API (`{"accountSid", "authToken", "from",
+//! `TWILIO_SMS`: an SMS through Twilio's Messages API (`{"accountSid", "authToken", "from",
 //! "to", "apiUrl"?}`; the auth token is a secret, sent as HTTP basic auth; `apiUrl` defaults
 //! to `https://api.twilio.com`). Form-encoded `To`, `From`, `Body`: the title, the cause and
 //! the Acknowledge link, within Twilio's 1,600 characters.
+//!
+//! `to` is one E.164 number, or an array of 1 to [`MAX_RECIPIENTS`] of them (an on-call
+//! rotation). Twilio's API takes one recipient per message, so a notification renders one
+//! request per number ([`Outgoing::HttpEach`]); the delivery is one attempt that succeeds only
+//! when every number's request does. A failed attempt is retried as a whole: Twilio's Messages
+//! API has no idempotency or deduplication key, so a retry sends the SMS again to every
+//! number, and the numbers that did get it the first time get it twice. That is the price of
+//! keeping one delivery (one row of history, one retry schedule) per notification; an alert
+//! reaching someone twice is better than a partial retry bookkeeping per number.
 
 use base64::Engine;
 use serde::Deserialize;
@@ -11,6 +20,9 @@ use super::{
     check_text, check_url, endpoint, finish, parse, parse_stored, ChannelType, ConfigError,
     HttpMethod, HttpRequest, Message, Outgoing, Provider, RenderError,
 };
+
+/// The most numbers one channel sends to.
+pub const MAX_RECIPIENTS: usize = 10;
 
 pub struct TwilioSms;
 
@@ -22,8 +34,46 @@ struct Config {
     account_sid: String,
     auth_token: String,
     from: String,
-    to: String,
+    /// One number, or an array of them (checked by [`recipients`]).
+    to: Value,
     api_url: Option<String>,
+}
+
+/// The numbers of `to` (one string, or an array of 1 to [`MAX_RECIPIENTS`] strings), each an
+/// E.164 number; problems at `config.to` or `config.to.<i>`.
+fn recipients(to: &Value) -> Result<Vec<String>, Vec<ConfigError>> {
+    const NUMBER: &str = "must be an E.164 number like +15551234567";
+    match to {
+        Value::String(s) if e164(s) => Ok(vec![s.clone()]),
+        Value::String(_) => Err(vec![ConfigError::new("config.to", NUMBER)]),
+        Value::Array(items) => {
+            if items.is_empty() || items.len() > MAX_RECIPIENTS {
+                return Err(vec![ConfigError::new(
+                    "config.to",
+                    format!("must list 1 to {MAX_RECIPIENTS} numbers"),
+                )]);
+            }
+            let mut numbers = Vec::with_capacity(items.len());
+            let mut errors = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                match item.as_str() {
+                    Some(s) if e164(s) => {
+                        if numbers.iter().any(|n| n == s) {
+                            errors.push(ConfigError::new(format!("config.to.{i}"), "duplicate"));
+                        } else {
+                            numbers.push(s.to_string());
+                        }
+                    }
+                    _ => errors.push(ConfigError::new(format!("config.to.{i}"), NUMBER)),
+                }
+            }
+            finish(errors).map(|()| numbers)
+        }
+        _ => Err(vec![ConfigError::new(
+            "config.to",
+            format!("must be an E.164 number or an array of 1 to {MAX_RECIPIENTS} of them"),
+        )]),
+    }
 }
 
 /// `+` and 6 to 15 digits.
@@ -61,11 +111,8 @@ impl Provider for TwilioSms {
                 "must be an E.164 number like +15551234567 or a sender id of at most 11 characters",
             ));
         }
-        if !e164(&c.to) {
-            errors.push(ConfigError::new(
-                "config.to",
-                "must be an E.164 number like +15551234567",
-            ));
+        if let Err(e) = recipients(&c.to) {
+            errors.extend(e);
         }
         if let Some(u) = &c.api_url {
             check_url("config.apiUrl", u, &mut errors);
@@ -75,6 +122,15 @@ impl Provider for TwilioSms {
 
     fn render(&self, config: &Value, msg: &Message) -> Result<Outgoing, RenderError> {
         let c: Config = parse_stored(config)?;
+        let numbers = recipients(&c.to).map_err(|errors| {
+            RenderError(
+                errors
+                    .into_iter()
+                    .map(|e| format!("{}: {}", e.field, e.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
         let mut text = msg.title.clone();
         if let Some(cause) = &msg.cause {
             text.push_str(&format!(": {cause}"));
@@ -83,28 +139,104 @@ impl Provider for TwilioSms {
             text.push_str(&format!("\nAcknowledge: {ack}"));
         }
         let text: String = text.chars().take(1600).collect();
-        let form = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("To", &c.to)
-            .append_pair("From", &c.from)
-            .append_pair("Body", &text)
-            .finish();
         let auth = base64::engine::general_purpose::STANDARD
             .encode(format!("{}:{}", c.account_sid, c.auth_token));
         let base = c.api_url.as_deref().unwrap_or(DEFAULT_API);
-        Ok(Outgoing::Http(HttpRequest {
-            method: HttpMethod::Post,
-            url: endpoint(
-                base,
-                &format!("/2010-04-01/Accounts/{}/Messages.json", c.account_sid),
-            ),
-            headers: vec![
-                (
-                    "content-type".into(),
-                    "application/x-www-form-urlencoded".into(),
-                ),
-                ("authorization".into(), format!("Basic {auth}")),
-            ],
-            body: form.into_bytes(),
-        }))
+        let url = endpoint(
+            base,
+            &format!("/2010-04-01/Accounts/{}/Messages.json", c.account_sid),
+        );
+        let requests = numbers
+            .into_iter()
+            .map(|to| {
+                let form = url::form_urlencoded::Serializer::new(String::new())
+                    .append_pair("To", &to)
+                    .append_pair("From", &c.from)
+                    .append_pair("Body", &text)
+                    .finish();
+                let request = HttpRequest {
+                    method: HttpMethod::Post,
+                    url: url.clone(),
+                    headers: vec![
+                        (
+                            "content-type".into(),
+                            "application/x-www-form-urlencoded".into(),
+                        ),
+                        ("authorization".into(), format!("Basic {auth}")),
+                    ],
+                    body: form.into_bytes(),
+                };
+                (to, request)
+            })
+            .collect();
+        Ok(Outgoing::HttpEach(requests))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config(to: Value) -> Value {
+        json!({"accountSid": "AC0123456789abcdef0123456789abcdef", "authToken": "t",
+               "from": "+15551234567", "to": to})
+    }
+
+    fn fields(to: Value) -> Vec<String> {
+        match TwilioSms.validate(&config(to)) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.into_iter().map(|e| e.field).collect(),
+        }
+    }
+
+    #[test]
+    fn to_is_one_number_or_an_array_of_one_to_ten() {
+        assert!(fields(json!("+15557654321")).is_empty());
+        assert!(fields(json!(["+15557654321"])).is_empty());
+        let ten: Vec<String> = (0..10).map(|i| format!("+1555765432{i}")).collect();
+        assert!(fields(json!(ten)).is_empty());
+        let eleven: Vec<String> = (0..11).map(|i| format!("+155576543{i:02}")).collect();
+        assert_eq!(fields(json!(eleven)), ["config.to"]);
+        assert_eq!(fields(json!([])), ["config.to"]);
+        assert_eq!(fields(json!("5557654321")), ["config.to"]);
+        assert_eq!(fields(json!(42)), ["config.to"]);
+        assert_eq!(
+            fields(json!(["+15557654321", "nope", 7, "+15557654321"])),
+            ["config.to.1", "config.to.2", "config.to.3"]
+        );
+    }
+
+    #[test]
+    fn one_request_per_number_and_old_single_number_configs_render_as_before() {
+        let msg = Message::from_body(
+            crate::alerting::event::AlertEvent::Test,
+            "msg_1",
+            &json!({"type": "test", "timestamp": "2026-01-01T00:00:00Z", "data": {"message": "hi"}})
+                .to_string(),
+            0,
+        );
+        let Outgoing::HttpEach(requests) = TwilioSms
+            .render(&config(json!(["+15557654321", "+15557654322"])), &msg)
+            .unwrap()
+        else {
+            panic!("not HTTP");
+        };
+        let to: Vec<&str> = requests.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(to, ["+15557654321", "+15557654322"]);
+        for (number, r) in &requests {
+            let form: Vec<(String, String)> =
+                url::form_urlencoded::parse(&r.body).into_owned().collect();
+            assert!(form.contains(&("To".into(), number.clone())));
+        }
+        let Outgoing::HttpEach(one) = TwilioSms
+            .render(&config(json!("+15557654321")), &msg)
+            .unwrap()
+        else {
+            panic!("not HTTP");
+        };
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].0, "+15557654321");
     }
 }

@@ -1,0 +1,104 @@
+//! The public status page scenarios: a published page of 50 components, each over a monitor
+//! with 90 days of hourly history, read by its public summary or its HTML page. Seeded through
+//! the store (like `seed.rs`): what is measured is the public read path, the rendered cache.
+
+use crate::bench::scenario::{Fixture, RequestSpec};
+use crate::bench::seed::{insert_monitors, MonitorSeed};
+use crate::domain::status_pages::branding::Branding;
+use crate::ids::new_id;
+use crate::store::status_pages::{ComponentRow, PageRow};
+
+/// The slug of the bench page.
+pub const SLUG: &str = "bench";
+const COMPONENTS: usize = 50;
+const HISTORY_DAYS: i64 = 90;
+
+/// Seeds the page once per run (both scenarios share it) and returns its slug.
+async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
+    let state = fx.state("status pages")?;
+    let reader = state.db().reader();
+    if crate::store::status_pages::by_slug(reader, SLUG)
+        .await?
+        .is_some()
+    {
+        return Ok(SLUG);
+    }
+    let ws = fx.workspace_id().await?;
+    let monitors = insert_monitors(
+        state,
+        &MonitorSeed {
+            workspace_id: ws.clone(),
+            count: COMPONENTS,
+            interval_s: 86_400,
+            url: "http://127.0.0.1:9/".into(),
+            timeout_s: 5,
+        },
+    )
+    .await?;
+    let now = state.clock().now_ms();
+    let hour = now - now.rem_euclid(3_600_000);
+    let mut tx = state.db().begin().await?;
+    // 90 days of hourly rollups per monitor: 60 checks an hour, one DOWN now and then.
+    for (i, (_, seq)) in monitors.iter().enumerate() {
+        for h in 0..HISTORY_DAYS * 24 {
+            let down = i64::from((h as usize + i) % 97 == 0);
+            sqlx::query(
+                "INSERT INTO heartbeat_hourly (monitor_seq, bucket_start, total, up, down, \
+                 degraded, latency_sum, latency_min, latency_max) \
+                 VALUES ($1, $2, 60, $3, $4, 0, 600000, 8000, 12000)",
+            )
+            .bind(*seq)
+            .bind(hour - h * 3_600_000)
+            .bind(60 - down)
+            .bind(down)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    let page = PageRow {
+        id: new_id(),
+        workspace_id: ws.clone(),
+        name: "Bench Inc".into(),
+        slug: SLUG.into(),
+        published: 1,
+        branding: serde_json::to_string(&Branding::defaults())?,
+        history_days: HISTORY_DAYS,
+        auto_incidents: "OFF".into(),
+        version: 1,
+        created_at: now,
+        updated_at: now,
+    };
+    crate::store::status_pages::insert(&mut *tx, &page).await?;
+    for (i, (id, _)) in monitors.iter().enumerate() {
+        crate::store::status_pages::insert_component(
+            &mut *tx,
+            &ComponentRow {
+                id: new_id(),
+                status_page_id: page.id.clone(),
+                workspace_id: ws.clone(),
+                monitor_id: Some(id.clone()),
+                name: format!("Service {i}"),
+                description: None,
+                group_name: Some(format!("Region {}", i / 10)),
+                position: i as i64 + 1,
+            },
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(SLUG)
+}
+
+/// `GET /api/v1/status-pages/bench/summary`.
+pub async fn summary(fx: &Fixture) -> anyhow::Result<RequestSpec> {
+    let slug = seed(fx).await?;
+    Ok(RequestSpec::get(&format!(
+        "/api/v1/status-pages/{slug}/summary"
+    )))
+}
+
+/// `GET /s/bench`.
+pub async fn page(fx: &Fixture) -> anyhow::Result<RequestSpec> {
+    let slug = seed(fx).await?;
+    Ok(RequestSpec::get(&format!("/s/{slug}")))
+}

@@ -1,0 +1,534 @@
+//! The public face of status pages through the real server: the summary API, the HTML page
+//! and the feeds answer only for published pages (drafts and unpublished pages are the same
+//! 404 as unknown slugs, at once after unpublishing); a component follows its monitor's status
+//! (driven against a real loopback HTTP target on a manual clock) and the change shows within
+//! a second; validators (`ETag`/304, `Last-Modified`, `Cache-Control`) and gzip; the HTML is
+//! escaped, carries its CSP and landmarks, and stays small; the feeds are valid RSS and Atom.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use crate::common;
+use crate::status_pages::{create_page, put_components};
+use common::monitors::{create, monitor};
+use common::target::Target;
+use common::{expect_error, json_of, TestServer, User};
+use reqwest::Method;
+use serde_json::{json, Value};
+use tocsin::monitoring::scheduler;
+
+const T0: i64 = 1_700_000_000_000;
+
+async fn public(srv: &TestServer, path: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .get(srv.url(path))
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn summary(srv: &TestServer, slug: &str) -> Value {
+    json_of(
+        public(srv, &format!("/api/v1/status-pages/{slug}/summary")).await,
+        200,
+    )
+    .await
+}
+
+async fn http_monitor(u: &User, target: &Target) -> String {
+    let m = create(
+        u,
+        json!({"name": "api", "type": "HTTP", "url": format!("{}/health", target.base),
+               "interval": 10, "timeout": 5}),
+    )
+    .await;
+    m["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn drafts_and_unpublished_pages_never_answer_in_public() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("drafts@example.com").await;
+    let page = create_page(&u, json!({"name": "Secret plans", "slug": "secret"})).await;
+    let id = page["id"].as_str().unwrap();
+    put_components(&u, id, json!([{"name": "Launch"}])).await;
+
+    let check_hidden = || async {
+        let res = public(&srv, "/api/v1/status-pages/secret/summary").await;
+        expect_error(res, 404, "STATUS_PAGE_NOT_FOUND").await;
+        for path in ["/s/secret", "/s/secret/feed.rss", "/s/secret/feed.atom"] {
+            let res = public(&srv, path).await;
+            assert_eq!(res.status().as_u16(), 404, "{path}");
+            let ct = res.headers()["content-type"].to_str().unwrap().to_string();
+            assert!(ct.starts_with("text/html"), "{path} answers a page: {ct}");
+            let body = res.text().await.unwrap();
+            assert!(
+                !body.contains("Secret plans") && !body.contains("Launch"),
+                "{body}"
+            );
+        }
+    };
+    check_hidden().await;
+    // An unknown slug looks the same.
+    let res = public(&srv, "/api/v1/status-pages/nothing-here/summary").await;
+    expect_error(res, 404, "STATUS_PAGE_NOT_FOUND").await;
+
+    // Published: it answers; unpublished again: hidden at once (the cache is dropped).
+    json_of(
+        u.call(Method::POST, &format!("/status-pages/{id}/publish"), None)
+            .await,
+        200,
+    )
+    .await;
+    let s = summary(&srv, "secret").await;
+    assert_eq!(s["page"]["name"], "Secret plans");
+    assert_eq!(s["components"][0]["name"], "Launch");
+    let res = public(&srv, "/s/secret").await;
+    assert_eq!(res.status().as_u16(), 200);
+    json_of(
+        u.call(Method::POST, &format!("/status-pages/{id}/unpublish"), None)
+            .await,
+        200,
+    )
+    .await;
+    check_hidden().await;
+}
+
+#[tokio::test]
+async fn a_component_follows_its_monitor_and_the_change_shows_within_a_second() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let target = Target::start().await;
+    let u = srv.sign_up("follow@example.com").await;
+    let mid = http_monitor(&u, &target).await;
+    let page = create_page(
+        &u,
+        json!({"name": "Acme", "slug": "acme", "published": true}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    let comps = put_components(
+        &u,
+        pid,
+        json!([{"name": "API", "monitorId": mid, "group": "Core"}, {"name": "Docs"}]),
+    )
+    .await;
+
+    clock.set_ms(T0);
+    scheduler::run_due(&srv.state, T0).await.unwrap();
+    assert_eq!(monitor(&u, &mid).await["status"], "UP");
+    let s = summary(&srv, "acme").await;
+    assert_eq!(s["status"], "OPERATIONAL");
+    assert_eq!(s["components"][0]["id"], comps[0]["id"]);
+    assert_eq!(s["components"][0]["status"], "OPERATIONAL");
+    assert_eq!(s["components"][0]["group"], "Core");
+    assert_eq!(s["components"][0]["uptime"]["24h"], 100.0);
+    assert_eq!(s["components"][1]["uptime"]["24h"], Value::Null);
+    assert_eq!(s["page"]["url"], srv.url("/s/acme"));
+    assert!(s["activeIncidents"].as_array().unwrap().is_empty());
+    assert!(s["scheduledMaintenance"].as_array().unwrap().is_empty());
+
+    // The target fails until the monitor is DOWN; the summary shows it within a second.
+    target.set(500);
+    let mut t = T0;
+    while monitor(&u, &mid).await["status"] != "DOWN" {
+        t += 10_000;
+        clock.set_ms(t);
+        scheduler::run_due(&srv.state, t).await.unwrap();
+        assert!(t < T0 + 300_000, "the monitor never went DOWN");
+    }
+    let changed = Instant::now();
+    loop {
+        let s = summary(&srv, "acme").await;
+        if s["components"][0]["status"] == "MAJOR_OUTAGE" {
+            // One of two components down: a partial outage of the page.
+            assert_eq!(s["status"], "PARTIAL_OUTAGE");
+            assert_eq!(s["components"][1]["status"], "OPERATIONAL");
+            break;
+        }
+        assert!(
+            changed.elapsed() < Duration::from_secs(1),
+            "the summary still shows {s} a second after the change"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let html = public(&srv, "/s/acme").await.text().await.unwrap();
+    assert!(html.contains("Partial system outage"), "{html}");
+    assert!(html.contains("Major outage"));
+}
+
+#[tokio::test]
+async fn validators_compression_and_the_html_page() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("html@example.com").await;
+    let page = create_page(
+        &u,
+        json!({"name": "<script>alert('name')</script>", "slug": "html", "published": true,
+               "branding": {"language": "de", "primaryColor": "#aa0000",
+                            "customCss": ".component{border:0}",
+                            "footerLinks": [{"label": "Home \"x\"", "url": "https://acme.example/?a=1&b=2"}]}}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    let components: Vec<Value> = (0..50)
+        .map(|i| json!({"name": format!("<b>Component {i}</b>"), "group": format!("G{}", i % 5)}))
+        .collect();
+    put_components(&u, pid, Value::Array(components)).await;
+
+    // Summary validators: ETag, Last-Modified, Cache-Control; 304 on a matching tag.
+    let res = public(&srv, "/api/v1/status-pages/html/summary").await;
+    assert_eq!(res.status().as_u16(), 200);
+    let etag = res.headers()["etag"].to_str().unwrap().to_string();
+    assert!(res.headers()["cache-control"]
+        .to_str()
+        .unwrap()
+        .contains("public"));
+    assert!(res.headers().contains_key("last-modified"));
+    let res = reqwest::Client::new()
+        .get(srv.url("/api/v1/status-pages/html/summary"))
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 304);
+
+    // The page: escaped, with its CSP, landmarks and language, small, and compressed.
+    let res = public(&srv, "/s/html").await;
+    assert_eq!(res.status().as_u16(), 200);
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("style-src 'sha256-"),
+        "{csp}"
+    );
+    assert!(!csp.contains("script-src"), "no script may run: {csp}");
+    let html = res.text().await.unwrap();
+    assert!(html.len() < 50 * 1024, "page is {} bytes", html.len());
+    assert!(!html.contains("<script>"), "markup in names is escaped");
+    assert!(html.contains("&lt;script&gt;alert('name')&lt;/script&gt;"));
+    assert!(html.contains("&lt;b&gt;Component 7&lt;/b&gt;"));
+    assert!(html.contains("<html lang=\"de\">"));
+    assert!(html.contains("<main") && html.contains("<header") && html.contains("<footer"));
+    assert!(html.contains("--brand:#aa0000") && html.contains(".component{border:0}"));
+    assert!(html.contains("https://acme.example/?a=1&amp;b=2"));
+    assert!(html.contains("All systems operational"));
+    let gz = reqwest::Client::builder()
+        .no_gzip()
+        .build()
+        .unwrap()
+        .get(srv.url("/s/html"))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gz.headers()["content-encoding"], "gzip");
+    assert!(gz.bytes().await.unwrap().len() < 10 * 1024);
+}
+
+#[tokio::test]
+async fn feeds_are_valid_rss_and_atom() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("feeds@example.com").await;
+    create_page(
+        &u,
+        json!({"name": "Feeds & <Co>", "slug": "feeds", "published": true}),
+    )
+    .await;
+    let res = public(&srv, "/s/feeds/feed.rss").await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/rss+xml"));
+    let body = res.bytes().await.unwrap();
+    let channel = rss::Channel::read_from(&body[..]).unwrap();
+    assert_eq!(channel.title(), "Feeds & <Co> status");
+    let res = public(&srv, "/s/feeds/feed.atom").await;
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/atom+xml"));
+    let body = res.bytes().await.unwrap();
+    let feed = atom_syndication::Feed::read_from(&body[..]).unwrap();
+    assert_eq!(feed.title().as_str(), "Feeds & <Co> status");
+}
+
+#[tokio::test]
+async fn the_embed_api_and_badges_answer_any_origin_for_a_valid_key_only() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("embed@example.com").await;
+    let page = create_page(
+        &u,
+        json!({"name": "Embed <Co>", "slug": "embed", "published": true}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    let comps = put_components(&u, pid, json!([{"name": "API & \"Edge\""}])).await;
+    let cid = comps[0]["id"].as_str().unwrap();
+    let k = json_of(
+        u.call(
+            Method::POST,
+            &format!("/status-pages/{pid}/publishable-keys"),
+            Some(json!({"name": "site"})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let key = k["key"].as_str().unwrap().to_string();
+    let client = reqwest::Client::new();
+
+    // By Bearer and by ?token=: the page's summary, readable from any origin.
+    let res = client
+        .get(srv.url("/api/v1/embed/status"))
+        .bearer_auth(&key)
+        .header("Origin", "https://customer.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["access-control-allow-origin"], "*");
+    let by_bearer = json_of(res, 200).await;
+    assert_eq!(by_bearer["page"]["slug"], "embed");
+    let by_query = json_of(
+        public(&srv, &format!("/api/v1/embed/status?token={key}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(by_query, by_bearer);
+    assert_eq!(by_query, summary(&srv, "embed").await);
+
+    // The preflight allows the Authorization header.
+    let res = client
+        .request(Method::OPTIONS, srv.url("/api/v1/embed/status"))
+        .header("Origin", "https://customer.example")
+        .header("Access-Control-Request-Method", "GET")
+        .header("Access-Control-Request-Headers", "authorization")
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_success());
+    assert_eq!(res.headers()["access-control-allow-origin"], "*");
+    let allowed = res.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(allowed.contains("authorization"));
+
+    // Badges: status of the page and of a component, uptime, styles; text escaped.
+    let res = public(&srv, &format!("/api/v1/embed/badge.svg?token={key}")).await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "image/svg+xml");
+    assert!(res.headers()["cache-control"]
+        .to_str()
+        .unwrap()
+        .contains("max-age"));
+    let svg = res.text().await.unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("operational"),
+        "{svg}"
+    );
+    assert!(svg.contains("Embed &lt;Co&gt;"));
+    let svg = public(
+        &srv,
+        &format!("/api/v1/embed/badge.svg?token={key}&component={cid}&style=for-the-badge"),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    assert!(svg.contains("API &amp; &quot;EDGE&quot;"), "{svg}");
+    let svg = public(
+        &srv,
+        &format!("/api/v1/embed/badge.svg?token={key}&uptime=30d"),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    assert!(
+        svg.contains("uptime 30d") && svg.contains("no data"),
+        "{svg}"
+    );
+    let res = public(
+        &srv,
+        &format!("/api/v1/embed/badge.svg?token={key}&style=plastic"),
+    )
+    .await;
+    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert_eq!(body["field"], "style");
+    let res = public(
+        &srv,
+        &format!("/api/v1/embed/badge.svg?token={key}&component=nope"),
+    )
+    .await;
+    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert_eq!(body["field"], "component");
+
+    // No key, a malformed or unknown key: 401. Unpublished: 404. Revoked: 401 at once.
+    for path in [
+        "/api/v1/embed/status".to_string(),
+        "/api/v1/embed/status?token=pk_nope".to_string(),
+        "/api/v1/embed/badge.svg?token=svc_notakey".to_string(),
+    ] {
+        expect_error(public(&srv, &path).await, 401, "UNAUTHORIZED").await;
+    }
+    json_of(
+        u.call(
+            Method::POST,
+            &format!("/status-pages/{pid}/unpublish"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    let res = public(&srv, &format!("/api/v1/embed/status?token={key}")).await;
+    expect_error(res, 404, "STATUS_PAGE_NOT_FOUND").await;
+    json_of(
+        u.call(Method::POST, &format!("/status-pages/{pid}/publish"), None)
+            .await,
+        200,
+    )
+    .await;
+    json_of(
+        public(&srv, &format!("/api/v1/embed/status?token={key}")).await,
+        200,
+    )
+    .await;
+    let res = u
+        .call(
+            Method::DELETE,
+            &format!(
+                "/status-pages/{pid}/publishable-keys/{}",
+                k["id"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 204);
+    let res = public(&srv, &format!("/api/v1/embed/status?token={key}")).await;
+    expect_error(res, 401, "UNAUTHORIZED").await;
+
+    // The widget script is served, and uses no HTML injection.
+    let res = public(&srv, "/embed/widget.js").await;
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .contains("javascript"));
+    let js = res.text().await.unwrap();
+    assert!(js.contains("/api/v1/embed/status") && !js.contains("innerHTML ="));
+}
+
+#[tokio::test]
+async fn an_alert_opens_an_automatic_incident_and_recovery_resolves_it() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let target = Target::start().await;
+    let u = srv.sign_up("auto@example.com").await;
+    let mid = http_monitor(&u, &target).await;
+    let page = create_page(
+        &u,
+        json!({"name": "Auto", "slug": "auto", "published": true, "autoIncidents": "PUBLISHED"}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    // A draft-mode page over the same monitor gets a DRAFT incident the public never sees.
+    let drafts = create_page(
+        &u,
+        json!({"name": "Drafts", "slug": "auto-drafts", "published": true, "autoIncidents": "DRAFT"}),
+    )
+    .await;
+    let comps = put_components(&u, pid, json!([{"name": "API", "monitorId": mid}])).await;
+    put_components(
+        &u,
+        drafts["id"].as_str().unwrap(),
+        json!([{"name": "API", "monitorId": mid}]),
+    )
+    .await;
+
+    let mut t = T0;
+    clock.set_ms(t);
+    scheduler::run_due(&srv.state, t).await.unwrap();
+    target.set(500);
+    while monitor(&u, &mid).await["status"] != "DOWN" {
+        t += 10_000;
+        clock.set_ms(t);
+        scheduler::run_due(&srv.state, t).await.unwrap();
+        assert!(t < T0 + 300_000, "the monitor never went DOWN");
+    }
+    // Another failing check does not open a second incident.
+    t += 10_000;
+    clock.set_ms(t);
+    scheduler::run_due(&srv.state, t).await.unwrap();
+
+    let list = json_of(
+        u.call(Method::GET, &format!("/incidents?statusPageId={pid}"), None)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(list["total"], 1, "{list}");
+    let inc = &list["incidents"][0];
+    assert_eq!(inc["autoGenerated"], true);
+    assert_eq!(inc["sourceMonitorId"], mid.as_str());
+    assert_eq!(inc["visibility"], "PUBLISHED");
+    assert_eq!(inc["status"], "INVESTIGATING");
+    assert_eq!(inc["affectedComponentIds"], json!([comps[0]["id"]]));
+    let iid = inc["id"].as_str().unwrap().to_string();
+    let draft_list = json_of(
+        u.call(
+            Method::GET,
+            &format!("/incidents?statusPageId={}", drafts["id"].as_str().unwrap()),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(draft_list["incidents"][0]["visibility"], "DRAFT");
+
+    // The public summary shows it within a second; the draft page's does not.
+    let started = Instant::now();
+    loop {
+        let s = summary(&srv, "auto").await;
+        if s["activeIncidents"].as_array().unwrap().len() == 1 {
+            assert_eq!(s["activeIncidents"][0]["incident"]["id"], iid.as_str());
+            assert_eq!(
+                s["activeIncidents"][0]["updates"][0]["systemGenerated"],
+                true
+            );
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(1), "{s}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(summary(&srv, "auto-drafts").await["activeIncidents"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    // Recovery resolves it with a system-generated update.
+    target.set(200);
+    while monitor(&u, &mid).await["status"] != "UP" {
+        t += 10_000;
+        clock.set_ms(t);
+        scheduler::run_due(&srv.state, t).await.unwrap();
+        assert!(t < T0 + 600_000, "the monitor never recovered");
+    }
+    let got = json_of(
+        u.call(Method::GET, &format!("/incidents/{iid}"), None)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(got["incident"]["status"], "RESOLVED");
+    assert!(got["incident"]["resolvedAt"].is_string());
+    let resolved_update = got["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["status"] == "RESOLVED")
+        .unwrap();
+    assert_eq!(resolved_update["systemGenerated"], true);
+}
