@@ -91,6 +91,10 @@ pub struct ServeArgs {
     /// Seconds in-flight requests get to finish after SIGTERM before they are cut (default 10).
     #[arg(long, env = "TOCSIN_SHUTDOWN_GRACE_SECONDS")]
     pub shutdown_grace_seconds: Option<u64>,
+    /// The DNS server that custom-domain verification asks for TXT records, as `ip:port` or
+    /// `ip` (port 53) (default: the system's resolvers, from /etc/resolv.conf).
+    #[arg(long, env = "TOCSIN_DNS_RESOLVER")]
+    pub dns_resolver: Option<String>,
 }
 
 /// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
@@ -134,6 +138,8 @@ pub struct FileConfig {
     pub max_connections_per_ip: Option<usize>,
     /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
     pub shutdown_grace_seconds: Option<u64>,
+    /// The DNS server custom-domain verification asks, `ip:port` (default: the system's).
+    pub dns_resolver: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -291,6 +297,8 @@ pub struct Config {
     pub max_connections_per_ip: usize,
     /// How long in-flight requests (and on-demand checks) get to finish once shutdown begins.
     pub shutdown_grace: Duration,
+    /// The DNS server custom-domain verification asks; `None` for the system's resolvers.
+    pub dns_resolver: Option<SocketAddr>,
 }
 
 /// The connection settings' defaults: a request head is a few hundred bytes, so 10 s is
@@ -591,6 +599,20 @@ impl Config {
                 "must be between 0 (no per-address share) and 10000000",
             ));
         }
+        let dns_resolver = match args
+            .dns_resolver
+            .clone()
+            .or(file.dns_resolver)
+            .filter(|s| !s.trim().is_empty())
+        {
+            None => None,
+            Some(text) => Some(parse_resolver(&text).ok_or_else(|| {
+                invalid(
+                    "dns-resolver",
+                    format!("{text:?} is not an address like 127.0.0.1:53 or [::1]:53"),
+                )
+            })?),
+        };
         Ok(Config {
             listen,
             data_dir,
@@ -627,6 +649,7 @@ impl Config {
             max_connections,
             max_connections_per_ip,
             shutdown_grace,
+            dns_resolver,
         })
     }
 
@@ -703,7 +726,23 @@ fn unreachable_config() -> Config {
         max_connections: DEFAULT_MAX_CONNECTIONS,
         max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
         shutdown_grace: Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
+        dns_resolver: None,
     }
+}
+
+/// `ip:port`, `[v6]:port`, or a bare address meaning port 53.
+fn parse_resolver(text: &str) -> Option<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return (addr.port() != 0).then_some(addr);
+    }
+    let ip = text
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(text);
+    ip.parse::<std::net::IpAddr>()
+        .ok()
+        .map(|ip| SocketAddr::new(ip, 53))
 }
 
 #[cfg(test)]
@@ -809,6 +848,30 @@ mod tests {
         assert!(Config::resolve(&args).is_err());
         std::fs::write(&file, "lisen = \"x\"\n").unwrap();
         args.listen = None;
+        assert!(Config::resolve(&args).is_err());
+    }
+
+    #[test]
+    fn dns_resolver_flag_over_file_and_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("d.toml");
+        std::fs::write(&file, "dns_resolver = \"127.0.0.1:5353\"\n").unwrap();
+        let mut args = ServeArgs::default();
+        assert_eq!(Config::resolve(&args).unwrap().dns_resolver, None);
+        args.store.config = Some(file.clone());
+        assert_eq!(
+            Config::resolve(&args).unwrap().dns_resolver,
+            Some("127.0.0.1:5353".parse().unwrap())
+        );
+        args.dns_resolver = Some("::1".into());
+        assert_eq!(
+            Config::resolve(&args).unwrap().dns_resolver,
+            Some("[::1]:53".parse().unwrap())
+        );
+        args.dns_resolver = Some("ns.example.com:53".into());
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("dns-resolver"), "{err}");
+        args.dns_resolver = Some("127.0.0.1:0".into());
         assert!(Config::resolve(&args).is_err());
     }
 

@@ -42,6 +42,8 @@ pub enum Resource {
     Incident,
     Postmortem,
     PublishableKey,
+    /// A custom domain of a status page.
+    Domain,
 }
 
 impl Resource {
@@ -65,6 +67,7 @@ impl Resource {
             Resource::Incident => "INCIDENT_NOT_FOUND",
             Resource::Postmortem => "POSTMORTEM_NOT_FOUND",
             Resource::PublishableKey => "PUBLISHABLE_KEY_NOT_FOUND",
+            Resource::Domain => "DOMAIN_NOT_FOUND",
         }
     }
 
@@ -88,6 +91,7 @@ impl Resource {
             Resource::Incident => "incident",
             Resource::Postmortem => "postmortem",
             Resource::PublishableKey => "publishable key",
+            Resource::Domain => "custom domain",
         }
     }
 }
@@ -219,6 +223,9 @@ fn not_found(r: Resource) -> String {
         }
         Resource::Workspace => {
             "No such workspace among yours: check the id, or list your workspaces.".into()
+        }
+        Resource::Domain => {
+            "No such custom domain on this status page: check the spelling, or list the page's domains.".into()
         }
         other => format!(
             "No {} with this id in the current workspace: check the id, or list them to find it.",

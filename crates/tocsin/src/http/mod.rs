@@ -8,6 +8,7 @@ pub mod audit;
 pub mod auth;
 pub mod auth_routes;
 pub mod channels;
+pub mod custom_domains;
 pub mod embed;
 pub mod error;
 pub mod escalation;
@@ -33,6 +34,7 @@ pub mod regions;
 pub mod schema;
 pub mod serve;
 pub mod state;
+pub mod status_page_domains;
 pub mod status_pages;
 pub mod workspace;
 
@@ -61,7 +63,7 @@ static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let (api, _doc) = openapi::build();
-    Router::new()
+    let app = Router::new()
         .merge(api)
         .merge(auth_routes::router())
         .merge(alerts::link_router())
@@ -89,7 +91,8 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
         .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), RandomRequestId))
         .layer(CatchPanicLayer::custom(on_panic))
-        .with_state(state)
+        .with_state(state.clone());
+    custom_domains::wrap(&state, app)
 }
 
 /// Request ids: random (v4) UUIDs drawn from the thread-local CSPRNG. tower-http's

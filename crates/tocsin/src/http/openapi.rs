@@ -27,6 +27,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::projects::router())
         .merge(super::maintenance::router())
         .merge(super::status_pages::router())
+        .merge(super::status_page_domains::router())
         .merge(super::public::router())
         .merge(super::embed::router())
         .merge(super::heartbeats::router())

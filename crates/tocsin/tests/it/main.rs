@@ -13,6 +13,7 @@ mod cluster;
 mod common;
 mod config_schemas;
 mod contract;
+mod custom_domains;
 mod cycle_events;
 mod delivery;
 mod delivery_binary;

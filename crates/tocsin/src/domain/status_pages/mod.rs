@@ -9,6 +9,7 @@
 
 pub mod branding;
 pub mod components;
+pub mod domains;
 pub mod keys;
 
 use schemars::JsonSchema;
