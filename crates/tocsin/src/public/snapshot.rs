@@ -91,6 +91,7 @@ impl PageStatus {
 /// Uptime percentages over the last 24 hours, 7, 30 and 90 days (null without counted checks
 /// or without a monitor).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[schemars(rename = "ComponentUptime")]
 pub struct Uptime {
     #[serde(rename = "24h")]
     pub h24: Option<f64>,
