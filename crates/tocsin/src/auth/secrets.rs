@@ -29,8 +29,13 @@ pub fn hashes_equal(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
-/// What a person sees to recognise a key: the prefix and the last four characters.
+/// What a person sees to recognise an API key: the prefix and the last four characters.
 pub fn hint(token: &str) -> String {
+    hint_with(API_KEY_PREFIX, token)
+}
+
+/// [`hint`] for a key with another prefix (`pk_` ...).
+pub fn hint_with(prefix: &str, token: &str) -> String {
     let tail: String = token
         .chars()
         .rev()
@@ -39,7 +44,7 @@ pub fn hint(token: &str) -> String {
         .into_iter()
         .rev()
         .collect();
-    format!("{API_KEY_PREFIX}…{tail}")
+    format!("{prefix}…{tail}")
 }
 
 #[cfg(test)]

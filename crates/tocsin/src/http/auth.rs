@@ -72,16 +72,7 @@ async fn authenticate_for(
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(|s| s.chars().take(512).collect());
-    if let Some(auth) = parts.headers.get(header::AUTHORIZATION) {
-        let token = auth
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or(DomainError::BadCredential(
-                CredentialProblem::MalformedHeader,
-            ))?;
+    if let Some(token) = bearer_token(&parts.headers)? {
         let caller =
             authenticate_key(state, token, now, ip.clone(), user_agent.clone(), "rest").await;
         if !session_only {
@@ -208,5 +199,23 @@ impl<R: Requirement> aide::OperationInput for Auth<R> {
                 ),
             ),
         ]
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header: `None` without the header, an
+/// error when it is present but not a bearer token.
+pub fn bearer_token(headers: &axum::http::HeaderMap) -> Result<Option<&str>, DomainError> {
+    match headers.get(header::AUTHORIZATION) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(Some)
+            .ok_or(DomainError::BadCredential(
+                CredentialProblem::MalformedHeader,
+            )),
     }
 }

@@ -21,11 +21,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::public::CachedJson;
-use crate::domain::{CredentialProblem, DomainError, FieldError, Resource};
+use crate::domain::{CredentialProblem, DomainError, FieldError};
 use crate::http::error::{error_response, ApiError, ApiResult};
 use crate::http::AppState;
 use crate::public::badge::{self, Metric, Style};
-use crate::public::cache::Rendered;
 
 const TAG: &str = "Embed";
 const WIDGET: &str = include_str!("../public/widget.js");
@@ -42,21 +41,8 @@ impl FromRequestParts<AppState> for PublishableKeyAuth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let from_header = match parts.headers.get(header::AUTHORIZATION) {
-            Some(v) => Some(
-                v.to_str()
-                    .ok()
-                    .and_then(|v| v.strip_prefix("Bearer "))
-                    .map(str::trim)
-                    .ok_or(DomainError::BadCredential(
-                        CredentialProblem::MalformedHeader,
-                    ))?
-                    .to_string(),
-            ),
-            None => None,
-        };
-        let presented = match from_header {
-            Some(t) => t,
+        let presented = match super::auth::bearer_token(&parts.headers)? {
+            Some(t) => t.to_string(),
             None => {
                 let q: TokenQuery = serde_urlencoded::from_str(parts.uri.query().unwrap_or(""))
                     .unwrap_or(TokenQuery { token: None });
@@ -160,12 +146,8 @@ fn cors(mut r: Response) -> Response {
 }
 
 async fn preflight() -> Response {
-    let mut r = StatusCode::NO_CONTENT.into_response();
+    let mut r = cors(StatusCode::NO_CONTENT.into_response());
     let h = r.headers_mut();
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
     h.insert(
         header::ACCESS_CONTROL_ALLOW_METHODS,
         HeaderValue::from_static("GET, OPTIONS"),
@@ -181,23 +163,13 @@ async fn preflight() -> Response {
     r
 }
 
-async fn page_of(state: &AppState, slug: &str) -> Result<std::sync::Arc<Rendered>, ApiError> {
-    Ok(state
-        .core()
-        .status_pages()
-        .get(state.core(), slug)
-        .await
-        .map_err(DomainError::from)?
-        .ok_or(DomainError::NotFound(Resource::StatusPage))?)
-}
-
 async fn status(
     State(state): State<AppState>,
     key: PublishableKeyAuth,
     Query(_q): Query<EmbedQuery>,
     headers: HeaderMap,
 ) -> ApiResult<CachedJson> {
-    let r = page_of(&state, &key.0).await?;
+    let r = super::public::published(&state, &key.0).await?;
     Ok(CachedJson(cors(super::public::answer(
         &headers,
         &r.summary,
@@ -266,7 +238,7 @@ async fn badge(
             "must be 24h, 7d, 30d or 90d",
         )])
     })?;
-    let r = page_of(&state, &key.0).await?;
+    let r = super::public::published(&state, &key.0).await?;
     let (label, value, colour) = badge::parts(&r.snapshot, q.component.as_deref(), metric)
         .map_err(|_| {
             DomainError::from(vec![FieldError::new(
@@ -298,9 +270,5 @@ async fn widget() -> Response {
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=3600"),
     );
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
-    r
+    cors(r)
 }

@@ -97,9 +97,7 @@ async fn incidents(
     if !(1..=200).contains(&limit) {
         return Err(DomainError::field("limit", "must be 1 to 200").into());
     }
-    let r = rendered(&state, &p.slug)
-        .await?
-        .ok_or(DomainError::NotFound(Resource::StatusPage))?;
+    let r = published(&state, &p.slug).await?;
     let core = state.core();
     let rows = crate::store::incidents::public_for_page(
         core.db().reader(),
@@ -124,9 +122,7 @@ async fn published_postmortem(
     state: &AppState,
     p: &PostmortemPath,
 ) -> Result<(Arc<Rendered>, Postmortem), DomainError> {
-    let r = rendered(state, &p.slug)
-        .await?
-        .ok_or(DomainError::NotFound(Resource::StatusPage))?;
+    let r = published(state, &p.slug).await?;
     let row = crate::store::postmortems::published_on_page(
         state.core().db().reader(),
         &r.snapshot.page_id,
@@ -194,6 +190,13 @@ pub fn pages_router() -> Router<AppState> {
 
 async fn rendered(state: &AppState, slug: &str) -> Result<Option<Arc<Rendered>>, DomainError> {
     Ok(state.core().status_pages().get(state.core(), slug).await?)
+}
+
+/// The rendered page published at `slug`, or 404 `STATUS_PAGE_NOT_FOUND` (the JSON routes').
+pub async fn published(state: &AppState, slug: &str) -> Result<Arc<Rendered>, DomainError> {
+    rendered(state, slug)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::StatusPage))
 }
 
 fn accepts_gzip(headers: &HeaderMap) -> bool {
@@ -289,9 +292,7 @@ async fn summary(
     Path(p): Path<SlugPath>,
     headers: HeaderMap,
 ) -> ApiResult<CachedJson> {
-    let r = rendered(&state, &p.slug)
-        .await?
-        .ok_or(DomainError::NotFound(Resource::StatusPage))?;
+    let r = published(&state, &p.slug).await?;
     Ok(CachedJson(answer(
         &headers,
         &r.summary,

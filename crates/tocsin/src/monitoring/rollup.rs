@@ -125,11 +125,17 @@ impl Summary {
     /// PENDING and excluded maintenance are not counted at all), or `None` when the range holds no counted
     /// checks. Rounded to 4 decimals.
     pub fn uptime(&self) -> Option<f64> {
-        (self.total > 0).then(|| {
-            let pct = (self.total - self.down) as f64 * 100.0 / self.total as f64;
-            (pct * 10_000.0).round() / 10_000.0
-        })
+        uptime_percent(self.total, self.down)
     }
+}
+
+/// Percentage of `total` counted checks that were not among the `down` ones, rounded to 4
+/// decimals; `None` without counted checks.
+pub fn uptime_percent(total: i64, down: i64) -> Option<f64> {
+    (total > 0).then(|| {
+        let pct = (total - down) as f64 * 100.0 / total as f64;
+        (pct * 10_000.0).round() / 10_000.0
+    })
 }
 
 /// How a range is read: raw heartbeats or whole rollup hours, each half-open.

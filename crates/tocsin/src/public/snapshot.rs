@@ -23,6 +23,7 @@ use crate::domain::incidents::{incident_view, IncidentWithUpdates};
 use crate::domain::schema::Timestamp;
 use crate::domain::status_pages::branding::Branding;
 use crate::domain::status_pages::{page_url, stored_branding};
+use crate::monitoring::rollup::uptime_percent;
 use crate::store::{self, status_pages::PageRow};
 
 const DAY_MS: i64 = 86_400_000;
@@ -179,7 +180,6 @@ pub struct PostmortemLink {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub page_id: String,
-    pub workspace_id: String,
     pub summary: Summary,
     /// Per component (same order as `summary.components`), one entry per day, oldest first.
     pub bars: Vec<Vec<Day>>,
@@ -234,21 +234,28 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
     }
     let uptime_windows = store::status_pages::window_uptime(reader, &seqs, &windows).await?;
 
-    // Maintenance: what is active or upcoming, and which days of the bars held a window.
-    let windows_rows =
-        store::maintenance::active_or_upcoming(reader, &page.workspace_id, &monitor_ids, now)
-            .await?;
+    // Maintenance: which days of the bars held a window, and what is active or upcoming.
+    let bars_from = from_ms(first_day * DAY_MS - offset_ms);
+    let horizon = from_ms(now + MAINTENANCE_HORIZON_DAYS * DAY_MS);
     let mut maintenance_days: HashMap<String, Vec<i64>> = HashMap::new();
-    for m in &monitor_ids {
-        for w in store::maintenance::of_monitor(reader, m).await? {
-            let Ok(schedule) = w.schedule() else { continue };
-            let start = from_ms(first_day * DAY_MS - offset_ms);
-            for (a, b) in schedule.occurrences(start, from_ms(now), 400) {
-                let (a, b) = (a.timestamp_millis(), b.timestamp_millis() - 1);
-                for d in (a + offset_ms).div_euclid(DAY_MS)..=(b + offset_ms).div_euclid(DAY_MS) {
-                    maintenance_days.entry(m.clone()).or_default().push(d);
-                }
+    let mut upcoming = Vec::new();
+    for w in store::maintenance::of_monitors(reader, &page.workspace_id, &monitor_ids).await? {
+        let Ok(schedule) = w.schedule() else { continue };
+        for (a, b) in schedule.occurrences(bars_from, from_ms(now), 400) {
+            let (a, b) = (a.timestamp_millis(), b.timestamp_millis() - 1);
+            for d in (a + offset_ms).div_euclid(DAY_MS)..=(b + offset_ms).div_euclid(DAY_MS) {
+                maintenance_days
+                    .entry(w.monitor_id.clone())
+                    .or_default()
+                    .push(d);
             }
+        }
+        if let Some(next) = schedule
+            .occurrences(from_ms(now), horizon, 1)
+            .into_iter()
+            .next()
+        {
+            upcoming.push((w, next));
         }
     }
 
@@ -299,10 +306,10 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
         let uptime = monitor
             .and_then(|m| uptime_windows.get(&m.seq))
             .map(|w| Uptime {
-                h24: percent(w[0]),
-                d7: percent(w[1]),
-                d30: percent(w[2]),
-                d90: percent(w[3]),
+                h24: uptime_percent(w[0].0, w[0].1),
+                d7: uptime_percent(w[1].0, w[1].1),
+                d30: uptime_percent(w[2].0, w[2].1),
+                d90: uptime_percent(w[3].0, w[3].1),
             })
             .unwrap_or_default();
         let held = monitor
@@ -316,7 +323,7 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
                     date: day_date(d),
                     uptime: rows
                         .and_then(|r| r.get(&d))
-                        .and_then(|&(t, down)| percent((t, down))),
+                        .and_then(|&(t, down)| uptime_percent(t, down)),
                     maintenance: held.contains(&d),
                 })
                 .collect(),
@@ -338,17 +345,8 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
         }
     }
 
-    let horizon = now + MAINTENANCE_HORIZON_DAYS * DAY_MS;
     let mut scheduled = Vec::new();
-    for w in &windows_rows {
-        let Ok(schedule) = w.schedule() else { continue };
-        let Some((a, b)) = schedule
-            .occurrences(from_ms(now), from_ms(horizon), 1)
-            .into_iter()
-            .next()
-        else {
-            continue;
-        };
+    for (w, (a, b)) in &upcoming {
         let component_ids: Vec<String> = components
             .iter()
             .filter(|c| c.monitor_id.as_deref() == Some(w.monitor_id.as_str()))
@@ -368,7 +366,6 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
 
     Ok(Snapshot {
         page_id: page.id.clone(),
-        workspace_id: page.workspace_id.clone(),
         summary: Summary {
             page: PublicPage {
                 name: page.name.clone(),
@@ -407,14 +404,6 @@ fn overall(components: &[PublicComponent]) -> PageStatus {
     } else {
         worst
     }
-}
-
-/// Percentage of counted checks that were not DOWN, to 4 decimals.
-fn percent((total, down): (i64, i64)) -> Option<f64> {
-    (total > 0).then(|| {
-        let pct = (total - down) as f64 * 100.0 / total as f64;
-        (pct * 10_000.0).round() / 10_000.0
-    })
 }
 
 /// The calendar date of a day number (days since 1970-01-01).
@@ -474,7 +463,7 @@ mod tests {
             PageStatus::of_monitor(Status::Pending, true),
             PageStatus::Operational
         );
-        assert_eq!(percent((3, 1)), Some(66.6667));
-        assert_eq!(percent((0, 0)), None);
+        assert_eq!(uptime_percent(3, 1), Some(66.6667));
+        assert_eq!(uptime_percent(0, 0), None);
     }
 }

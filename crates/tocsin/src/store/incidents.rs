@@ -78,14 +78,6 @@ const COLUMNS: &str = "id, workspace_id, status_page_id, title, status, severity
 const UPDATE_COLUMNS: &str =
     "id, incident_id, workspace_id, message, status, system_generated, created_at, updated_at";
 
-/// `$start, $start+1, ...` for an `IN (...)` list of `n` values.
-fn placeholders(start: usize, n: usize) -> String {
-    (start..start + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 // ---------------------------------------------------------------------------------------------
 // Status pages, as far as incidents need them
 
@@ -324,7 +316,7 @@ async fn updates_of<'e>(
     let sql = format!(
         "SELECT {UPDATE_COLUMNS} FROM incident_updates WHERE incident_id IN ({}) \
          ORDER BY created_at DESC, id DESC",
-        placeholders(1, incident_ids.len())
+        super::in_list(1, incident_ids.len())
     );
     let mut q = sqlx::query_as::<_, UpdateRow>(&sql);
     for id in incident_ids {

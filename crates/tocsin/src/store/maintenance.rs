@@ -1,6 +1,6 @@
 //! Maintenance windows: the rows behind `/maintenance-windows`, the reads the maintenance
 //! engine needs (every window, one monitor's windows, a digest to notice other nodes' edits),
-//! the query status pages use ("windows active or upcoming for these monitors"), and the
+//! the query status pages use (every window of their monitors), and the
 //! monitor columns the engine writes (`maintenance_until`, `maintenance_excluded`; state, not
 //! settings, so they never bump the monitor's `version`).
 //!
@@ -61,14 +61,6 @@ impl WindowRow {
 const COLUMNS: &str = "id, workspace_id, monitor_id, title, description, starts_at, ends_at, \
      timezone, frequency, day_of_week, day_of_month, expression, exclude_from_uptime, version, \
      created_at, updated_at";
-
-/// `$start, $start+1, ...` for an `IN (...)` list of `n` values.
-fn placeholders(start: usize, n: usize) -> String {
-    (start..start + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 pub async fn insert<'e>(e: impl Exec<'e>, w: &WindowRow) -> Result<(), sqlx::Error> {
     sqlx::query(
@@ -179,26 +171,22 @@ pub async fn delete<'e>(e: impl Exec<'e>, ws: &str, id: &str) -> Result<u64, sql
     )
 }
 
-/// The windows of `monitor_ids` (of workspace `ws`) that are active or upcoming at `now_ms`:
-/// every recurring window (its next occurrence is computed by the caller with
-/// `tocsin_core::maintenance`) and every one-off window that has not ended. Ordered by
-/// monitor, then start. What status pages show as scheduled maintenance.
-pub async fn active_or_upcoming<'e>(
+/// Every window of `monitor_ids` (of workspace `ws`), by monitor then start: what status
+/// pages read for their maintenance marks and their scheduled maintenance.
+pub async fn of_monitors<'e>(
     e: impl Exec<'e>,
     ws: &str,
     monitor_ids: &[String],
-    now_ms: i64,
 ) -> Result<Vec<WindowRow>, sqlx::Error> {
     if monitor_ids.is_empty() {
         return Ok(Vec::new());
     }
     let sql = format!(
         "SELECT {COLUMNS} FROM maintenance_windows WHERE workspace_id = $1 \
-         AND (frequency IS NOT NULL OR ends_at > $2) AND monitor_id IN ({}) \
-         ORDER BY monitor_id, starts_at, id",
-        placeholders(3, monitor_ids.len())
+         AND monitor_id IN ({}) ORDER BY monitor_id, starts_at, id",
+        super::in_list(2, monitor_ids.len())
     );
-    let mut q = sqlx::query_as(&sql).bind(ws).bind(now_ms);
+    let mut q = sqlx::query_as(&sql).bind(ws);
     for id in monitor_ids {
         q = q.bind(id);
     }

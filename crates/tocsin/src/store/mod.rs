@@ -42,6 +42,15 @@ pub mod workspaces;
 
 pub use versioned::Versioned;
 
+/// `$start, $start+1, ...`: the placeholders of an `IN (...)` list of `n` values whose first
+/// is bound as `$start`.
+pub fn in_list(start: usize, n: usize) -> String {
+    (start..start + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;

@@ -24,14 +24,6 @@ pub struct ProjectRow {
 const COLUMNS: &str =
     "id, workspace_id, name, description, position, version, created_at, updated_at";
 
-/// `$start, $start+1, ...` for an `IN (...)` list of `n` values.
-fn placeholders(start: usize, n: usize) -> String {
-    (start..start + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 pub async fn insert<'e>(e: impl Exec<'e>, p: &ProjectRow) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO projects (id, workspace_id, name, description, position, version, created_at, updated_at) \
@@ -133,7 +125,7 @@ pub async fn touch<'e>(
     }
     let sql = format!(
         "UPDATE projects SET version = version + 1, updated_at = $1 WHERE workspace_id = $2 AND id IN ({})",
-        placeholders(3, ids.len())
+        super::in_list(3, ids.len())
     );
     let mut q = sqlx::query(&sql).bind(now).bind(ws);
     for id in ids {
@@ -180,7 +172,7 @@ pub async fn existing<'e>(
     }
     let sql = format!(
         "SELECT id FROM projects WHERE workspace_id = $1 AND id IN ({})",
-        placeholders(2, ids.len())
+        super::in_list(2, ids.len())
     );
     let mut q = sqlx::query_scalar(&sql).bind(ws);
     for id in ids {
@@ -200,7 +192,7 @@ pub async fn existing_monitors<'e>(
     }
     let sql = format!(
         "SELECT id FROM monitors WHERE workspace_id = $1 AND id IN ({})",
-        placeholders(2, ids.len())
+        super::in_list(2, ids.len())
     );
     let mut q = sqlx::query_scalar(&sql).bind(ws);
     for id in ids {
@@ -275,7 +267,7 @@ pub async fn projects_of_monitors<'e>(
         "SELECT pm.monitor_id, pm.project_id FROM project_monitors pm \
          JOIN projects p ON p.id = pm.project_id WHERE pm.monitor_id IN ({}) \
          ORDER BY p.position, p.id",
-        placeholders(1, monitor_ids.len())
+        super::in_list(1, monitor_ids.len())
     );
     let mut q = sqlx::query_as::<_, (String, String)>(&sql);
     for id in monitor_ids {

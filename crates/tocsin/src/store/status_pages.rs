@@ -196,19 +196,6 @@ pub async fn insert_component<'e>(e: impl Exec<'e>, c: &ComponentRow) -> Result<
     .map(|_| ())
 }
 
-/// The pages (ids) that show a monitor as a component.
-pub async fn pages_of_monitor<'e>(
-    e: impl Exec<'e>,
-    monitor_id: &str,
-) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT DISTINCT status_page_id FROM status_page_components WHERE monitor_id = $1",
-    )
-    .bind(monitor_id)
-    .fetch_all(e)
-    .await
-}
-
 // ---------------------------------------------------------------------------------------------
 // What the public pages read
 
@@ -234,7 +221,7 @@ pub async fn monitor_states<'e>(
     let sql = format!(
         "SELECT id, seq, status, active, status_changed_at FROM monitors \
          WHERE workspace_id = $1 AND id IN ({})",
-        placeholders(2, ids.len())
+        super::in_list(2, ids.len())
     );
     let mut q = sqlx::query_as(&sql).bind(ws);
     for id in ids {
@@ -262,7 +249,7 @@ pub async fn daily_uptime<'e>(
          CAST(SUM(total) AS BIGINT), CAST(SUM(down) AS BIGINT) FROM heartbeat_hourly \
          WHERE bucket_start >= $1 AND monitor_seq IN ({}) \
          GROUP BY monitor_seq, CAST((bucket_start + $2) / 86400000 AS BIGINT)",
-        placeholders(3, seqs.len())
+        super::in_list(3, seqs.len())
     );
     let mut q = sqlx::query_as(&sql).bind(from_ms).bind(offset_ms);
     for s in seqs {
@@ -292,14 +279,6 @@ pub async fn digest<'e>(e: impl Exec<'e>, page_id: &str) -> Result<String, sqlx:
     .fetch_one(e)
     .await?;
     Ok(format!("{version}.{status}.{incidents}.{postmortems}"))
-}
-
-/// `$start, $start+1, ...` for an `IN (...)` list of `n` values.
-fn placeholders(start: usize, n: usize) -> String {
-    (start..start + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// `(page id, domain)` of a workspace's verified custom domains, oldest first.
@@ -340,7 +319,7 @@ pub async fn window_uptime<'e>(
         sum(3, "down"),
         sum(4, "total"),
         sum(4, "down"),
-        placeholders(5, seqs.len())
+        super::in_list(5, seqs.len())
     );
     let mut q = sqlx::query_as::<_, (i64, i64, i64, i64, i64, i64, i64, i64, i64)>(&sql)
         .bind(from[0])

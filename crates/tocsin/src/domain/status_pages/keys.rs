@@ -92,14 +92,6 @@ fn view(k: &KeyRow) -> PublishableKey {
     }
 }
 
-fn hint(key: &str) -> String {
-    let tail: String = key
-        .chars()
-        .skip(key.chars().count().saturating_sub(4))
-        .collect();
-    format!("{PREFIX}…{tail}")
-}
-
 /// A page's keys, oldest first.
 pub async fn list(
     core: &Core,
@@ -138,7 +130,7 @@ pub async fn create(
         workspace_id: caller.workspace_id.clone(),
         status_page_id: page.id.clone(),
         name: input.name.trim().to_string(),
-        prefix: hint(&key),
+        prefix: secrets::hint_with(PREFIX, &key),
         key_hash: secrets::hash(&key),
         created_at: now,
         last_used_at: None,
