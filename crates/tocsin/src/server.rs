@@ -1,11 +1,12 @@
 //! Starting and stopping the service. [`start`] opens and migrates the database and builds the
 //! state; [`run`] serves a bound listener until the shutdown future resolves, then stops
 //! judging (the scheduler starts no run, the push watcher marks nothing down: a server going
-//! away must not page anyone), stops accepting, lets in-flight requests finish within
-//! `config.shutdown_grace`, closes what remains, gives accepted on-demand checks the same
-//! grace (storing those it cancels), stops the background workers and closes the
-//! database (flushing pending writes). Tests call the same two functions with a port-0
-//! listener.
+//! away must not page anyone), stops accepting, and gives in-flight requests and accepted
+//! on-demand checks **one** deadline, `config.shutdown_grace` from the moment shutdown began:
+//! both drain at the same time, what remains at the deadline is closed (requests) or stored
+//! as cancelled (checks). Then it stops the background workers and closes the database
+//! (flushing pending writes), so the process exits within the grace plus that closing work.
+//! Tests call the same two functions with a port-0 listener.
 
 use std::future::Future;
 use std::time::Duration;
@@ -60,18 +61,34 @@ pub async fn run(
     let options = crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
     tracing::info!(%addr, backend = ?state.db().backend(), max_connections = options.max_connections, "tocsin listening");
     let stop_judging = judging.clone();
+    let grace = state.config().shutdown_grace;
+    // The one shutdown deadline, fixed when shutdown begins; requests and checks share it.
+    let (deadline_tx, deadline_rx) = tokio::sync::oneshot::channel();
     let shutdown = async move {
         shutdown.await;
+        let deadline = tokio::time::Instant::now() + grace;
         stop_judging.cancel();
+        let _ = deadline_tx.send(deadline);
+        deadline
     };
-    crate::http::serve::serve(listener, app, options, shutdown).await;
+    // Accepted on-demand checks finish, or are stored as cancelled, while requests drain
+    // (and while the writer still runs).
+    let on_demand = state.on_demand().clone();
+    let checks = async move {
+        let deadline = deadline_rx.await.ok()?;
+        on_demand.finish_by(deadline).await;
+        Some(deadline)
+    };
+    let ((), deadline) = tokio::join!(
+        crate::http::serve::serve(listener, app, options, shutdown),
+        checks
+    );
     judging.cancel();
     tracing::info!("requests finished; finishing background work");
-    // Accepted on-demand checks finish, or are stored as cancelled, while the writer runs.
-    state
-        .on_demand()
-        .finish(state.config().shutdown_grace)
-        .await;
+    // A request that was still draining may have accepted a check after the wait above saw
+    // none running: it gets what is left of the same deadline.
+    let deadline = deadline.unwrap_or_else(tokio::time::Instant::now);
+    state.on_demand().finish_by(deadline).await;
     // Probe connections outlive the HTTP server once upgraded: close them explicitly.
     state.probes().close_all();
     cancel.cancel();

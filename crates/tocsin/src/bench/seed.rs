@@ -83,8 +83,8 @@ pub async fn insert_monitors(
     seed: &MonitorSeed,
 ) -> anyhow::Result<Vec<(String, i64)>> {
     let now = state.clock().now_ms();
-    if let Some(Err(errors)) = row(seed, 0, 0, now).check_spec() {
-        anyhow::bail!("the bench monitor's check does not parse: {errors:?}");
+    if let Err(e) = crate::monitoring::monitor::Monitor::from_row(&row(seed, 0, 0, now)) {
+        anyhow::bail!("the bench monitor does not parse: {e}");
     }
     let mut out = Vec::with_capacity(seed.count);
     let mut done = 0;

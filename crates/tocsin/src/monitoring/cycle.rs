@@ -1,5 +1,6 @@
 //! Applying one check cycle: the step between "the probes answered" and "the monitor's status
-//! is stored". [`apply`] takes a monitor row and the per-region results of one cycle and
+//! is stored". [`apply`] takes a typed monitor ([`super::monitor::Monitor`], parsed when it
+//! was loaded: nothing here parses its stored text) and the per-region results of one cycle and
 //!
 //! 1. decides the cycle's verdict from the regions' with [`tocsin_core::decide`] (the quorum
 //!    under `all`; under `round_robin`/`random` the picked region's, a failure only once a
@@ -41,18 +42,18 @@
 
 use std::sync::Arc;
 
-use tocsin_checks::{CheckSpec, Outcome};
+use tocsin_checks::Outcome;
 use tocsin_core::state::{Status, Verdict};
 use tocsin_core::{step, CycleInput, Transition};
 
 use super::heartbeats::{NewHeartbeat, WriteError, MAX_MESSAGE_BYTES};
+use super::monitor::Monitor;
 use super::transition::{record_staleness, record_transition, Staleness, StatusChange};
 use super::MonitorType;
 use crate::app::Core;
 use crate::clock::from_ms;
 use crate::store::events::EventRow;
-use crate::store::monitors::{self, MonitorRow, StateUpdate};
-use crate::store::status::CorruptStatus;
+use crate::store::monitors::{self, StateUpdate};
 
 /// One region's part of a cycle: `None` when the region has no live probe (or no result).
 #[derive(Debug, Clone)]
@@ -76,13 +77,12 @@ pub struct CycleReport {
     pub applied: bool,
 }
 
+/// Why a cycle's result was not stored. (A row that cannot be read as a monitor never gets
+/// here: it fails to parse when it is loaded, and is skipped there.)
 #[derive(Debug, thiserror::Error)]
 pub enum CycleError {
     #[error(transparent)]
     Db(#[from] sqlx::Error),
-    /// The stored row cannot be read as a monitor: the run is skipped (and logged).
-    #[error(transparent)]
-    Corrupt(#[from] CorruptStatus),
 }
 
 /// The engine's verdict as the state machine's.
@@ -107,7 +107,7 @@ pub fn heartbeat_status(v: tocsin_checks::Verdict) -> Status {
 
 /// One outcome as a heartbeat of `m` in `region` at `ts_ms`.
 pub fn heartbeat_of(
-    m: &MonitorRow,
+    m: &Monitor,
     region: &str,
     ts_ms: i64,
     o: &Outcome,
@@ -153,14 +153,6 @@ fn truncate(s: &str, max: usize) -> String {
     s[..end].to_string()
 }
 
-/// The HTTP monitor's certificate warning threshold in days, if it has one.
-fn cert_warn_days(m: &MonitorRow) -> Option<i64> {
-    match m.check_spec()? {
-        Ok(CheckSpec::Http(spec)) => Some(i64::from(spec.tls.cert_expiry_warn_days)),
-        _ => None,
-    }
-}
-
 /// Each region's verdict, `None` where it did not report.
 pub fn verdicts(results: &[RegionResult]) -> Vec<(&str, Option<Verdict>)> {
     results
@@ -179,7 +171,7 @@ pub fn verdicts(results: &[RegionResult]) -> Vec<(&str, Option<Verdict>)> {
 /// failure ([`tocsin_core::decide`]).
 pub async fn apply(
     state: &Core,
-    m: &MonitorRow,
+    m: &Monitor,
     ran_at_ms: i64,
     picked: usize,
     results: &[RegionResult],
@@ -189,7 +181,12 @@ pub async fn apply(
             state.check_stats().record(&m.id, &r.region, o);
         }
     }
-    let verdict = tocsin_core::decide(m.region_strategy(), &verdicts(results), picked, m.quorum());
+    let verdict = tocsin_core::decide(
+        m.settings.strategy,
+        &verdicts(results),
+        picked,
+        m.settings.quorum,
+    );
     let mut report = CycleReport {
         verdict,
         ..CycleReport::default()
@@ -203,15 +200,15 @@ pub async fn apply(
     let decided_at_ms = state.clock().now_ms().max(ran_at_ms);
     let window = m.maintenance_at(decided_at_ms);
     let transition = step(
-        &m.monitor_state()?,
-        &m.state_settings(),
+        &m.state,
+        &m.settings.state_settings,
         CycleInput {
             verdict,
             in_maintenance: window.is_some(),
         },
         from_ms(decided_at_ms),
     );
-    let needs_baseline = m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none();
+    let needs_baseline = m.kind() == MonitorType::DnsDiff && m.dns_baseline.is_none();
     if transition.event.is_none() && !needs_baseline && m.stale_since.is_none() {
         let update =
             StateUpdate::from_state(&transition.state, m.status_changed_at, Some(ran_at_ms));
@@ -238,7 +235,7 @@ pub async fn apply(
         message,
     );
     if let Some(ev) = change.events.first_mut() {
-        ev.certificate_expiring_days = cert_warn_days(m).and_then(|warn| {
+        ev.certificate_expiring_days = m.settings.cert_warn_days.and_then(|warn| {
             results
                 .iter()
                 .filter_map(|r| r.outcome.as_ref()?.cert_days_left)
@@ -259,7 +256,7 @@ pub async fn apply(
         events.extend(record_staleness(&mut tx, state.alert_links(), &m.id, fresh).await?);
     }
     report.events = events;
-    if m.kind() == Some(MonitorType::DnsDiff) && m.dns_baseline.is_none() {
+    if needs_baseline {
         // The first answer set becomes the baseline later cycles are compared against.
         let first = results
             .iter()
@@ -303,7 +300,7 @@ pub async fn apply(
 #[allow(clippy::too_many_arguments)]
 async fn apply_with_heartbeats(
     state: &Core,
-    m: &MonitorRow,
+    m: &Monitor,
     ran_at_ms: i64,
     window: Option<bool>,
     results: &[RegionResult],

@@ -378,11 +378,14 @@ async fn last_push_said(
 async fn check_now(core: &Core, monitor_id: &str) {
     let now = core.clock().now_ms();
     match monitors::get_by_id(core.db().reader(), monitor_id).await {
-        Ok(Some(m)) if m.is_active() => {
-            if let Some(Err(e)) = scheduler::run_cycle(core, &m, now).await {
-                tracing::warn!(monitor = %monitor_id, error = %e, "check after maintenance not applied");
+        Ok(Some(row)) if row.is_active() => match super::monitor::Monitor::from_row(&row) {
+            Ok(m) => {
+                if let Some(Err(e)) = scheduler::run_cycle(core, &m, now).await {
+                    tracing::warn!(monitor = %monitor_id, error = %e, "check after maintenance not applied");
+                }
             }
-        }
+            Err(e) => super::monitor::skipped(&e),
+        },
         Ok(_) => {}
         Err(e) => tracing::warn!(monitor = %monitor_id, error = %e, "could not load monitor"),
     }

@@ -16,6 +16,7 @@ pub mod cycle;
 pub mod heartbeats;
 pub mod histogram;
 pub mod maintenance;
+pub mod monitor;
 pub mod on_demand;
 pub mod report;
 pub mod retention;

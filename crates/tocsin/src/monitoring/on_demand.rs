@@ -2,10 +2,11 @@
 //! runs): an accepted check is never silently dropped by a shutdown.
 //!
 //! Every accepted check runs as a task spawned through [`OnDemandChecks::spawn`], which counts
-//! it. When the server stops, after it has stopped accepting requests (so no check can start
-//! any more) and before the heartbeat writer shuts down, [`OnDemandChecks::finish`] waits up to
-//! the shutdown grace (`shutdown_grace_seconds`) for them to end. Checks still running then are
-//! cancelled: each region that had not answered is stored as a [`cancelled_heartbeat`] carrying
+//! it. When the server stops, while the open requests drain and before the heartbeat writer
+//! shuts down, [`OnDemandChecks::finish_by`] waits for them until the shutdown's one deadline
+//! (`shutdown_grace_seconds` after shutdown began, the same deadline the requests get), and
+//! once more after the requests are done, for a check a draining request accepted late.
+//! Checks still running at the deadline are cancelled: each region that had not answered is stored as a [`cancelled_heartbeat`] carrying
 //! the check's `correlationId`, with status PENDING (the one status meaning "no verdict") and
 //! [`CANCELLED_MESSAGE`]. Like every on-demand result it has no state update, so it never steps
 //! the state machine or moves the monitor's counters, and PENDING counts in no rollup figure
@@ -21,7 +22,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::heartbeats::NewHeartbeat;
-use crate::store::monitors::MonitorRow;
+use super::monitor::Monitor;
 
 /// The message of a check cancelled by a shutdown.
 pub const CANCELLED_MESSAGE: &str = "check cancelled: the server shut down before it finished";
@@ -99,10 +100,17 @@ impl OnDemandChecks {
     }
 
     /// Waits up to `grace` for the running checks, then cancels the rest and waits (briefly)
-    /// for them to store their cancelled heartbeats. Call it once nothing can start a check
-    /// and while the heartbeat writer still runs.
+    /// for them to store their cancelled heartbeats. Call it while the heartbeat writer still
+    /// runs.
     pub async fn finish(&self, grace: Duration) -> Finished {
-        if tokio::time::timeout(grace, self.idle()).await.is_ok() {
+        self.finish_by(tokio::time::Instant::now() + grace).await
+    }
+
+    /// [`OnDemandChecks::finish`] with the deadline given: waits until `deadline` for the
+    /// running checks, then cancels the rest. Once cancelled, a check started later (by a
+    /// request still draining) is stored as cancelled at once. Safe to call more than once.
+    pub async fn finish_by(&self, deadline: tokio::time::Instant) -> Finished {
+        if tokio::time::timeout_at(deadline, self.idle()).await.is_ok() {
             return Finished {
                 cancelled: 0,
                 abandoned: 0,
@@ -132,7 +140,7 @@ impl OnDemandChecks {
 /// The heartbeat of `m`'s on-demand check in `region`, started at `ts_ms`, that a shutdown
 /// cancelled before it gave a verdict.
 pub fn cancelled_heartbeat(
-    m: &MonitorRow,
+    m: &Monitor,
     region: &str,
     ts_ms: i64,
     correlation_id: &str,

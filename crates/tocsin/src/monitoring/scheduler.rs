@@ -17,8 +17,13 @@
 //! monitor then, and stops starting runs the moment the role ends (a run still waiting for
 //! room when it ends is dropped), so no monitor runs twice in one slot across nodes.
 //!
-//! A due monitor is reloaded from the store (the row carries its current state and latest
-//! settings) and run by [`run_cycle`]: the regions of the cycle are picked with
+//! Each monitor is parsed once when it is loaded (start, a change notice, a scan) into a typed
+//! [`Monitor`] ([`super::monitor`]); the schedule keeps its parsed settings, check spec
+//! included. A due monitor's row is read again for its current state, and the settings held
+//! are reused as long as the row's `version` is the one they were parsed from (an edit bumps
+//! it), so a run parses no JSON. A row that does not parse is logged, counted
+//! (`monitors_skipped_corrupt_total`) and left out of the schedule until it is edited. The
+//! monitor is run by [`run_cycle`]: the regions of the cycle are picked with
 //! [`tocsin_core::pick_regions`] (cycle index = the grid slot number) and run at once by
 //! [`check_in`]: `local` runs the check engine here, every other region is dispatched to one
 //! of its live remote probes ([`crate::probes::Registry::dispatch`]). A region without a live
@@ -48,6 +53,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::changes::{ChangeKind, Notice};
 use super::cycle::{self, CycleReport, RegionResult};
+use super::monitor::{self as typed, Monitor, Settings};
 use super::staleness;
 use super::{MonitorType, LOCAL_REGION};
 use crate::app::Core;
@@ -93,17 +99,11 @@ impl Checks {
 
     /// Runs one check on the built-in probe, within the in-flight bound; certificate days
     /// left count from `now` (the server's clock).
-    pub async fn probe(&self, m: &MonitorRow, now: DateTime<Utc>) -> Option<Outcome> {
-        let spec = match m.check_spec()? {
-            Ok(spec) => spec,
-            Err(errors) => {
-                // Validated on write; only a row from a stricter future engine lands here.
-                tracing::warn!(monitor = %m.id, ?errors, "stored check no longer parses; skipped");
-                return None;
-            }
-        };
+    /// The spec is the one parsed when the monitor was loaded (`None` for PUSH).
+    pub async fn probe(&self, m: &Monitor, now: DateTime<Utc>) -> Option<Outcome> {
+        let spec = m.settings.check.as_ref()?;
         let _permit = self.permits.clone().acquire_owned().await.ok()?;
-        Some(tocsin_checks::run(&spec, &m.run_options(now)).await)
+        Some(tocsin_checks::run(spec, &m.run_options(now)).await)
     }
 }
 
@@ -116,15 +116,9 @@ impl Drop for Claim<'_> {
     }
 }
 
-fn is_scheduled(m: &MonitorRow) -> bool {
-    m.is_active() && m.kind().is_some_and(|k| k != MonitorType::Push)
-}
-
-fn grid_of(m: &MonitorRow) -> Grid {
-    let interval_ms = u64::try_from(m.interval_s.max(1))
-        .unwrap_or(1)
-        .saturating_mul(1000);
-    Grid::for_monitor(&m.id, interval_ms)
+/// Whether the row is one the scheduler runs, read without parsing it: active and not PUSH.
+fn wants_schedule(m: &MonitorRow) -> bool {
+    m.is_active() && m.kind_text != MonitorType::Push.as_str()
 }
 
 /// Which slot of its grid `slot_ms` is (the `k` in anchor + offset + k × interval).
@@ -144,7 +138,7 @@ fn cycle_index(grid: &Grid, slot_ms: i64) -> u64 {
 /// ([`tocsin_core::needs_confirmation`]).
 pub async fn run_cycle(
     state: &Core,
-    m: &MonitorRow,
+    m: &Monitor,
     slot_ms: i64,
 ) -> Option<Result<CycleReport, cycle::CycleError>> {
     let checks = state.checks();
@@ -153,13 +147,13 @@ pub async fn run_cycle(
         return None;
     }
     let _claim = Claim(checks, m.id.clone());
-    let grid = grid_of(m);
+    let grid = m.settings.grid;
     let k = cycle_index(&grid, slot_ms);
     // Random picks need a number; a hash of id and slot is as good as any and reproducible.
     let rand = stable_hash(&format!("{}:{slot_ms}", m.id));
-    let strategy = m.region_strategy();
+    let strategy = m.settings.strategy;
     let all_regions = m.regions();
-    let picked = pick_regions(strategy, &all_regions, k, rand);
+    let picked = pick_regions(strategy, all_regions, k, rand);
     let ran_at = state.clock().now_ms();
     let deadline = tokio::time::Instant::now() + slot_deadline(m, &grid, slot_ms, ran_at);
     let runs = picked.iter().map(|region| async move {
@@ -174,12 +168,12 @@ pub async fn run_cycle(
         strategy,
         &cycle::verdicts(&results),
         results.len(),
-        m.quorum(),
+        m.settings.quorum,
     );
     if tocsin_core::needs_confirmation(strategy, first, all_regions.len()) {
         // Ask the other regions in turn until one reports (a region without a live probe
         // answers at once with nothing).
-        for region in tocsin_core::confirmation_order(&all_regions, &picked) {
+        for region in tocsin_core::confirmation_order(all_regions, &picked) {
             let outcome = check_in(state, m, &region, deadline).await;
             let reported = outcome.is_some();
             results.push(RegionResult { region, outcome });
@@ -199,11 +193,11 @@ const SLOT_MARGIN: Duration = Duration::from_millis(500);
 /// whole timeout) and never more than a remote round trip needs ([`deadline_of`]).
 ///
 /// [`deadline_of`]: crate::probes::registry::deadline_of
-pub fn slot_deadline(m: &MonitorRow, grid: &Grid, slot_ms: i64, now_ms: i64) -> Duration {
+pub fn slot_deadline(m: &Monitor, grid: &Grid, slot_ms: i64, now_ms: i64) -> Duration {
     let next_slot = slot_ms.saturating_add(i64::try_from(grid.interval_ms).unwrap_or(i64::MAX));
     let until_next = u64::try_from(next_slot.saturating_sub(now_ms)).unwrap_or(0);
     let until_next = Duration::from_millis(until_next).saturating_sub(SLOT_MARGIN);
-    let needed = crate::probes::registry::check_time(m).saturating_add(Duration::from_millis(250));
+    let needed = m.settings.check_time().saturating_add(Duration::from_millis(250));
     crate::probes::registry::deadline_of(m).min(until_next.max(needed))
 }
 
@@ -214,7 +208,7 @@ pub fn slot_deadline(m: &MonitorRow, grid: &Grid, slot_ms: i64, now_ms: i64) -> 
 /// `probe_errors_total`, logged, and never a failure).
 pub async fn check_in(
     state: &Core,
-    m: &MonitorRow,
+    m: &Monitor,
     region: &str,
     deadline: tokio::time::Instant,
 ) -> Option<Outcome> {
@@ -234,7 +228,7 @@ pub async fn check_in(
 }
 
 /// The deadline of a check outside the schedule (on demand): a remote probe's whole round trip.
-pub fn on_demand_deadline(m: &MonitorRow) -> tokio::time::Instant {
+pub fn on_demand_deadline(m: &Monitor) -> tokio::time::Instant {
     tokio::time::Instant::now() + crate::probes::registry::deadline_of(m)
 }
 
@@ -244,8 +238,15 @@ pub fn on_demand_deadline(m: &MonitorRow) -> tokio::time::Instant {
 /// Returns the reports of the cycles that ran, by monitor id.
 pub async fn run_due(state: &Core, now_ms: i64) -> Result<Vec<(String, CycleReport)>, sqlx::Error> {
     let rows = monitors::list_active_for_scheduling(state.db().reader()).await?;
-    let due = rows.into_iter().filter_map(|m| {
-        let slot = grid_of(&m).last_run_at_or_before(now_ms)?;
+    let due = rows.iter().filter_map(|row| {
+        let m = match Monitor::from_row(row) {
+            Ok(m) => m,
+            Err(e) => {
+                typed::skipped(&e);
+                return None;
+            }
+        };
+        let slot = m.settings.grid.last_run_at_or_before(now_ms)?;
         let ran_since = m.last_check_at.is_some_and(|at| at >= slot);
         (!ran_since).then_some((m, slot))
     });
@@ -316,27 +317,50 @@ impl Schedule {
     }
 }
 
-/// The schedule with what it was loaded from, for the reconciliation scan.
+/// The schedule with what it was loaded from, for the reconciliation scan, and each
+/// scheduled monitor's parsed settings, which every run of it shares.
 #[derive(Default)]
 struct Held {
     schedule: Schedule,
     inventory: Inventory,
+    settings: HashMap<String, Arc<Settings>>,
 }
 
 impl Held {
-    fn put(&mut self, m: &MonitorRow, now: i64) {
-        self.schedule.put(&m.id, grid_of(m), now);
-        self.inventory.put(&m.id, m.seq, m.version);
+    fn put(&mut self, m: &Monitor, now: i64) {
+        self.schedule.put(&m.id, m.settings.grid, now);
+        self.inventory.put(&m.id, m.seq, m.settings.version);
+        self.settings.insert(m.id.clone(), m.settings.clone());
+    }
+
+    /// Takes in `row`, parsed once: scheduled with its settings kept, or (a corrupt row,
+    /// logged and counted) left out of the schedule but remembered at its version, so the
+    /// reconciliation scan does not reload it until an edit changes it.
+    fn load(&mut self, row: &MonitorRow, now: i64) {
+        if !wants_schedule(row) {
+            self.drop_id(&row.id);
+            return;
+        }
+        match Monitor::from_row(row) {
+            Ok(m) => self.put(&m, now),
+            Err(e) => {
+                typed::skipped(&e);
+                self.drop_id(&row.id);
+                self.inventory.put(&row.id, row.seq, row.version);
+            }
+        }
     }
 
     fn drop_id(&mut self, id: &str) {
         self.schedule.drop_id(id);
         self.inventory.remove(id);
+        self.settings.remove(id);
     }
 
     fn clear(&mut self) {
         self.schedule.clear();
         self.inventory.clear();
+        self.settings.clear();
     }
 }
 
@@ -345,8 +369,8 @@ async fn reload_all(state: &Core, held: &mut Held) {
         Ok(rows) => {
             held.clear();
             let now = state.clock().now_ms();
-            for m in rows.iter().filter(|m| is_scheduled(m)) {
-                held.put(m, now);
+            for row in &rows {
+                held.load(row, now);
             }
         }
         // Keep the schedule we have; the next scan, lag or restart retries.
@@ -356,8 +380,8 @@ async fn reload_all(state: &Core, held: &mut Held) {
 
 async fn reload_one(state: &Core, held: &mut Held, id: &str) {
     match monitors::get_by_id(state.db().reader(), id).await {
-        Ok(Some(m)) if is_scheduled(&m) => held.put(&m, state.clock().now_ms()),
-        Ok(_) => held.drop_id(id),
+        Ok(Some(row)) => held.load(&row, state.clock().now_ms()),
+        Ok(None) => held.drop_id(id),
         Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
     }
 }
@@ -476,6 +500,8 @@ async fn lead(
         for (slot, id) in schedule.take_due(now) {
             let s = state.clone();
             let task_id = id.clone();
+            // The settings parsed when the monitor was loaded: the run re-reads only the state.
+            let settings = held.settings.get(&id).cloned();
             let interval_ms = schedule.next.get(&id).map_or(i64::MAX, |(_, g)| {
                 i64::try_from(g.interval_ms).unwrap_or(i64::MAX)
             });
@@ -495,12 +521,19 @@ async fn lead(
                 if !s.scheduler_role().is_held() {
                     return None;
                 }
-                let m = match monitors::get_by_id(s.db().reader(), &id).await {
-                    Ok(Some(m)) if is_scheduled(&m) => m,
+                let row = match monitors::get_by_id(s.db().reader(), &id).await {
+                    Ok(Some(row)) if wants_schedule(&row) => row,
                     // Paused or deleted: the change feed drops it from the schedule.
                     Ok(_) => return None,
                     Err(e) => {
                         tracing::warn!(monitor = %id, error = %e, "could not load monitor");
+                        return Some(id);
+                    }
+                };
+                let m = match Monitor::reusing(&row, settings.as_ref()) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        typed::skipped(&e);
                         return Some(id);
                     }
                 };

@@ -32,7 +32,7 @@ use std::time::Duration;
 use tocsin_checks::Outcome;
 
 use crate::app::Core;
-use crate::store::monitors::MonitorRow;
+use crate::monitoring::monitor::Monitor;
 use registry::RegionView;
 
 /// Runs `m`'s check once on a live probe of `region`: one connected to this node if there is
@@ -41,7 +41,7 @@ use registry::RegionView;
 pub async fn dispatch(
     core: &Core,
     region: &str,
-    m: &MonitorRow,
+    m: &Monitor,
     wait: Duration,
 ) -> Option<Outcome> {
     if core.probes().is_live(region) {

@@ -18,7 +18,7 @@ use tocsin_checks::spec::SpecInput;
 use tocsin_checks::{AssertionResult, CheckSpec, Outcome, RunOptions, Timings, Verdict};
 
 use crate::monitoring::MonitorType;
-use crate::store::monitors::MonitorRow;
+use crate::monitoring::monitor::Monitor;
 
 /// The path probes connect to.'
 /// Pings a probe may leave unanswered before it counts as gone (the probe applies the same
@@ -70,20 +70,21 @@ pub struct Job {
 
 impl Job {
     /// The job running `m`'s check once, or `None` for a monitor the engine does not run.
-    pub fn of(id: u64, m: &MonitorRow) -> Option<Job> {
-        let kind = m.kind()?;
-        crate::monitoring::check_kind(kind)?;
+    pub fn of(id: u64, m: &Monitor) -> Option<Job> {
+        let s = &m.settings;
+        // Only monitors the engine runs have a parsed check.
+        s.check.as_ref()?;
         Some(Job {
             id,
             monitor_id: m.id.clone(),
-            kind,
-            url: m.url.clone(),
-            host: m.host.clone(),
-            port: m.port.and_then(|p| u16::try_from(p).ok()),
-            config: m.config(),
-            timeout_ms: u64::try_from(m.timeout().as_millis()).unwrap_or(u64::MAX),
-            retries: m.retries(),
-            baseline: m.dns_baseline(),
+            kind: s.kind,
+            url: s.target.url.clone(),
+            host: s.target.host.clone(),
+            port: s.target.port,
+            config: s.target.config.clone(),
+            timeout_ms: u64::try_from(s.timeout.as_millis()).unwrap_or(u64::MAX),
+            retries: s.retries,
+            baseline: m.dns_baseline.clone(),
         })
     }
 

@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::protocol::Job;
-use crate::store::monitors::MonitorRow;
+use crate::monitoring::monitor::Monitor;
 
 /// Jobs queued per connection before dispatches to it are refused.
 const SESSION_QUEUE: usize = 4096;
@@ -162,7 +162,7 @@ impl Registry {
     pub async fn dispatch(
         &self,
         region: &str,
-        m: &MonitorRow,
+        m: &Monitor,
         deadline: Duration,
     ) -> Option<Outcome> {
         self.dispatch_job(region, Job::of(0, m)?, deadline).await
@@ -206,13 +206,8 @@ impl Registry {
 
 /// How long the server waits for a remote result of `m`: every attempt may use the whole
 /// timeout, plus slack for the round trip and the probe's batching.
-pub fn deadline_of(m: &MonitorRow) -> Duration {
-    check_time(m).saturating_add(Duration::from_secs(3))
-}
-
-/// The longest a check of `m` may take wherever it runs: every attempt its whole timeout.
-pub fn check_time(m: &MonitorRow) -> Duration {
-    m.timeout().saturating_mul(m.retries().saturating_add(1))
+pub fn deadline_of(m: &Monitor) -> Duration {
+    m.settings.check_time().saturating_add(Duration::from_secs(3))
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ use super::protocol::{Job, WireOutcome};
 use super::registry::{RegionView, Registry};
 use crate::app::Core;
 use crate::ids::new_id;
-use crate::store::monitors::MonitorRow;
+use crate::monitoring::monitor::Monitor;
 use crate::store::probe_relay::{self, NewJob};
 use crate::store::Db;
 
@@ -118,7 +118,7 @@ impl Relay {
 
     /// Runs `m`'s check once on a probe of `region` held by another node; `None` when no node
     /// holds one, or no answer came within `wait`.
-    pub async fn dispatch(&self, region: &str, m: &MonitorRow, wait: Duration) -> Option<Outcome> {
+    pub async fn dispatch(&self, region: &str, m: &Monitor, wait: Duration) -> Option<Outcome> {
         let to = self.pick(region)?;
         // The holder gives the job an id of its own connection's numbering.
         let job = serde_json::to_string(&Job::of(0, m)?).ok()?;

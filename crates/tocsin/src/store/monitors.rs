@@ -18,15 +18,14 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use sqlx::FromRow;
-use tocsin_checks::spec::SpecInput;
-use tocsin_checks::{CheckSpec, RunOptions};
 use tocsin_core::{MonitorState, MonitorType, PushSchedule, RegionStrategy, StateSettings, Status};
 
 use super::status::CorruptStatus;
 use super::{Exec, Versioned};
 use crate::clock::from_ms;
 
-/// One monitor as stored. Use the typed accessors rather than the raw text columns.
+/// One monitor as stored. Use the typed accessors rather than the raw text columns; the
+/// check machinery works on `monitoring::monitor::Monitor`, this row parsed once.
 #[derive(Debug, Clone, FromRow)]
 pub struct MonitorRow {
     pub id: String,
@@ -162,11 +161,6 @@ impl MonitorRow {
         RegionStrategy::parse(&self.region_strategy).unwrap_or_default()
     }
 
-    /// The failure quorum for `all`; `None` = majority of the regions that reported.
-    pub fn quorum(&self) -> Option<usize> {
-        self.quorum.and_then(|q| usize::try_from(q).ok())
-    }
-
     pub fn state_settings(&self) -> StateSettings {
         StateSettings {
             confirmations_required: to_u32(self.confirmations_required),
@@ -183,44 +177,6 @@ impl MonitorRow {
             consecutive_successes: to_u32(self.consecutive_successes),
             pending_failure_since: at(self.pending_failure_since),
         })
-    }
-
-    /// The check to run (`None` for PUSH). Stored monitors were validated on write, so an
-    /// error here means the row predates a stricter engine; the caller should skip it.
-    pub fn check_spec(&self) -> Option<Result<CheckSpec, Vec<tocsin_checks::FieldError>>> {
-        let kind = tocsin_checks::MonitorKind::from_api_name(self.kind()?.as_str())?;
-        let config = self.config();
-        let port = self.port.and_then(|p| u16::try_from(p).ok());
-        Some(CheckSpec::parse(
-            kind,
-            &SpecInput {
-                url: self.url.as_deref(),
-                host: self.host.as_deref(),
-                port,
-                config: &config,
-            },
-        ))
-    }
-
-    /// How long one attempt may take.
-    pub fn timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(u64::try_from(self.timeout_s).unwrap_or(1))
-    }
-
-    /// Immediate retries of a failed attempt.
-    pub fn retries(&self) -> u32 {
-        to_u32(self.retries)
-    }
-
-    /// Timeout, retries, (DNS_DIFF) the accepted baseline and the run's time (from the
-    /// caller's clock: certificate days left count from it) for one run.
-    pub fn run_options(&self, now: DateTime<Utc>) -> RunOptions {
-        RunOptions {
-            timeout: self.timeout(),
-            retries: self.retries(),
-            baseline: self.dns_baseline(),
-            now,
-        }
     }
 
     /// DNS_DIFF: the accepted answer set, `None` until the first answer becomes the baseline.

@@ -327,6 +327,62 @@ async fn connections_over_an_address_share_or_the_cap_are_refused_at_once() {
     }
 }
 
+/// Sends one `GET /healthz` over HTTP/2 with prior knowledge (h2c) on a fresh connection
+/// from `ip`: the status, or the error the client saw.
+async fn h2_healthz_from(ip: [u8; 4], to: SocketAddr) -> Result<u16, String> {
+    let io = hyper_util::rt::TokioIo::new(connect_from(ip, to).await);
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io)
+            .await
+            .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    let req = hyper::Request::get(format!("http://{to}/healthz"))
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let res = send.send_request(req).await.map_err(|e| e.to_string())?;
+    Ok(res.status().as_u16())
+}
+
+#[tokio::test]
+async fn over_the_cap_an_http2_client_sees_its_connection_closed_at_once() {
+    let srv = Server::start(
+        &["--max-connections", "2", "--max-connections-per-ip", "0"],
+        None,
+    )
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(connect_from([127, 0, 0, 2], srv.addr()).await);
+    }
+    // Over it, an HTTP/2 client's connection fails before any stream, promptly (never held
+    // open waiting for a timeout) ...
+    let started = Instant::now();
+    let refused = tokio::time::timeout(
+        Duration::from_secs(2),
+        h2_healthz_from([127, 0, 0, 1], srv.addr()),
+    )
+    .await
+    .expect("the refused HTTP/2 connection was left hanging");
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // ... and what it was sent is the HTTP/1 503 envelope, then the close.
+    let mut raw = connect_from([127, 0, 0, 1], srv.addr()).await;
+    let _ = raw.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").await;
+    let (text, _) = read_until_closed(&mut raw, Duration::from_secs(2)).await;
+    assert_eq!(status_of(&text), 503, "{text}");
+    assert_eq!(envelope_of(&text)["code"], "SERVICE_UNAVAILABLE");
+    // A place given back serves HTTP/2 (with prior knowledge) again.
+    drop(held.pop());
+    let started = Instant::now();
+    while h2_healthz_from([127, 0, 0, 1], srv.addr()).await != Ok(200) {
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "place never freed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn soft_and_hard_open_files(pid: u32) -> (u64, u64) {
     let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
     let line = limits

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use tocsin::auth::secrets;
 use tocsin::config::PlanQuota;
 use tocsin::monitoring::changes::ChangeKind;
+use tocsin::monitoring::monitor::Monitor;
 use tocsin::store::monitors::{self, StateUpdate};
 use tocsin_core::Status;
 
@@ -883,7 +884,8 @@ async fn pause_and_resume_restart_monitoring_and_announce_it() {
             .await
             .unwrap()
             .iter()
-            .any(|r| r.id == id && r.check_spec().unwrap().is_ok())
+            .any(|r| r.id == id
+                && Monitor::from_row(r).is_ok_and(|m| m.settings.check.is_some()))
     );
 
     json_of(

@@ -17,6 +17,7 @@ use common::{expect_error, json_of, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::ManualClock;
+use tocsin::monitoring::monitor::Monitor;
 use tocsin::monitoring::scheduler;
 
 const T0: i64 = 1_700_000_000_000;
@@ -449,7 +450,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
                     .await
                     .unwrap()
                     .unwrap();
-                scheduler::run_cycle(&srv.state, &m, clock_now(clock))
+                scheduler::run_cycle(&srv.state, &Monitor::from_row(&m).unwrap(), clock_now(clock))
                     .await
                     .unwrap()
                     .unwrap();
@@ -500,7 +501,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
         .await
         .unwrap()
         .unwrap();
-    scheduler::run_cycle(&srv.state, &row, clock_now(&clock))
+    scheduler::run_cycle(&srv.state, &Monitor::from_row(&row).unwrap(), clock_now(&clock))
         .await
         .unwrap()
         .unwrap();
@@ -614,7 +615,7 @@ async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
         .await
         .unwrap()
         .unwrap();
-    scheduler::run_cycle(&srv.state, &row, T0)
+    scheduler::run_cycle(&srv.state, &Monitor::from_row(&row).unwrap(), T0)
         .await
         .unwrap()
         .unwrap();
@@ -623,7 +624,7 @@ async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
         .await
         .unwrap()
         .unwrap();
-    scheduler::run_cycle(&srv.state, &row, T0 + INTERVAL_MS)
+    scheduler::run_cycle(&srv.state, &Monitor::from_row(&row).unwrap(), T0 + INTERVAL_MS)
         .await
         .unwrap()
         .unwrap();
@@ -659,4 +660,80 @@ async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
     let text = scrape(Some("s3cret-scrape")).await.text().await.unwrap();
     assert!(!text.contains(&me), "{text}");
     srv.stop().await;
+}
+
+/// `monitors_skipped_corrupt_total` as `/metrics` shows it (process-wide: tests share it).
+async fn skipped_corrupt(srv: &TestServer) -> f64 {
+    let text = reqwest::get(srv.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("monitors_skipped_corrupt_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no monitors_skipped_corrupt_total in {text}"))
+}
+
+#[tokio::test]
+async fn a_corrupt_stored_monitor_is_skipped_and_counted_never_given_a_default() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let target = Target::start().await;
+    let u = srv.sign_up("ops@example.com").await;
+    let mut ids = Vec::new();
+    for name in ["good", "bad"] {
+        let m = create(
+            &u,
+            json!({"name": name, "type": "HTTP", "url": format!("{}/", target.base),
+                   "interval": 10, "timeout": 5}),
+        )
+        .await;
+        ids.push(m["id"].as_str().unwrap().to_string());
+    }
+    let (good, bad) = (&ids[0], &ids[1]);
+    // A value no strategy spells, written around the API as a damaged row would be: it used
+    // to be read as the default strategy.
+    sqlx::query("UPDATE monitors SET region_strategy = 'sideways' WHERE id = $1")
+        .bind(bad)
+        .execute(srv.state.db().writer())
+        .await
+        .unwrap();
+    let row = tocsin::store::monitors::get_by_id(srv.state.db().reader(), bad)
+        .await
+        .unwrap()
+        .unwrap();
+    let e = Monitor::from_row(&row).unwrap_err();
+    assert_eq!(e.field, "region_strategy", "{e}");
+    assert_eq!(&e.monitor_id, bad);
+
+    let before = skipped_corrupt(&srv).await;
+    clock.advance_ms(INTERVAL_MS);
+    let reports = scheduler::run_due(&srv.state, clock_now(&clock))
+        .await
+        .unwrap();
+    // Only the good one ran; the corrupt one was skipped, not checked under a guessed setting.
+    assert_eq!(reports.len(), 1);
+    assert_eq!(&reports[0].0, good);
+    assert_eq!(heartbeats(&u, good, "").await.len(), 1);
+    assert!(heartbeats(&u, bad, "").await.is_empty());
+    let row = tocsin::store::monitors::get_by_id(srv.state.db().reader(), bad)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.last_check_at, None);
+    assert!(skipped_corrupt(&srv).await >= before + 1.0);
+
+    // Repaired, it is checked again.
+    sqlx::query("UPDATE monitors SET region_strategy = 'all' WHERE id = $1")
+        .bind(bad)
+        .execute(srv.state.db().writer())
+        .await
+        .unwrap();
+    clock.advance_ms(INTERVAL_MS);
+    let reports = scheduler::run_due(&srv.state, clock_now(&clock))
+        .await
+        .unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(heartbeats(&u, bad, "").await.len(), 1);
 }

@@ -3,6 +3,8 @@
 //! still running when the grace ends is stored as a PENDING heartbeat carrying its
 //! `correlationId` and saying the server shut down, and the process still exits cleanly
 //! within the grace and a few seconds. Both are read back after a restart on the same data.
+//! Requests still draining and checks still running share **one** deadline, the grace from
+//! the signal: a slow partial request and a slow check together still end within it.
 
 #![allow(clippy::unwrap_used)]
 
@@ -177,6 +179,99 @@ async fn accepted_checks_finish_or_are_stored_as_cancelled_at_shutdown() {
     assert_eq!(m["consecutiveFailures"], 0);
     assert_eq!(m["consecutiveSuccesses"], 0);
 
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_request_and_a_slow_check_share_one_shutdown_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = binary::seed(
+        dir.path(),
+        "ops@example.com",
+        "monitors:read,monitors:write",
+    );
+    let (hold_url, hold_seen) = slow_target(None).await;
+    let port = free_port();
+    // Long request timeouts, so only the shutdown deadline can end the partial request.
+    let args = [
+        "--shutdown-grace-seconds",
+        &GRACE_SECS.to_string(),
+        "--header-read-timeout-seconds",
+        "60",
+        "--body-timeout-seconds",
+        "60",
+    ];
+    let child = binary::serve(dir.path(), port, &args);
+    wait_ready(port).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let hold = create_paused(&client, &base, &token, &hold_url).await;
+    let hold_cid = check_now(&client, &base, &token, &hold).await;
+    let started = Instant::now();
+    while hold_seen.load(Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "check never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A request whose body never finishes arriving: it holds its connection busy until the
+    // shutdown deadline closes it.
+    let mut partial = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    partial
+        .write_all(
+            format!(
+                "POST /monitors HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\
+                 content-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"name\""
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let stopping = Instant::now();
+    signal(&child, "-TERM");
+    let status = tokio::task::spawn_blocking(move || wait_exit(child))
+        .await
+        .unwrap();
+    let took = stopping.elapsed();
+    assert!(status.success(), "exit status {status}");
+    // Both were waited for until the deadline ...
+    assert!(
+        took >= Duration::from_millis(GRACE_SECS * 1000 - 200),
+        "the grace was given ({took:?})"
+    );
+    // ... which they shared: one grace, not one after the other.
+    assert!(
+        took < Duration::from_secs(GRACE_SECS + 2),
+        "stopped within one grace and a little closing time ({took:?})"
+    );
+    // The partial request's connection was closed.
+    let mut buf = [0u8; 256];
+    let closed = tokio::time::timeout(Duration::from_secs(1), partial.read(&mut buf)).await;
+    assert!(
+        matches!(closed, Ok(Ok(0)) | Ok(Err(_))),
+        "partial request still open: {closed:?}"
+    );
+
+    // The check that ran into the deadline is stored as cancelled.
+    let mut child = binary::serve(dir.path(), port, &args);
+    wait_ready(port).await;
+    let hbs = get(
+        &client,
+        format!("{base}/monitors/{hold}/heartbeats?correlationId={hold_cid}"),
+        &token,
+    )
+    .await;
+    let hbs = hbs.as_array().unwrap();
+    assert_eq!(hbs.len(), 1, "{hbs:?}");
+    assert_eq!(hbs[0]["status"], "PENDING");
+    let message = hbs[0]["message"].as_str().unwrap();
+    assert!(message.contains("cancelled"), "{message}");
     child.kill().unwrap();
     child.wait().unwrap();
 }

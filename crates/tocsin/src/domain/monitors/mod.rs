@@ -398,12 +398,15 @@ pub async fn check_now(
     monitor_id: &str,
 ) -> Result<CheckResult, DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
-    let m = load(core, caller, monitor_id).await?;
-    if m.kind().is_none_or(|k| k == MonitorType::Push) {
+    let row = load(core, caller, monitor_id).await?;
+    if row.kind() == Some(MonitorType::Push) {
         return Err(wrong_type(
             "PUSH monitors are not checked by the service: send a heartbeat to its push URL instead.",
         ));
     }
+    // Parsed once for every region's run; a row that does not parse is an internal error.
+    let m = monitoring::monitor::Monitor::from_row(&row)
+        .map_err(|e| DomainError::Internal(anyhow::Error::new(e)))?;
     let correlation_id = new_id();
     let id = correlation_id.clone();
     // Counted until it ends: a shutdown waits for it, or stores it as cancelled.
@@ -413,7 +416,7 @@ pub async fn check_now(
     checks.spawn(async move {
         let ran_at = core.clock().now_ms();
         // Regions without a live probe (or without an answer in time) are skipped, not failed.
-        let runs = m.regions().into_iter().map(|region| {
+        let runs = m.regions().iter().map(|region| {
             let (core, m, id, cancel) = (&core, &m, &id, &cancel);
             async move {
                 let deadline = monitoring::scheduler::on_demand_deadline(m);

@@ -52,7 +52,8 @@ pub struct Options {
     pub max_connections: usize,
     /// Per client address; 0 for no share.
     pub max_connections_per_ip: usize,
-    /// How long open requests may go on once shutdown begins.
+    /// How long open requests may go on once shutdown begins (the caller's `shutdown` future
+    /// answers the deadline itself, so that other work can share it).
     pub shutdown_grace: Duration,
 }
 
@@ -78,13 +79,15 @@ impl Options {
     }
 }
 
-/// Serves `router` until `shutdown` resolves; then stops accepting, lets open requests finish
-/// for up to the grace, closes what remains and returns.
+/// Serves `router` until `shutdown` resolves with the shutdown's deadline; then stops
+/// accepting, lets open requests finish until that deadline, closes what remains and returns.
+/// The deadline comes from the caller, computed once when shutdown began, so whatever else
+/// drains meanwhile (accepted on-demand checks) ends by the same instant.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     options: Options,
-    shutdown: impl Future<Output = ()> + Send + 'static,
+    shutdown: impl Future<Output = tokio::time::Instant> + Send + 'static,
 ) {
     let limits = ConnectionLimits::new(options.max_connections, options.max_connections_per_ip);
     let options = Arc::new(options);
@@ -94,9 +97,9 @@ pub async fn serve(
     let mut backoff = AcceptBackoff::default();
     let mut refusals = RateLimitedLog::default();
     let mut shutdown = std::pin::pin!(shutdown);
-    loop {
+    let deadline = loop {
         let (stream, peer) = tokio::select! {
-            _ = &mut shutdown => break,
+            deadline = &mut shutdown => break deadline,
             accepted = listener.accept() => match accepted {
                 Ok(a) => {
                     backoff.reset();
@@ -133,7 +136,7 @@ pub async fn serve(
             graceful.clone(),
             force.clone(),
         ));
-    }
+    };
     drop(listener);
     connections.close();
     graceful.cancel();
@@ -141,7 +144,7 @@ pub async fn serve(
         open = connections.len(),
         "stopped accepting; open requests get the shutdown grace"
     );
-    if tokio::time::timeout(options.shutdown_grace, connections.wait())
+    if tokio::time::timeout_at(deadline, connections.wait())
         .await
         .is_err()
     {
@@ -232,6 +235,17 @@ async fn connection(
 
 /// A connection over the cap gets a 503 envelope if the socket takes it at once (never
 /// waiting on the client), then is closed.
+///
+/// The envelope is HTTP/1's. An HTTP/2 client (h2c with prior knowledge) sees it as bytes
+/// that are not a frame, then the close: a connection that failed before any stream was
+/// opened. That is on purpose, and the right answer for the cap. A 503 followed by a GOAWAY
+/// would need the protocol first: reading the client's preface (which may not have arrived
+/// when the connection is accepted, so the refusal would wait on the client), then an HTTP/2
+/// connection driven by hyper for this one answer. Both mean holding a task and a descriptor
+/// for a connection the cap has just said there is no room for, and a flood of such clients
+/// would hold as many. A close before any stream tells an HTTP/2 client what a GOAWAY with
+/// last stream 0 would: nothing was processed, the request may be retried on a new
+/// connection. `tests/it/hardening.rs` pins both answers.
 fn refuse(stream: TcpStream) {
     static OVER_CAPACITY: std::sync::LazyLock<Vec<u8>> = std::sync::LazyLock::new(|| {
         let body = crate::http::error::envelope_bytes(
