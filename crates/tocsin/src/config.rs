@@ -191,6 +191,13 @@ pub struct RateLimits {
     /// Pushes to unknown push tokens per client IP and minute.
     #[serde(default = "d_push_unknown_ip")]
     pub push_unknown_per_ip: u32,
+    /// Status page subscription requests per client address and minute.
+    #[serde(default = "d_subscribe_ip")]
+    pub subscribe_per_ip: u32,
+    /// Subscription requests per email address and hour, across pages: a confirmation email
+    /// cannot be used to flood an inbox.
+    #[serde(default = "d_subscribe_email")]
+    pub subscribe_per_email_hour: u32,
 }
 
 fn d_sign_in_ip() -> u32 {
@@ -211,6 +218,12 @@ fn d_sign_up_ip() -> u32 {
 fn d_push_unknown_ip() -> u32 {
     120
 }
+fn d_subscribe_ip() -> u32 {
+    20
+}
+fn d_subscribe_email() -> u32 {
+    5
+}
 
 impl Default for RateLimits {
     fn default() -> Self {
@@ -221,6 +234,8 @@ impl Default for RateLimits {
             sign_in_email_backoff_max_seconds: d_sign_in_backoff_max(),
             sign_up_per_ip: d_sign_up_ip(),
             push_unknown_per_ip: d_push_unknown_ip(),
+            subscribe_per_ip: d_subscribe_ip(),
+            subscribe_per_email_hour: d_subscribe_email(),
         }
     }
 }

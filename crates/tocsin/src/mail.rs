@@ -1,5 +1,7 @@
-//! Outgoing email over SMTP (lettre): invitations, and EMAIL notification channels.
+//! Outgoing email over SMTP (lettre): invitations, EMAIL notification channels, and status
+//! page subscribers' email (with the RFC 8058 one-click unsubscribe headers).
 
+use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
@@ -43,6 +45,34 @@ impl Mailer {
             builder = builder.to(address.parse()?);
         }
         let message = builder.multipart(MultiPart::alternative_plain_html(text, html))?;
+        self.transport.send(message).await?;
+        Ok(())
+    }
+
+    /// One message to one recipient of a mailing (status page subscribers), as HTML with a
+    /// plain-text alternative, with `List-Unsubscribe` and `List-Unsubscribe-Post` (RFC 8058:
+    /// the client unsubscribes with one POST to `unsubscribe_url`).
+    pub async fn send_with_unsubscribe(
+        &self,
+        to: &str,
+        subject: &str,
+        text: String,
+        html: String,
+        unsubscribe_url: &str,
+    ) -> anyhow::Result<()> {
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to.parse()?)
+            .subject(subject)
+            .raw_header(HeaderValue::new(
+                HeaderName::new_from_ascii_str("List-Unsubscribe"),
+                format!("<{unsubscribe_url}>"),
+            ))
+            .raw_header(HeaderValue::new(
+                HeaderName::new_from_ascii_str("List-Unsubscribe-Post"),
+                "List-Unsubscribe=One-Click".to_string(),
+            ))
+            .multipart(MultiPart::alternative_plain_html(text, html))?;
         self.transport.send(message).await?;
         Ok(())
     }

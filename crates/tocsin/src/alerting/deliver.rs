@@ -21,6 +21,9 @@
 //!   claim that lapses; it is then sent again with the same message id (`webhook-id`, the
 //!   PagerDuty `dedup_key` and Opsgenie alias are the alert id, Matrix's transaction id is the
 //!   message id), so delivery is at least once and providers that deduplicate see it once.
+//! - **Subscribers.** An attempt addressed to a status page subscriber rather than a channel
+//!   is an email rendered by `super::subscriber_mail`, refused for good once the subscriber
+//!   unsubscribed or was deleted; the rest (claim, retries, history) is the same.
 //! - **Disabled channels.** Their queued attempts fail at once ("the channel is disabled"):
 //!   re-enabling a channel must not release a backlog of stale alerts. A `test` is sent anyway
 //!   (someone asked for it).
@@ -41,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 use super::channels::outbound::{Outbound, SendError};
 use super::channels::{self, ChannelType, HttpRequest, Message, Outgoing};
 use super::event::AlertEvent;
+use super::subscriber_mail;
 use crate::app::Core;
 use crate::store::deliveries::{self, Attempted, DeliveryRow, DELIVERED, FAILED, RETRYING};
 
@@ -258,10 +262,16 @@ async fn send(
     kind_out: &mut Option<ChannelType>,
     digest: &mut Option<String>,
 ) -> Result<Option<i64>, Failure> {
+    if let Some(subscriber_id) = row.subscriber_id.as_deref() {
+        return send_to_subscriber(core, row, subscriber_id, digest).await;
+    }
+    let channel_id = row
+        .channel_id
+        .as_deref()
+        .ok_or_else(|| Failure::permanent("the delivery names no channel"))?;
     let event = AlertEvent::parse(&row.event)
         .ok_or_else(|| Failure::permanent(format!("unknown event {:?}", row.event)))?;
-    let channel =
-        crate::store::channels::get(core.db().reader(), &row.workspace_id, &row.channel_id)
+    let channel = crate::store::channels::get(core.db().reader(), &row.workspace_id, channel_id)
             .await
             .map_err(|e| Failure {
                 text: format!("could not read the channel: {e}"),
@@ -297,13 +307,7 @@ async fn send(
         }
         Outgoing::Email(mail) => {
             *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
-            let Some(mailer) = core.mailer() else {
-                return Err(Failure {
-                    text: "this server has no SMTP settings (--smtp-url, --smtp-from)".into(),
-                    retry: true,
-                    response_status: None,
-                });
-            };
+            let mailer = core.mailer().ok_or_else(no_smtp)?;
             mailer
                 .send_alternative(&mail.to, &mail.subject, mail.text, mail.html)
                 .await
@@ -315,6 +319,63 @@ async fn send(
                 })
         }
     }
+}
+
+fn no_smtp() -> Failure {
+    Failure {
+        text: "this server has no SMTP settings (--smtp-url, --smtp-from)".into(),
+        retry: true,
+        response_status: None,
+    }
+}
+
+/// Sends a status page subscriber's email (`super::subscriber_mail`): read the subscriber at
+/// send time, so one who unsubscribed or was deleted after the email was queued gets nothing.
+async fn send_to_subscriber(
+    core: &Core,
+    row: &DeliveryRow,
+    subscriber_id: &str,
+    digest: &mut Option<String>,
+) -> Result<Option<i64>, Failure> {
+    let s = crate::store::subscribers::by_id(core.db().reader(), subscriber_id)
+        .await
+        .map_err(|e| Failure {
+            text: format!("could not read the subscriber: {e}"),
+            retry: true,
+            response_status: None,
+        })?
+        .ok_or_else(|| Failure::permanent("the subscriber was deleted"))?;
+    if s.unsubscribed_at.is_some() {
+        return Err(Failure::permanent("the subscriber unsubscribed"));
+    }
+    if row.event != subscriber_mail::CONFIRM_EVENT && s.verified_at.is_none() {
+        return Err(Failure::permanent(
+            "the subscriber has not confirmed the subscription",
+        ));
+    }
+    let links = subscriber_mail::SubscriberLinks::new(
+        core.config().public_url.as_str(),
+        core.link_secret(),
+    );
+    let mail = subscriber_mail::render(
+        &row.event,
+        &row.payload,
+        &s.id,
+        &links,
+        core.clock().now_ms(),
+    )
+    .ok_or_else(|| Failure::permanent(format!("no subscriber email for {:?}", row.event)))?;
+    *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
+    let mailer = core.mailer().ok_or_else(no_smtp)?;
+    mailer
+        .send_with_unsubscribe(&s.email, &mail.subject, mail.text, mail.html, &mail.unsubscribe_url)
+        .await
+        .map(|()| None)
+        .map_err(|e| Failure {
+            text: format!("SMTP: {e}"),
+            retry: true,
+            response_status: None,
+        })
 }
 
 /// Sends one HTTP request; `Ok` carries the answer's status.
@@ -424,11 +485,16 @@ async fn record(core: &Core, batch: &[Done]) -> Result<(), sqlx::Error> {
             RETRYING => "retrying",
             _ => "failed",
         };
-        let kind = d.kind.map_or("unknown", ChannelType::as_str);
+        let kind = match (d.kind, &d.row.subscriber_id) {
+            (Some(k), _) => k.as_str(),
+            (None, Some(_)) => "subscriber_email",
+            (None, None) => "unknown",
+        };
         metrics::counter!("notification_deliveries_total", "channel_type" => kind, "outcome" => outcome)
             .increment(1);
         if d.attempted.status != DELIVERED {
-            tracing::info!(delivery = %d.row.id, channel = %d.row.channel_id, attempt = d.row.attempt,
+            tracing::info!(delivery = %d.row.id, channel = d.row.channel_id.as_deref().unwrap_or(""),
+                subscriber = d.row.subscriber_id.as_deref().unwrap_or(""), attempt = d.row.attempt,
                 status = d.attempted.status, error = d.attempted.error.as_deref().unwrap_or(""),
                 "notification attempt failed");
         }

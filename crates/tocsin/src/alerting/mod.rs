@@ -10,6 +10,10 @@
 //! - `channels/` — the channel types: one provider file per type behind one trait (config,
 //!   secrets, the provider's message format), and the one outbound HTTP client.
 //! - `deliver.rs` — the delivery worker: claims due attempts, sends, records, retries.
+//! - `incident_notify.rs` — `incident.*` events to channels and incident news to status page
+//!   subscribers, enqueued with the incident write.
+//! - `subscriber_mail.rs` — subscriber email (confirmation, incident news) through the same
+//!   outbox, and its signed verify and unsubscribe links.
 //! - `auto_incidents.rs` — status page incidents opened and resolved with an alert, for pages
 //!   that ask for them.
 
@@ -20,4 +24,6 @@ pub mod channels;
 pub mod deliver;
 pub mod escalation;
 pub mod event;
+pub mod incident_notify;
 pub mod outbox;
+pub mod subscriber_mail;

@@ -39,7 +39,8 @@ pub async fn enqueue(
         conn,
         &NewDelivery {
             workspace_id: n.workspace_id,
-            channel_id: n.channel_id,
+            channel_id: Some(n.channel_id),
+            subscriber_id: None,
             alert_id: n.alert_id,
             event: n.event.as_str(),
             message_id: &message_id,

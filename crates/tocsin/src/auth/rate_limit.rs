@@ -36,6 +36,18 @@ impl<K: Hash + Eq + Clone> KeyedLimiter<K> {
         }
     }
 
+    /// `per_hour` requests an hour, all of which may come at once.
+    pub fn per_hour(per_hour: u32) -> Self {
+        let n = NonZeroU32::new(per_hour.max(1)).unwrap_or(NonZeroU32::MIN);
+        let quota = Quota::with_period(Duration::from_secs(3_600) / n.get())
+            .unwrap_or_else(|| Quota::per_hour(n))
+            .allow_burst(n);
+        KeyedLimiter {
+            inner: Arc::new(DefaultKeyedRateLimiter::keyed(quota)),
+            clock: DefaultClock::default(),
+        }
+    }
+
     /// `Ok` if allowed now; otherwise the whole seconds to wait.
     pub fn check_key(&self, key: &K) -> Result<(), u64> {
         match self.inner.check_key(key) {
@@ -74,6 +86,10 @@ pub struct Limiters {
     pub push: KeyedLimiter<i64>,
     /// Pushes to unknown tokens per client IP: guessing costs the guesser, not the database.
     pub push_unknown_ip: KeyedLimiter,
+    /// Status page subscription requests per client address.
+    pub subscribe_ip: KeyedLimiter,
+    /// Status page subscription requests per (lowercased) email address.
+    pub subscribe_email: KeyedLimiter,
 }
 
 impl Limiters {
@@ -90,6 +106,8 @@ impl Limiters {
             sign_up_ip: KeyedLimiter::per_minute(cfg.sign_up_per_ip),
             push: KeyedLimiter::per_minute(push_per_minute),
             push_unknown_ip: KeyedLimiter::per_minute(cfg.push_unknown_per_ip),
+            subscribe_ip: KeyedLimiter::per_minute(cfg.subscribe_per_ip),
+            subscribe_email: KeyedLimiter::per_hour(cfg.subscribe_per_email_hour),
         }
     }
 
@@ -100,6 +118,8 @@ impl Limiters {
         self.sign_up_ip.evict_idle();
         self.push.evict_idle();
         self.push_unknown_ip.evict_idle();
+        self.subscribe_ip.evict_idle();
+        self.subscribe_email.evict_idle();
     }
 }
 
@@ -116,5 +136,14 @@ mod tests {
         let wait = l.check("a").err().unwrap_or(0);
         assert!((1..=60).contains(&wait), "wait {wait}");
         assert!(l.check("b").is_ok());
+    }
+
+    #[test]
+    fn an_hourly_limit_waits_minutes_not_seconds() {
+        let l = KeyedLimiter::per_hour(2);
+        assert!(l.check("a").is_ok());
+        assert!(l.check("a").is_ok());
+        let wait = l.check("a").err().unwrap_or(0);
+        assert!((1_000..=1_800).contains(&wait), "wait {wait}");
     }
 }

@@ -100,7 +100,8 @@ pub fn view(r: &DeliveryRow) -> Result<Delivery, DomainError> {
     })?;
     Ok(Delivery {
         id: r.id.clone(),
-        channel_id: r.channel_id.clone(),
+        // The histories are a channel's or an alert's: subscriber email never shows here.
+        channel_id: r.channel_id.clone().unwrap_or_default(),
         alert_id: r.alert_id.clone(),
         event: r.event.clone(),
         status,

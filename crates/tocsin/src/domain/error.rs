@@ -42,6 +42,8 @@ pub enum Resource {
     Incident,
     Postmortem,
     PublishableKey,
+    /// A subscriber of a status page.
+    Subscriber,
     /// A custom domain of a status page.
     Domain,
 }
@@ -67,6 +69,7 @@ impl Resource {
             Resource::Incident => "INCIDENT_NOT_FOUND",
             Resource::Postmortem => "POSTMORTEM_NOT_FOUND",
             Resource::PublishableKey => "PUBLISHABLE_KEY_NOT_FOUND",
+            Resource::Subscriber => "SUBSCRIBER_NOT_FOUND",
             Resource::Domain => "DOMAIN_NOT_FOUND",
         }
     }
@@ -91,6 +94,7 @@ impl Resource {
             Resource::Incident => "incident",
             Resource::Postmortem => "postmortem",
             Resource::PublishableKey => "publishable key",
+            Resource::Subscriber => "subscriber",
             Resource::Domain => "custom domain",
         }
     }

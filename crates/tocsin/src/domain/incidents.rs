@@ -18,7 +18,9 @@
 //!   archiving an archived one change nothing and answer it as it is.
 //! - Text (titles, messages) is stored as given, HTML included; the pages escape it on output.
 //!
-//! Every write is audited in its transaction and then announced
+//! Every write enqueues its `incident.*` webhook events and subscriber emails in its
+//! transaction ([`news_events`] decides which; `alerting::incident_notify` sends), is audited
+//! in its transaction and then announced
 //! ([`Notice::StatusPageChanged`]) so every node drops its rendered copy of the page.
 //! [`incident_view`] is the one mapping from rows to the API shape; the public pages use it
 //! with `store::incidents::public_for_page`.
@@ -33,6 +35,9 @@ use serde_json::json;
 use super::input::{check_name, double_option, Validate};
 use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
+use crate::alerting::event::AlertEvent;
+use crate::alerting::incident_notify::{self, IncidentNews};
+use crate::alerting::subscriber_mail::{self, SubscriberLinks};
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller};
@@ -538,13 +543,14 @@ pub async fn create(
     row.set_component_ids(&components);
     let mut tx = core.db().begin().await?;
     store::incidents::insert(&mut *tx, &row).await?;
-    if let Some(message) = &input.message {
-        store::incidents::insert_update(
-            &mut *tx,
-            &new_update(&row, message.trim().to_string(), false, now),
-        )
-        .await?;
+    let first = input
+        .message
+        .as_ref()
+        .map(|message| new_update(&row, message.trim().to_string(), false, now));
+    if let Some(u) = &first {
+        store::incidents::insert_update(&mut *tx, u).await?;
     }
+    let queued = tell(core, &mut *tx, None, &row, first.as_ref(), now).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -558,9 +564,11 @@ pub async fn create(
         now,
     )
     .await?;
-    // The `incident.created` webhook event would be enqueued here (alerting::outbox).
     tx.commit().await?;
     announce(core, &row.status_page_id);
+    if queued > 0 {
+        core.wake_deliveries();
+    }
     Ok(read(core, caller, &row.id).await?.0)
 }
 
@@ -621,10 +629,11 @@ async fn apply(
             // Changed (or deleted) since this transaction read it: read again.
             continue;
         }
-        if let Some((message, system)) = update {
-            store::incidents::insert_update(&mut *tx, &new_update(&next, message, system, now))
-                .await?;
+        let added = update.map(|(message, system)| new_update(&next, message, system, now));
+        if let Some(u) = &added {
+            store::incidents::insert_update(&mut *tx, u).await?;
         }
+        let queued = tell(core, &mut *tx, Some(&row), &next, added.as_ref(), now).await?;
         audit::record(
             &mut *tx,
             caller,
@@ -640,6 +649,9 @@ async fn apply(
         .await?;
         tx.commit().await?;
         announce(core, &next.status_page_id);
+        if queued > 0 {
+            core.wake_deliveries();
+        }
         return read(core, caller, id).await;
     }
     Err(DomainError::VersionConflict)
@@ -766,9 +778,7 @@ pub async fn update(
         set_visibility(row, visibility, scheduled_for, now);
         Ok(None)
     };
-    let (view, version) = apply(core, caller, id, expected, "incident.update", &change).await?;
-    // The `incident.updated` webhook event would be enqueued in `apply`'s transaction.
-    Ok((view, version))
+    apply(core, caller, id, expected, "incident.update", &change).await
 }
 
 /// `POST /incidents/{incident_id}/updates`.
@@ -805,8 +815,6 @@ pub async fn post_update(
         set_status(row, input.status, now);
         Ok(Some((message.clone(), false)))
     };
-    // The `incident.updated` (or, for RESOLVED, `incident.resolved`) webhook event would be
-    // enqueued in `apply`'s transaction.
     apply(core, caller, id, expected, "incident.post_update", &change).await
 }
 
@@ -857,7 +865,6 @@ pub async fn resolve(
             None => (RESOLVED_MESSAGE.to_string(), true),
         }))
     };
-    // The `incident.resolved` webhook event would be enqueued in `apply`'s transaction.
     apply(core, caller, id, expected, "incident.resolve", &change).await
 }
 
@@ -917,7 +924,6 @@ pub async fn reopen(
             None => (REOPENED_MESSAGE.to_string(), true),
         }))
     };
-    // The `incident.updated` webhook event would be enqueued in `apply`'s transaction.
     apply(core, caller, id, expected, "incident.reopen", &change).await
 }
 
@@ -974,6 +980,78 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     tx.commit().await?;
     announce(core, &row.status_page_id);
     Ok(())
+}
+
+/// Which events an incident write makes (pure): the channels' event, always
+/// (`incident.created` for a new incident, `incident.resolved` when it becomes RESOLVED,
+/// `incident.updated` for any other change), and the subscribers' event, only for news the
+/// public may see — the incident is PUBLISHED and not archived after the write:
+/// `incident.created` when it becomes public (filed PUBLISHED, or published later),
+/// `incident.resolved` when a public incident is resolved, `incident.updated` when an update is
+/// posted to it. Edits of a public incident's title or components email nobody, and a
+/// SCHEDULED incident whose time comes is shown on the page but not emailed (no write happens
+/// then).
+pub fn news_events(
+    before: Option<&IncidentRow>,
+    after: &IncidentRow,
+    update_added: bool,
+) -> (AlertEvent, Option<AlertEvent>) {
+    let resolved = |r: &IncidentRow| IncidentStatus::parse(&r.status) == IncidentStatus::Resolved;
+    let public = |r: &IncidentRow| {
+        IncidentVisibility::parse(&r.visibility) == IncidentVisibility::Published
+            && r.archived_at.is_none()
+    };
+    let became_resolved = resolved(after) && !before.is_some_and(resolved);
+    let webhook = match before {
+        None => AlertEvent::IncidentCreated,
+        Some(_) if became_resolved => AlertEvent::IncidentResolved,
+        Some(_) => AlertEvent::IncidentUpdated,
+    };
+    let email = if !public(after) {
+        None
+    } else if !before.is_some_and(public) {
+        Some(AlertEvent::IncidentCreated)
+    } else if became_resolved {
+        Some(AlertEvent::IncidentResolved)
+    } else if update_added {
+        Some(AlertEvent::IncidentUpdated)
+    } else {
+        None
+    };
+    (webhook, email)
+}
+
+/// Enqueues what an incident write tells channels and subscribers ([`news_events`]) in the
+/// write's transaction; returns how many deliveries it queued. `data` is `{"statusPage",
+/// "incident", "update"}` (the update this write added, else null).
+async fn tell(
+    core: &Core,
+    conn: &mut sqlx::AnyConnection,
+    before: Option<&IncidentRow>,
+    after: &IncidentRow,
+    update: Option<&UpdateRow>,
+    now: i64,
+) -> Result<usize, DomainError> {
+    let (webhook, email) = news_events(before, after, update.is_some());
+    let links = SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret());
+    let page = store::status_pages::get(&mut *conn, &after.workspace_id, &after.status_page_id)
+        .await?
+        .map(|p| subscriber_mail::page_data(&p.id, &p.name, &p.slug, &links));
+    let affected = after.component_ids();
+    let news = IncidentNews {
+        workspace_id: &after.workspace_id,
+        page_id: &after.status_page_id,
+        webhook,
+        email,
+        affected: &affected,
+        data: json!({
+            "statusPage": page,
+            "incident": incident_record(after),
+            "update": update.map(update_record),
+        }),
+        now,
+    };
+    Ok(incident_notify::enqueue(conn, &news).await?)
 }
 
 fn announce(core: &Core, page_id: &str) {

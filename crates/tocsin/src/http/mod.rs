@@ -36,6 +36,7 @@ pub mod serve;
 pub mod state;
 pub mod status_page_domains;
 pub mod status_pages;
+pub mod subscribers;
 pub mod workspace;
 
 use std::any::Any;
@@ -125,8 +126,9 @@ async fn guard(req: Request, next: Next) -> Response {
     }
     // Pages for people answer their errors as pages.
     let path = req.uri().path();
-    let for_people =
-        path == crate::alerting::ack_link::ACK_PATH || path.starts_with(public::PAGES_PREFIX);
+    let for_people = path == crate::alerting::ack_link::ACK_PATH
+        || path.starts_with(public::PAGES_PREFIX)
+        || path.starts_with(subscribers::LINKS_PREFIX);
     let response = next.run(req).await;
     if response.status().as_u16() >= 400 && !for_people {
         let is_json = response

@@ -29,6 +29,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::status_pages::router())
         .merge(super::status_page_domains::router())
         .merge(super::public::router())
+        .merge(super::subscribers::router())
         .merge(super::embed::router())
         .merge(super::heartbeats::router())
         .merge(super::events::router())

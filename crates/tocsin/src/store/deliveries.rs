@@ -1,6 +1,8 @@
 //! Deliveries: one row per attempt to send one notification to one channel. A `PENDING` row
 //! is the outbox (due at `due_at`, claimed by a worker until `claimed_until`); the others are
 //! the history the API pages through. See the migration `0009_alerting.sql` for the lifecycle.
+//! A delivery goes to a notification channel or, since `0013_subscribers.sql`, to a status
+//! page's subscriber (an email): exactly one of `channel_id` and `subscriber_id` is set.
 
 use sqlx::{AnyConnection, FromRow};
 
@@ -12,7 +14,8 @@ use crate::ids::new_id;
 pub struct DeliveryRow {
     pub id: String,
     pub workspace_id: String,
-    pub channel_id: String,
+    /// The channel it goes to; `None` for a subscriber's email.
+    pub channel_id: Option<String>,
     pub alert_id: Option<String>,
     pub event: String,
     pub message_id: String,
@@ -28,11 +31,13 @@ pub struct DeliveryRow {
     pub created_at: i64,
     pub attempted_at: Option<i64>,
     pub delivered_at: Option<i64>,
+    /// The status page subscriber it goes to; `None` for a channel's notification.
+    pub subscriber_id: Option<String>,
 }
 
 pub const COLUMNS: &str = "id, workspace_id, channel_id, alert_id, event, message_id, payload, \
      status, attempt, due_at, claimed_until, response_status, error, latency_ms, payload_digest, \
-     created_at, attempted_at, delivered_at";
+     created_at, attempted_at, delivered_at, subscriber_id";
 
 /// The statuses of an attempt.
 pub const PENDING: &str = "PENDING";
@@ -44,7 +49,9 @@ pub const FAILED: &str = "FAILED";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewDelivery<'a> {
     pub workspace_id: &'a str,
-    pub channel_id: &'a str,
+    /// Exactly one of `channel_id` and `subscriber_id`.
+    pub channel_id: Option<&'a str>,
+    pub subscriber_id: Option<&'a str>,
     pub alert_id: Option<&'a str>,
     pub event: &'a str,
     /// Stable across the attempts of one notification.
@@ -60,8 +67,8 @@ pub async fn enqueue(conn: &mut AnyConnection, d: &NewDelivery<'_>) -> Result<St
     let id = new_id();
     sqlx::query(
         "INSERT INTO deliveries (id, workspace_id, channel_id, alert_id, event, message_id, \
-         payload, status, attempt, due_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9)",
+         payload, status, attempt, due_at, created_at, subscriber_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $9, $10)",
     )
     .bind(&id)
     .bind(d.workspace_id)
@@ -72,6 +79,7 @@ pub async fn enqueue(conn: &mut AnyConnection, d: &NewDelivery<'_>) -> Result<St
     .bind(d.payload)
     .bind(PENDING)
     .bind(d.now)
+    .bind(d.subscriber_id)
     .execute(&mut *conn)
     .await?;
     Ok(id)
@@ -211,8 +219,8 @@ pub async fn next_attempt(
     let id = new_id();
     sqlx::query(
         "INSERT INTO deliveries (id, workspace_id, channel_id, alert_id, event, message_id, \
-         payload, status, attempt, due_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+         payload, status, attempt, due_at, created_at, subscriber_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(&id)
     .bind(&prev.workspace_id)
@@ -225,6 +233,7 @@ pub async fn next_attempt(
     .bind(prev.attempt + 1)
     .bind(due_at)
     .bind(now)
+    .bind(&prev.subscriber_id)
     .execute(&mut *conn)
     .await?;
     Ok(id)

@@ -36,6 +36,7 @@ pub mod sessions;
 pub mod status;
 pub mod status_page_domains;
 pub mod status_pages;
+pub mod subscribers;
 pub mod users;
 pub mod versioned;
 pub mod workspaces;

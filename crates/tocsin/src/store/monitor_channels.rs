@@ -173,6 +173,18 @@ pub async fn default_targets<'e>(e: impl Exec<'e>, ws: &str) -> Result<Vec<Targe
     .await
 }
 
+/// Every channel of the workspace, oldest first: incident events concern the whole
+/// workspace rather than one monitor's routing.
+pub async fn workspace_targets<'e>(e: impl Exec<'e>, ws: &str) -> Result<Vec<Target>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, events, is_default, enabled FROM notification_channels \
+         WHERE workspace_id = $1 ORDER BY id",
+    )
+    .bind(ws)
+    .fetch_all(e)
+    .await
+}
+
 /// The workspace's channels among `ids`, in the order of `ids` (unknown ones left out).
 pub async fn targets<'e>(
     e: impl Exec<'e>,

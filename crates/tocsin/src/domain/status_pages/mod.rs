@@ -11,6 +11,7 @@ pub mod branding;
 pub mod components;
 pub mod domains;
 pub mod keys;
+pub mod subscribers;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

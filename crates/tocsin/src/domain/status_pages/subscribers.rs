@@ -1,0 +1,407 @@
+//! Subscribers of a status page: public subscription with double opt-in, the verify and
+//! unsubscribe links, and the admin list (`status_pages:read`) and removal
+//! (`status_pages:write`).
+//!
+//! - **Subscribe** (no credential, published pages only): `{"email", "componentIds"?}`. The
+//!   answer is the same whatever the address's state, so nobody learns whether an address is
+//!   subscribed: a new address is stored unverified and sent a confirmation email; an address
+//!   that never confirmed, or unsubscribed, gets a fresh confirmation (and its new component
+//!   choice, which only takes effect once confirmed); an active subscriber is left exactly as it
+//!   is — a stranger must not be able to change someone's choice. To change components, a
+//!   subscriber unsubscribes and subscribes again. The confirmation goes through the outbox
+//!   (`alerting::subscriber_mail`), so the answer takes the same time either way and the email
+//!   is retried. Rate limits per client address and per email address are the HTTP edge's.
+//! - **Verify** sets `verifiedAt` (the first time is kept); from then on the subscriber is
+//!   sent the page's incident news. A verify link of a subscription that was unsubscribed since
+//!   verifies nothing.
+//! - **Unsubscribe** sets `unsubscribedAt`; queued email to the subscriber is then refused by
+//!   the delivery worker. The row stays (its state shows in the admin list) until an admin
+//!   deletes it, which deletes its email history too.
+//!
+//! The public actions have no caller and no audit entry (they are not workspace members'
+//! writes); deleting a subscriber is audited.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::load;
+use crate::alerting::subscriber_mail::{self, LinkKind, SubscriberLinks};
+use crate::app::Core;
+use crate::audit::{self, Entry};
+use crate::auth::signed::Verify;
+use crate::auth::{caps, Caller};
+use crate::clock::rfc3339;
+use crate::domain::input::{check_email, Validate};
+use crate::domain::pagination::{finish, PageParams};
+use crate::domain::schema::Timestamp;
+use crate::domain::{check_write, DomainError, FieldError, Resource};
+use crate::ids::new_id;
+use crate::store::{self, subscribers::SubscriberRow};
+
+/// More components than any page has; bounds the work one request can ask for.
+const MAX_COMPONENTS: usize = 200;
+
+/// `POST /api/v1/status-pages/{slug}/subscribers`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Subscribe {
+    /// The address to send the page's incident news to (after it confirms).
+    pub email: String,
+    /// Components of the page to hear about; absent or empty for the whole page.
+    pub component_ids: Option<Vec<String>>,
+}
+
+impl Validate for Subscribe {
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        let email = self.email.trim();
+        check_email("email", email, &mut errors);
+        if errors.is_empty() && email.parse::<lettre::Address>().is_err() {
+            errors.push(FieldError::new("email", "must be an email address"));
+        }
+        if let Some(ids) = &self.component_ids {
+            if ids.len() > MAX_COMPONENTS {
+                errors.push(FieldError::new(
+                    "componentIds",
+                    format!("at most {MAX_COMPONENTS} components"),
+                ));
+            } else {
+                for (i, id) in ids.iter().enumerate() {
+                    if ids[..i].contains(id) {
+                        errors.push(FieldError::new(format!("componentIds.{i}"), "duplicate"));
+                    }
+                }
+            }
+        }
+        errors
+    }
+}
+
+/// The answer to every well-formed subscription request.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct SubscribeAccepted {
+    /// Always true: the same answer whether or not the address was already subscribed.
+    pub accepted: bool,
+    /// What happens next.
+    pub message: String,
+}
+
+/// The address the per-address rate limit counts, as stored.
+pub fn normalized_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+fn links(core: &Core) -> SubscriberLinks {
+    SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret())
+}
+
+/// Subscribes `input.email` to the published page at `slug` (see the module doc).
+pub async fn subscribe(
+    core: &Core,
+    slug: &str,
+    input: Subscribe,
+) -> Result<SubscribeAccepted, DomainError> {
+    let page = store::status_pages::by_slug(core.db().reader(), slug)
+        .await?
+        .filter(|p| p.published != 0)
+        .ok_or(DomainError::NotFound(Resource::StatusPage))?;
+    input.check()?;
+    let chosen = input.component_ids.unwrap_or_default();
+    let components = store::status_pages::components(core.db().reader(), &page.id).await?;
+    let mut errors = Vec::new();
+    let mut names = Vec::new();
+    for (i, id) in chosen.iter().enumerate() {
+        match components.iter().find(|c| &c.id == id) {
+            Some(c) => names.push(c.name.clone()),
+            None => errors.push(FieldError::new(
+                format!("componentIds.{i}"),
+                "no component with this id on this status page",
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(DomainError::Validation {
+            fields: errors,
+            form: Vec::new(),
+        });
+    }
+    let email = normalized_email(&input.email);
+    let encoded = json!(chosen).to_string();
+    let now = core.clock().now_ms();
+    let links = links(core);
+    let page_data = subscriber_mail::page_data(&page.id, &page.name, &page.slug, &links);
+    let mut tx = core.db().begin().await?;
+    let existing = store::subscribers::by_email(&mut *tx, &page.id, &email).await?;
+    let pending = match existing {
+        None => {
+            let row = SubscriberRow {
+                id: new_id(),
+                workspace_id: page.workspace_id.clone(),
+                status_page_id: page.id.clone(),
+                email,
+                component_ids: encoded,
+                verified_at: None,
+                unsubscribed_at: None,
+                created_at: now,
+            };
+            // 0: the same address subscribed at the same moment on another node, whose
+            // confirmation is the one sent.
+            (store::subscribers::insert(&mut *tx, &row).await? == 1).then_some(row)
+        }
+        Some(row) if row.verified_at.is_some() && row.unsubscribed_at.is_none() => None,
+        Some(mut row) => {
+            store::subscribers::restart(&mut *tx, &row.id, &encoded).await?;
+            row.component_ids = encoded;
+            row.verified_at = None;
+            row.unsubscribed_at = None;
+            Some(row)
+        }
+    };
+    if let Some(row) = &pending {
+        subscriber_mail::enqueue_confirmation(&mut *tx, row, page_data, &names, now).await?;
+    }
+    tx.commit().await?;
+    if pending.is_some() {
+        core.wake_deliveries();
+    }
+    Ok(SubscribeAccepted {
+        accepted: true,
+        message: "If this address is not subscribed yet, a confirmation email is on its way: \
+                  follow its link to start receiving updates."
+            .into(),
+    })
+}
+
+/// What a verify or unsubscribe link found or did, for the page shown to the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkOutcome {
+    /// The subscription is confirmed (now or before).
+    Verified { page_name: String, page_url: String },
+    /// The unsubscribe link is good; the page asks to confirm (GET).
+    ConfirmUnsubscribe { page_name: String },
+    /// The subscription is ended (now or before).
+    Unsubscribed { page_name: String },
+    /// A verify link of a subscription ended since: nothing was verified.
+    NotActive,
+    Expired,
+    /// Not a link this server signed, or its subscriber was deleted.
+    Invalid,
+}
+
+async fn resolve(
+    core: &Core,
+    kind: LinkKind,
+    token: &str,
+) -> Result<Result<(SubscriberRow, String, String), LinkOutcome>, DomainError> {
+    let now = core.clock().now_ms();
+    let links = links(core);
+    let id = match links.check(kind, token, now) {
+        Verify::Valid(id) => id,
+        Verify::Expired => return Ok(Err(LinkOutcome::Expired)),
+        Verify::Invalid => return Ok(Err(LinkOutcome::Invalid)),
+    };
+    let Some(row) = store::subscribers::by_id(core.db().reader(), &id).await? else {
+        return Ok(Err(LinkOutcome::Invalid));
+    };
+    let (name, url) = match store::status_pages::by_id(core.db().reader(), &row.status_page_id)
+        .await?
+    {
+        Some(p) => (p.name, links.page_url(&p.slug)),
+        None => return Ok(Err(LinkOutcome::Invalid)),
+    };
+    Ok(Ok((row, name, url)))
+}
+
+/// Follows a verify link.
+pub async fn verify_link(core: &Core, token: &str) -> Result<LinkOutcome, DomainError> {
+    let (row, page_name, page_url) = match resolve(core, LinkKind::Verify, token).await? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    let now = core.clock().now_ms();
+    let rows = store::subscribers::verify(core.db().writer(), &row.id, now).await?;
+    Ok(if rows == 0 {
+        LinkOutcome::NotActive
+    } else {
+        LinkOutcome::Verified {
+            page_name,
+            page_url,
+        }
+    })
+}
+
+/// Follows an unsubscribe link: `apply` false only checks it (the page for `GET`), true ends
+/// the subscription (`POST`, from the page's button or a mail client's one-click request).
+pub async fn unsubscribe_link(
+    core: &Core,
+    token: &str,
+    apply: bool,
+) -> Result<LinkOutcome, DomainError> {
+    let (row, page_name, _) = match resolve(core, LinkKind::Unsubscribe, token).await? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    if row.unsubscribed_at.is_some() {
+        return Ok(LinkOutcome::Unsubscribed { page_name });
+    }
+    if !apply {
+        return Ok(LinkOutcome::ConfirmUnsubscribe { page_name });
+    }
+    let now = core.clock().now_ms();
+    store::subscribers::unsubscribe(core.db().writer(), &row.id, now).await?;
+    Ok(LinkOutcome::Unsubscribed { page_name })
+}
+
+/// Where a subscription stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SubscriberState {
+    /// Waiting for the address to confirm; sent nothing but the confirmation.
+    Pending,
+    /// Confirmed: sent the page's incident news.
+    Active,
+    /// Unsubscribed: sent nothing.
+    Unsubscribed,
+}
+
+/// A subscriber of a status page.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct Subscriber {
+    pub id: String,
+    pub status_page_id: String,
+    /// Lowercased.
+    pub email: String,
+    /// The components chosen; empty for the whole page.
+    pub component_ids: Vec<String>,
+    /// Whether the address confirmed the subscription.
+    pub verified: bool,
+    #[schemars(with = "Option<Timestamp>")]
+    pub verified_at: Option<String>,
+    pub state: SubscriberState,
+    #[schemars(with = "Option<Timestamp>")]
+    pub unsubscribed_at: Option<String>,
+    #[schemars(with = "Timestamp")]
+    pub created_at: String,
+}
+
+fn view(r: &SubscriberRow) -> Subscriber {
+    let state = match (r.verified_at, r.unsubscribed_at) {
+        (_, Some(_)) => SubscriberState::Unsubscribed,
+        (Some(_), None) => SubscriberState::Active,
+        (None, None) => SubscriberState::Pending,
+    };
+    Subscriber {
+        id: r.id.clone(),
+        status_page_id: r.status_page_id.clone(),
+        email: r.email.clone(),
+        component_ids: r.component_ids(),
+        verified: r.verified_at.is_some(),
+        verified_at: r.verified_at.map(rfc3339),
+        state,
+        unsubscribed_at: r.unsubscribed_at.map(rfc3339),
+        created_at: rfc3339(r.created_at),
+    }
+}
+
+/// A page of subscribers, oldest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct SubscriberPage {
+    pub subscribers: Vec<Subscriber>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SubscriberPath {
+    pub page_id: String,
+    pub subscriber_id: String,
+}
+
+impl Validate for SubscriberPath {}
+
+/// A status page's subscribers, in cursor pages.
+pub async fn list(
+    core: &Core,
+    caller: &Caller,
+    page_id: &str,
+    params: &PageParams,
+) -> Result<SubscriberPage, DomainError> {
+    caller.require::<caps::StatusPagesRead>()?;
+    params.check()?;
+    let page = load(core, caller, page_id).await?;
+    let rows = store::subscribers::page(
+        core.db().reader(),
+        &caller.workspace_id,
+        &page.id,
+        &params.after(),
+        i64::from(params.limit()) + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = finish(rows, params.limit(), |r| r.id.clone());
+    Ok(SubscriberPage {
+        subscribers: rows.iter().map(view).collect(),
+        next_cursor,
+    })
+}
+
+/// Removes a subscriber and its email history; queued email to it is dropped with it.
+pub async fn delete(core: &Core, caller: &Caller, path: &SubscriberPath) -> Result<(), DomainError> {
+    caller.require::<caps::StatusPagesWrite>()?;
+    let page = load(core, caller, &path.page_id).await?;
+    let now = core.clock().now_ms();
+    let mut tx = core.db().begin().await?;
+    let rows = store::subscribers::delete(
+        &mut *tx,
+        &caller.workspace_id,
+        &page.id,
+        &path.subscriber_id,
+    )
+    .await?;
+    check_write(rows, None, DomainError::NotFound(Resource::Subscriber))?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "subscriber.delete",
+            resource_type: "subscriber",
+            resource_id: &path.subscriber_id,
+            metadata: json!({"statusPageId": page.id}),
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_addresses_and_duplicate_components_name_their_field() {
+        let bad = |email: &str| Subscribe {
+            email: email.into(),
+            component_ids: None,
+        };
+        for e in ["", "nobody", "a@b", "a b@example.com", "a@exa\tmple.com"] {
+            let fields: Vec<String> = bad(e).validate().into_iter().map(|f| f.field).collect();
+            assert_eq!(fields, ["email"], "{e:?}");
+        }
+        assert!(bad(" Ada@Example.com ").validate().is_empty());
+        assert_eq!(normalized_email(" Ada@Example.com "), "ada@example.com");
+        let dup = Subscribe {
+            email: "a@example.com".into(),
+            component_ids: Some(vec!["c1".into(), "c2".into(), "c1".into()]),
+        };
+        let fields: Vec<String> = dup.validate().into_iter().map(|f| f.field).collect();
+        assert_eq!(fields, ["componentIds.2"]);
+    }
+}

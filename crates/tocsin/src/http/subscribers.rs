@@ -1,0 +1,308 @@
+//! HTTP adapter for status page subscribers (rules in `domain::status_pages::subscribers`):
+//! the public subscribe route (JSON, rate limited per client address and per email address),
+//! the verify and unsubscribe links, and the admin list and removal.
+//!
+//! The two links are followed by people from an email, so they answer small HTML pages, errors
+//! included (an invalid or expired link is a page saying so, not the JSON envelope: the guard
+//! in `super` leaves [`LINKS_PREFIX`] alone); the API document describes them as `text/html`.
+//! `GET .../unsubscribe` only shows a button, whose `POST` unsubscribes, so a link preview or a
+//! mail scanner fetching the link cannot unsubscribe anyone; mail clients' RFC 8058 one-click
+//! unsubscribe is that same `POST` (its `List-Unsubscribe=One-Click` body is not needed).
+
+use aide::axum::routing::{delete_with, get_with, post_with};
+use aide::axum::ApiRouter;
+use aide::generate::GenContext;
+use aide::openapi::{MediaType, Operation, Response as OaResponse, SchemaObject};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use maud::{html, Markup, DOCTYPE};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::extract::{Accepted, ApiJson, ApiQuery, NoContent};
+use crate::alerting::subscriber_mail::UNSUBSCRIBE_PATH;
+use crate::auth::caps;
+use crate::domain::pagination::PageParams;
+use crate::domain::status_pages::subscribers::{
+    self as ops, LinkOutcome, Subscribe, SubscribeAccepted, SubscriberPage, SubscriberPath,
+};
+use crate::domain::status_pages::PagePath;
+use crate::domain::DomainError;
+use crate::http::auth::{client_ip, Auth};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::public::SlugPath;
+use crate::http::AppState;
+
+const TAG: &str = "Subscribers";
+
+/// Where the link pages live (their errors are pages too).
+pub const LINKS_PREFIX: &str = "/api/v1/subscribers/";
+
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/api/v1/status-pages/{slug}/subscribers",
+            post_with(subscribe, |op| {
+                op.id("subscribeToStatusPage")
+                    .tag(TAG)
+                    .summary("Subscribe an email address to a published status page's incident news, for the whole page or chosen components; a confirmation email follows (no credential)")
+                    .description("Always 202 with the same body for a well-formed request, whether or not the address is already subscribed: nobody can learn it from the answer. A new address (or one that never confirmed, or unsubscribed) is sent an email whose link (`GET /api/v1/subscribers/verify`) confirms it; nothing else is sent until then. An active subscriber is left as it is. A malformed address is 400 `VALIDATION_ERROR` on `email`, an id that is not a component of the page on `componentIds.<i>`; an unpublished page or unknown slug is 404 `STATUS_PAGE_NOT_FOUND`. Requests are limited per client address (a minute's budget) and per email address (an hour's, across pages): over either, 429 `RATE_LIMITED` with `Retry-After`.")
+            }),
+        )
+        .api_route(
+            "/api/v1/subscribers/verify",
+            get_with(verify, |op| {
+                op.id("verifySubscriber")
+                    .tag(TAG)
+                    .summary("Confirm a subscription: the link of the confirmation email; answers an HTML page (no credential)")
+                    .description("For people following the link: every answer is a small HTML page, errors included. 200: confirmed (again: confirming twice is fine). 400: not a link this server made, or its subscriber was deleted. 409: the subscription was ended since. 410: the link expired (links work for 7 days; subscribe again for a new one).")
+            }),
+        )
+        .api_route(
+            "/api/v1/subscribers/unsubscribe",
+            get_with(show_unsubscribe, |op| {
+                op.id("showUnsubscribe")
+                    .tag(TAG)
+                    .summary("The unsubscribe link of every subscriber email: shows a page with a button that unsubscribes (GET changes nothing); answers HTML (no credential)")
+                    .description("200: the confirmation page (or, already unsubscribed, a page saying so). 400: not a link this server made, or its subscriber was deleted. 410: the link expired (each email carries a fresh link, valid for a year).")
+            })
+            .post_with(unsubscribe, |op| {
+                op.id("unsubscribe")
+                    .tag(TAG)
+                    .summary("Unsubscribe: the page's button, and RFC 8058 one-click unsubscribe from mail clients (`List-Unsubscribe-Post`); any body is ignored; answers HTML (no credential)")
+                    .description("200: unsubscribed (again: unsubscribing twice is fine); email already queued for the subscriber is not sent. 400 and 410 as for GET.")
+            }),
+        )
+        .api_route(
+            "/status-pages/{page_id}/subscribers",
+            get_with(list, |op| {
+                op.id("listStatusPageSubscribers")
+                    .tag(TAG)
+                    .summary("A status page's subscribers, oldest first, in cursor pages, each with whether it is verified and its state (`status_pages:read`)")
+            }),
+        )
+        .api_route(
+            "/status-pages/{page_id}/subscribers/{subscriber_id}",
+            delete_with(delete, |op| {
+                op.id("deleteStatusPageSubscriber")
+                    .tag(TAG)
+                    .summary("Remove a subscriber and its email history; nothing more is sent to it (`status_pages:write`)")
+            }),
+        )
+}
+
+/// The per-client-address limit of subscription requests, checked before the body is read.
+pub struct SubscribeBudget;
+
+impl FromRequestParts<AppState> for SubscribeBudget {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if let Some(ip) = client_ip(parts, state.config().trust_forwarded_for) {
+            state
+                .limits()
+                .subscribe_ip
+                .check(&ip)
+                .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
+        }
+        Ok(SubscribeBudget)
+    }
+}
+
+impl aide::OperationInput for SubscribeBudget {}
+
+async fn subscribe(
+    State(state): State<AppState>,
+    Path(p): Path<SlugPath>,
+    _budget: SubscribeBudget,
+    ApiJson(input): ApiJson<Subscribe>,
+) -> ApiResult<Accepted<SubscribeAccepted>> {
+    state
+        .limits()
+        .subscribe_email
+        .check(&ops::normalized_email(&input.email))
+        .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
+    Ok(Accepted(ops::subscribe(&state, &p.slug, input).await?))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Auth<caps::StatusPagesRead>,
+    Path(p): Path<PagePath>,
+    ApiQuery(q): ApiQuery<PageParams>,
+) -> ApiResult<Json<SubscriberPage>> {
+    Ok(Json(ops::list(&state, &caller, &p.page_id, &q).await?))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    caller: Auth<caps::StatusPagesWrite>,
+    Path(p): Path<SubscriberPath>,
+) -> ApiResult<NoContent> {
+    ops::delete(&state, &caller, &p).await?;
+    Ok(NoContent)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LinkQuery {
+    /// The token of the link, as sent in the email.
+    #[serde(default)]
+    pub token: String,
+}
+
+async fn verify(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
+    outcome_page(ops::verify_link(&state, &q.token).await, &q.token)
+}
+
+async fn show_unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
+    outcome_page(ops::unsubscribe_link(&state, &q.token, false).await, &q.token)
+}
+
+async fn unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
+    outcome_page(ops::unsubscribe_link(&state, &q.token, true).await, &q.token)
+}
+
+/// A small HTML page for a person who followed a link.
+pub struct PersonPage(StatusCode, String);
+
+impl IntoResponse for PersonPage {
+    fn into_response(self) -> Response {
+        (
+            self.0,
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-store"),
+                // The token is in the address: it must not leave in a Referer.
+                (header::REFERRER_POLICY, "no-referrer"),
+            ],
+            self.1,
+        )
+            .into_response()
+    }
+}
+
+fn html_response(description: &str) -> OaResponse {
+    OaResponse {
+        description: description.into(),
+        content: [(
+            "text/html".to_string(),
+            MediaType {
+                schema: Some(SchemaObject {
+                    json_schema: schemars::json_schema!({"type": "string"}),
+                    example: None,
+                    external_docs: None,
+                }),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    }
+}
+
+impl aide::OperationOutput for PersonPage {
+    type Inner = String;
+
+    fn operation_response(_ctx: &mut GenContext, _op: &mut Operation) -> Option<OaResponse> {
+        Some(html_response("An HTML page saying what the link did"))
+    }
+
+    fn inferred_responses(
+        _ctx: &mut GenContext,
+        _op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        vec![
+            (
+                Some(200),
+                html_response("An HTML page saying what the link did"),
+            ),
+            (
+                Some(400),
+                html_response("An HTML page: the link is not valid"),
+            ),
+            (
+                Some(409),
+                html_response("An HTML page: the subscription was ended since"),
+            ),
+            (Some(410), html_response("An HTML page: the link expired")),
+            (
+                Some(503),
+                html_response("An HTML page: try again in a moment"),
+            ),
+        ]
+    }
+}
+
+fn page(status: StatusCode, title: &str, body: Markup) -> PersonPage {
+    let html = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="robots" content="noindex";
+                title { (title) }
+            }
+            body { main { h1 { (title) } (body) } }
+        }
+    };
+    PersonPage(status, html.into_string())
+}
+
+fn outcome_page(outcome: Result<LinkOutcome, DomainError>, token: &str) -> PersonPage {
+    match outcome {
+        Ok(LinkOutcome::Verified {
+            page_name,
+            page_url,
+        }) => page(
+            StatusCode::OK,
+            "Subscription confirmed",
+            html! {
+                p { "You will receive email about incidents on " a href=(page_url) { (page_name) } "." }
+                p { "Every email has a link to unsubscribe." }
+            },
+        ),
+        Ok(LinkOutcome::ConfirmUnsubscribe { page_name }) => page(
+            StatusCode::OK,
+            "Unsubscribe?",
+            html! {
+                p { "Stop receiving email about incidents on " strong { (page_name) } "?" }
+                form method="post" action={ (UNSUBSCRIBE_PATH) "?token=" (token) } {
+                    button type="submit" { "Unsubscribe" }
+                }
+            },
+        ),
+        Ok(LinkOutcome::Unsubscribed { page_name }) => page(
+            StatusCode::OK,
+            "Unsubscribed",
+            html! { p { "You will receive no more email about " strong { (page_name) } "." } },
+        ),
+        Ok(LinkOutcome::NotActive) => page(
+            StatusCode::CONFLICT,
+            "Subscription ended",
+            html! { p { "This subscription was ended since this link was sent: subscribe again on the status page to receive updates." } },
+        ),
+        Ok(LinkOutcome::Expired) => page(
+            StatusCode::GONE,
+            "Link expired",
+            html! { p { "This link has expired. Subscribe again on the status page for a new confirmation link, or use the unsubscribe link of a more recent email." } },
+        ),
+        Ok(LinkOutcome::Invalid) => page(
+            StatusCode::BAD_REQUEST,
+            "Link not valid",
+            html! { p { "This link is not valid: open it exactly as it was sent." } },
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "a subscriber link could not be followed");
+            page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again",
+                html! { p { "This could not be done just now. Try again in a moment." } },
+            )
+        }
+    }
+}

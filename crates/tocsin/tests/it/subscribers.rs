@@ -1,0 +1,706 @@
+//! Status page subscribers end to end through the real server and a real SMTP sink on
+//! loopback: subscribe (same 202 for every address state), the confirmation email and its
+//! verify link, incident news by email (created, updated, resolved) with the unsubscribe link
+//! and RFC 8058 headers, the unsubscribe page and one-click POST (no mail after), unverified
+//! subscribers getting nothing, per-component subscriptions, bad input with exact fields, rate
+//! limits per client address and per email address, the admin list and removal, and the
+//! `incident.*` webhook events to channels whose `events` list them.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::common::receiver::Receiver;
+use crate::common::smtp::{Mail, Sink};
+use crate::common::{expect_error, json_of, Options, TestServer, User};
+use crate::incidents::{components, create, page};
+
+/// A server with an SMTP relay (a real sink on loopback); `tweak` adjusts the rate limits.
+async fn with_smtp(
+    tweak: impl FnOnce(&mut tocsin::config::RateLimits) + Send + 'static,
+) -> (TestServer, Sink) {
+    let (sink, port) = Sink::start();
+    let srv = TestServer::start_with(Options {
+        clock: None,
+        tweak: Some(Box::new(move |c| {
+            c.smtp = Some(tocsin::config::Smtp {
+                url: format!("smtp://127.0.0.1:{port}"),
+                from: "Tocsin <tocsin@example.com>".into(),
+            });
+            tweak(&mut c.rate_limits);
+        })),
+    })
+    .await;
+    (srv, sink)
+}
+
+/// A published page `slug` of `u`'s workspace with components API and Web; (page id,
+/// [api, web]).
+async fn published_page(u: &User, slug: &str) -> (String, Vec<String>) {
+    let id = page(u, slug).await;
+    let comps = components(u, &id, &["API", "Web"]).await;
+    json_of(
+        u.call(Method::POST, &format!("/status-pages/{id}/publish"), None)
+            .await,
+        200,
+    )
+    .await;
+    (id, comps)
+}
+
+async fn subscribe(srv: &TestServer, slug: &str, body: Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(srv.url(&format!("/api/v1/status-pages/{slug}/subscribers")))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Quoted-printable soft breaks and escapes undone (lettre encodes long lines so).
+fn decode_qp(raw: &str) -> String {
+    let joined = raw.replace("=\r\n", "").replace("=\n", "");
+    let bytes = joined.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'=' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+            if let Ok(b) = u8::from_str_radix(hex, 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The mails to `to` so far, decoded.
+fn mails_to(sink: &Sink, to: &str) -> Vec<String> {
+    sink.messages
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(rcpt, _)| rcpt.iter().any(|r| r == to))
+        .map(|(_, raw): &Mail| match raw.split_once("\r\n\r\n") {
+            // The headers as they are; the parts' bodies decoded.
+            Some((head, body)) => format!("{head}\r\n\r\n{}", decode_qp(body)),
+            None => raw.clone(),
+        })
+        .collect()
+}
+
+/// Waits until `to` has received `n` mails (10 s at most); returns them.
+async fn wait_mails(sink: &Sink, to: &str, n: usize) -> Vec<String> {
+    for _ in 0..200 {
+        let got = mails_to(sink, to);
+        if got.len() >= n {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "{to} received {} mails, expected {n}",
+        mails_to(sink, to).len()
+    );
+}
+
+/// The first `<path>?token=...` link in `mail`.
+fn link(mail: &str, path: &str) -> String {
+    let start = mail
+        .find(&format!("{path}?token="))
+        .unwrap_or_else(|| panic!("no {path} link in {mail}"));
+    let rest = &mail[start..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "/?=_-.".contains(c)))
+        .unwrap_or(rest.len());
+    rest[..end].to_string()
+}
+
+/// The value of header `name` in `mail` (folded lines unfolded).
+fn header(mail: &str, name: &str) -> Option<String> {
+    let head = mail.split("\r\n\r\n").next().unwrap_or(mail);
+    let mut unfolded: Vec<String> = Vec::new();
+    for line in head.lines() {
+        match unfolded.last_mut() {
+            Some(last) if line.starts_with([' ', '\t']) => last.push_str(line.trim_start()),
+            _ => unfolded.push(line.to_string()),
+        }
+    }
+    let prefix = format!("{}:", name.to_ascii_lowercase());
+    unfolded
+        .into_iter()
+        .find(|l| l.to_ascii_lowercase().starts_with(&prefix))
+        .map(|l| l[prefix.len()..].trim().to_string())
+}
+
+/// Follows the verify link of the latest confirmation mail to `to` (its `n`-th mail).
+async fn verify(srv: &TestServer, sink: &Sink, to: &str, n: usize) {
+    let mails = wait_mails(sink, to, n).await;
+    let mail = mails.last().unwrap();
+    assert!(
+        header(mail, "Subject").unwrap().starts_with("Confirm"),
+        "{mail}"
+    );
+    let res = reqwest::get(srv.url(&link(mail, "/api/v1/subscribers/verify")))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.text().await.unwrap().contains("Subscription confirmed"));
+}
+
+async fn subscribers(u: &User, page_id: &str) -> Vec<Value> {
+    let body = json_of(
+        u.call(
+            Method::GET,
+            &format!("/status-pages/{page_id}/subscribers"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    body["subscribers"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
+    let (srv, sink) = with_smtp(|_| {}).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let id = page(&ada, "acme").await;
+    let comps = components(&ada, &id, &["API", "Web"]).await;
+
+    // Not published yet: the page does not exist for the public.
+    expect_error(
+        subscribe(&srv, "acme", json!({"email": "reader@example.com"})).await,
+        404,
+        "STATUS_PAGE_NOT_FOUND",
+    )
+    .await;
+    json_of(
+        ada.call(Method::POST, &format!("/status-pages/{id}/publish"), None)
+            .await,
+        200,
+    )
+    .await;
+
+    let first = json_of(
+        subscribe(&srv, "acme", json!({"email": "Reader@Example.com"})).await,
+        202,
+    )
+    .await;
+    assert_eq!(first["accepted"], true);
+    // Another address that never confirms.
+    json_of(
+        subscribe(&srv, "acme", json!({"email": "lurker@example.com"})).await,
+        202,
+    )
+    .await;
+
+    let mails = wait_mails(&sink, "reader@example.com", 1).await;
+    let confirm = &mails[0];
+    assert_eq!(
+        header(confirm, "Subject").as_deref(),
+        Some("Confirm your subscription to Status of acme")
+    );
+    assert!(header(confirm, "List-Unsubscribe")
+        .unwrap()
+        .contains("/api/v1/subscribers/unsubscribe?token="));
+    assert_eq!(
+        header(confirm, "List-Unsubscribe-Post").as_deref(),
+        Some("List-Unsubscribe=One-Click")
+    );
+    let listed = subscribers(&ada, &id).await;
+    assert_eq!(listed.len(), 2);
+    let reader = listed
+        .iter()
+        .find(|s| s["email"] == "reader@example.com")
+        .unwrap();
+    assert_eq!(reader["verified"], false);
+    assert_eq!(reader["verifiedAt"], Value::Null);
+    assert_eq!(reader["state"], "PENDING");
+    assert_eq!(reader["componentIds"], json!([]));
+    for key in [
+        "id",
+        "statusPageId",
+        "email",
+        "componentIds",
+        "verified",
+        "verifiedAt",
+        "state",
+        "unsubscribedAt",
+        "createdAt",
+    ] {
+        assert!(reader.get(key).is_some(), "{key} in {reader}");
+    }
+
+    // A broken or foreign token is an HTML page, not the JSON envelope.
+    let bad = reqwest::get(srv.url("/api/v1/subscribers/verify?token=nope"))
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    assert!(bad.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(bad.text().await.unwrap().contains("Link not valid"));
+    // An unsubscribe token does not verify.
+    let unsub_as_verify = link(confirm, "/api/v1/subscribers/unsubscribe")
+        .replace("/unsubscribe?", "/verify?");
+    assert_eq!(
+        reqwest::get(srv.url(&unsub_as_verify))
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+
+    verify(&srv, &sink, "reader@example.com", 1).await;
+    let reader = subscribers(&ada, &id)
+        .await
+        .into_iter()
+        .find(|s| s["email"] == "reader@example.com")
+        .unwrap();
+    assert_eq!(reader["verified"], true);
+    assert!(reader["verifiedAt"].is_string());
+    assert_eq!(reader["state"], "ACTIVE");
+
+    // A known, active address: the very same answer, and nothing is sent or changed.
+    let again = json_of(
+        subscribe(
+            &srv,
+            "acme",
+            json!({"email": "reader@example.com", "componentIds": [comps[1]]}),
+        )
+        .await,
+        202,
+    )
+    .await;
+    assert_eq!(again, first);
+
+    // A draft incident is nobody's news.
+    create(
+        &ada,
+        json!({"statusPageId": id, "title": "Quiet draft", "message": "internal"}),
+    )
+    .await;
+    // A published one is.
+    let inc = create(
+        &ada,
+        json!({"statusPageId": id, "title": "API errors", "visibility": "PUBLISHED",
+               "message": "We are looking into elevated errors.", "affectedComponentIds": [comps[0]]}),
+    )
+    .await;
+    let inc_id = inc["incident"]["id"].as_str().unwrap().to_string();
+    let mails = wait_mails(&sink, "reader@example.com", 2).await;
+    let news = &mails[1];
+    assert_eq!(
+        header(news, "Subject").as_deref(),
+        Some("[Status of acme] API errors")
+    );
+    assert!(news.contains("We are looking into elevated errors."));
+    assert!(news.contains(&format!("{}/s/acme", srv.base)));
+    let unsubscribe = link(news, "/api/v1/subscribers/unsubscribe");
+    assert!(header(news, "List-Unsubscribe").unwrap().contains(&unsubscribe));
+
+    json_of(
+        ada.call(
+            Method::POST,
+            &format!("/incidents/{inc_id}/updates"),
+            Some(json!({"message": "A fix is rolling out.", "status": "MONITORING"})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let mails = wait_mails(&sink, "reader@example.com", 3).await;
+    assert_eq!(
+        header(&mails[2], "Subject").as_deref(),
+        Some("[Status of acme] Update: API errors")
+    );
+    assert!(mails[2].contains("A fix is rolling out."));
+    json_of(
+        ada.call(
+            Method::POST,
+            &format!("/incidents/{inc_id}/resolve"),
+            Some(json!({})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let mails = wait_mails(&sink, "reader@example.com", 4).await;
+    assert_eq!(
+        header(&mails[3], "Subject").as_deref(),
+        Some("[Status of acme] Resolved: API errors")
+    );
+
+    // The mails went through the outbox and are its history: delivered, to the subscriber.
+    let rows: Vec<(Option<String>, String, String)> = sqlx::query_as(
+        "SELECT channel_id, event, status FROM deliveries WHERE subscriber_id = $1 ORDER BY id",
+    )
+    .bind(reader["id"].as_str().unwrap())
+    .fetch_all(srv.state.db().reader())
+    .await
+    .unwrap();
+    let events: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(
+        events,
+        [
+            "subscription.confirm",
+            "incident.created",
+            "incident.updated",
+            "incident.resolved"
+        ]
+    );
+    assert!(rows
+        .iter()
+        .all(|(c, _, s)| c.is_none() && s == "DELIVERED"));
+
+    // GET shows a button and changes nothing; POST (one-click, as mail clients send it)
+    // unsubscribes.
+    let shown = reqwest::get(srv.url(&unsubscribe)).await.unwrap();
+    assert_eq!(shown.status(), 200);
+    let body = shown.text().await.unwrap();
+    assert!(body.contains("<form method=\"post\""), "{body}");
+    assert_eq!(
+        subscribers(&ada, &id)
+            .await
+            .into_iter()
+            .find(|s| s["email"] == "reader@example.com")
+            .unwrap()["state"],
+        "ACTIVE"
+    );
+    let done = reqwest::Client::new()
+        .post(srv.url(&unsubscribe))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("List-Unsubscribe=One-Click")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), 200);
+    assert!(done.text().await.unwrap().contains("Unsubscribed"));
+    let reader = subscribers(&ada, &id)
+        .await
+        .into_iter()
+        .find(|s| s["email"] == "reader@example.com")
+        .unwrap();
+    assert_eq!(reader["state"], "UNSUBSCRIBED");
+    assert!(reader["unsubscribedAt"].is_string());
+
+    // Another subscriber, to know when the next incident's mail has gone out.
+    json_of(
+        subscribe(&srv, "acme", json!({"email": "witness@example.com"})).await,
+        202,
+    )
+    .await;
+    verify(&srv, &sink, "witness@example.com", 1).await;
+    create(
+        &ada,
+        json!({"statusPageId": id, "title": "Second outage", "visibility": "PUBLISHED"}),
+    )
+    .await;
+    let witnessed = wait_mails(&sink, "witness@example.com", 2).await;
+    assert_eq!(
+        header(&witnessed[1], "Subject").as_deref(),
+        Some("[Status of acme] Second outage")
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(mails_to(&sink, "reader@example.com").len(), 4, "after unsubscribing");
+    // The unverified address got its confirmation and nothing else.
+    let lurker = mails_to(&sink, "lurker@example.com");
+    assert_eq!(lurker.len(), 1);
+    assert!(header(&lurker[0], "Subject").unwrap().starts_with("Confirm"));
+
+    // Removal: gone from the list, with its history; a second removal is 404.
+    let witness_id = subscribers(&ada, &id)
+        .await
+        .into_iter()
+        .find(|s| s["email"] == "witness@example.com")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/status-pages/{id}/subscribers/{witness_id}");
+    assert_eq!(ada.call(Method::DELETE, &path, None).await.status(), 204);
+    expect_error(
+        ada.call(Method::DELETE, &path, None).await,
+        404,
+        "SUBSCRIBER_NOT_FOUND",
+    )
+    .await;
+    let left: Vec<Value> = subscribers(&ada, &id).await;
+    assert_eq!(left.len(), 2, "{left:?}");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn subscribers_of_components_hear_only_of_theirs() {
+    let (srv, sink) = with_smtp(|_| {}).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (id, comps) = published_page(&ada, "parts").await;
+    for (email, chosen) in [
+        ("whole@example.com", json!([])),
+        ("api@example.com", json!([comps[0]])),
+        ("web@example.com", json!([comps[1]])),
+    ] {
+        json_of(
+            subscribe(
+                &srv,
+                "parts",
+                json!({"email": email, "componentIds": chosen}),
+            )
+            .await,
+            202,
+        )
+        .await;
+        verify(&srv, &sink, email, 1).await;
+    }
+    let listed = subscribers(&ada, &id).await;
+    let api = listed
+        .iter()
+        .find(|s| s["email"] == "api@example.com")
+        .unwrap();
+    assert_eq!(api["componentIds"], json!([comps[0]]));
+
+    create(
+        &ada,
+        json!({"statusPageId": id, "title": "API slow", "visibility": "PUBLISHED",
+               "affectedComponentIds": [comps[0]]}),
+    )
+    .await;
+    wait_mails(&sink, "whole@example.com", 2).await;
+    wait_mails(&sink, "api@example.com", 2).await;
+    // Published later: the news goes out at publication.
+    let page_wide = create(
+        &ada,
+        json!({"statusPageId": id, "title": "Everything slow"}),
+    )
+    .await;
+    let pw = page_wide["incident"]["id"].as_str().unwrap();
+    json_of(
+        ada.call(Method::POST, &format!("/incidents/{pw}/publish"), None)
+            .await,
+        200,
+    )
+    .await;
+    let whole = wait_mails(&sink, "whole@example.com", 3).await;
+    assert_eq!(
+        header(&whole[2], "Subject").as_deref(),
+        Some("[Status of parts] Everything slow")
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(mails_to(&sink, "whole@example.com").len(), 3);
+    assert_eq!(mails_to(&sink, "api@example.com").len(), 2);
+    assert_eq!(
+        mails_to(&sink, "web@example.com").len(),
+        1,
+        "only the confirmation"
+    );
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn bad_requests_name_their_field_and_unknown_pages_are_not_found() {
+    let (srv, _sink) = with_smtp(|_| {}).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (_, comps) = published_page(&ada, "strict").await;
+    let (other_page, other_comps) = published_page(&ada, "other").await;
+    let _ = other_page;
+    for email in ["not-an-address", "a@b", "two words@example.com", ""] {
+        let err = expect_error(
+            subscribe(&srv, "strict", json!({"email": email})).await,
+            400,
+            "VALIDATION_ERROR",
+        )
+        .await;
+        assert_eq!(err["field"], "email", "{email}: {err}");
+    }
+    let err = expect_error(
+        subscribe(
+            &srv,
+            "strict",
+            json!({"email": "x@example.com", "componentIds": [comps[0], other_comps[0]]}),
+        )
+        .await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(err["field"], "componentIds.1", "{err}");
+    let err = expect_error(
+        subscribe(
+            &srv,
+            "strict",
+            json!({"email": "x@example.com", "componentIds": [comps[0], comps[0]]}),
+        )
+        .await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(err["field"], "componentIds.1", "{err}");
+    expect_error(
+        subscribe(&srv, "nowhere", json!({"email": "x@example.com"})).await,
+        404,
+        "STATUS_PAGE_NOT_FOUND",
+    )
+    .await;
+    // The admin routes need a member of the page's workspace.
+    let eve = srv.sign_up("eve@example.com").await;
+    let (mine, _) = published_page(&ada, "mine").await;
+    expect_error(
+        eve.call(Method::GET, &format!("/status-pages/{mine}/subscribers"), None)
+            .await,
+        404,
+        "STATUS_PAGE_NOT_FOUND",
+    )
+    .await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn subscription_requests_are_limited_per_client_and_per_address() {
+    let (srv, _sink) = with_smtp(|r| {
+        r.subscribe_per_ip = 4;
+        r.subscribe_per_email_hour = 2;
+    })
+    .await;
+    let ada = srv.sign_up("ada@example.com").await;
+    published_page(&ada, "one").await;
+    published_page(&ada, "two").await;
+    // Per address, across pages.
+    for slug in ["one", "two"] {
+        json_of(
+            subscribe(&srv, slug, json!({"email": "Flood@Example.com"})).await,
+            202,
+        )
+        .await;
+    }
+    let res = subscribe(&srv, "one", json!({"email": "flood@example.com"})).await;
+    let retry: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry > 60, "an hour's budget waits minutes: {retry}");
+    expect_error(res, 429, "RATE_LIMITED").await;
+    // Another address still goes through, until the client's budget is spent.
+    json_of(
+        subscribe(&srv, "one", json!({"email": "calm@example.com"})).await,
+        202,
+    )
+    .await;
+    let res = subscribe(&srv, "one", json!({"email": "third@example.com"})).await;
+    assert!(res.headers().get("retry-after").is_some());
+    expect_error(res, 429, "RATE_LIMITED").await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn channels_taking_incident_events_get_them_as_webhooks() {
+    let srv = TestServer::start().await;
+    let rx = Receiver::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (id, comps) = published_page(&ada, "hooks").await;
+    let hook = json_of(
+        ada.call(
+            Method::POST,
+            "/notification-channels",
+            Some(json!({"name": "incidents", "type": "WEBHOOK",
+                        "config": {"url": rx.url("/incidents")},
+                        "events": ["incident.created", "incident.updated", "incident.resolved"]})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let hook_id = hook["id"].as_str().unwrap().to_string();
+    json_of(
+        ada.call(
+            Method::POST,
+            "/notification-channels",
+            Some(json!({"name": "alerts only", "type": "WEBHOOK",
+                        "config": {"url": rx.url("/alerts")}, "events": ["alert.opened"]})),
+        )
+        .await,
+        201,
+    )
+    .await;
+
+    let inc = create(
+        &ada,
+        json!({"statusPageId": id, "title": "Database failover", "affectedComponentIds": [comps[0]]}),
+    )
+    .await;
+    let inc_id = inc["incident"]["id"].as_str().unwrap().to_string();
+    json_of(
+        ada.call(
+            Method::POST,
+            &format!("/incidents/{inc_id}/updates"),
+            Some(json!({"message": "Replica promoted.", "status": "IDENTIFIED"})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    json_of(
+        ada.call(
+            Method::POST,
+            &format!("/incidents/{inc_id}/resolve"),
+            Some(json!({})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let got = rx.wait_for(3, Duration::from_secs(10)).await;
+    let mut bodies: Vec<Value> = got.iter().map(|r| r.json()).collect();
+    bodies.sort_by_key(|b| b["timestamp"].as_str().unwrap_or_default().to_string());
+    assert!(got.iter().all(|r| r.path == "/incidents"));
+    let types: Vec<&str> = bodies.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    let mut sorted = types.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        ["incident.created", "incident.resolved", "incident.updated"]
+    );
+    for b in &bodies {
+        assert_eq!(b["data"]["incident"]["id"], inc_id.as_str());
+        assert_eq!(b["data"]["statusPage"]["slug"], "hooks");
+    }
+    let updated = bodies
+        .iter()
+        .find(|b| b["type"] == "incident.updated")
+        .unwrap();
+    assert_eq!(updated["data"]["update"]["message"], "Replica promoted.");
+    assert_eq!(updated["data"]["incident"]["status"], "IDENTIFIED");
+    let resolved = bodies
+        .iter()
+        .find(|b| b["type"] == "incident.resolved")
+        .unwrap();
+    assert_eq!(resolved["data"]["incident"]["status"], "RESOLVED");
+    // Signed like every webhook.
+    assert!(got[0].header("webhook-signature").starts_with("v1,"));
+    // Their history is the channel's.
+    let history = json_of(
+        ada.call(
+            Method::GET,
+            &format!("/notification-channels/{hook_id}/deliveries"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(history["deliveries"].as_array().unwrap().len(), 3);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rx.count(), 3, "the alert-only channel got nothing");
+    srv.stop().await;
+}
