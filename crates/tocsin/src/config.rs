@@ -165,6 +165,8 @@ pub struct PlanQuota {
     pub members: Option<u64>,
     #[serde(default, alias = "api_keys")]
     pub api_keys: Option<u64>,
+    #[serde(default, alias = "notification_channels")]
+    pub notification_channels: Option<u64>,
     /// The shortest check interval allowed, in seconds.
     #[serde(default, alias = "min_interval_seconds")]
     pub min_interval_seconds: Option<u64>,

@@ -1,5 +1,6 @@
 //! The built-in loopback target the monitor scenarios check: a minimal HTTP/1.1 server on
-//! `127.0.0.1:0` answering every request `200 OK` with a two-byte body, on its own thread and
+//! `127.0.0.1:0` answering every request `200 OK` with a two-byte body (or `500` while it is
+//! told to fail, so the alerting scenarios can cause an outage), on its own thread and
 //! single-threaded runtime (thread name `bench-target`), so it is not counted as server CPU.
 //!
 //! It does the least a real target does (accept, parse one request, answer, close), so the
@@ -8,6 +9,8 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
@@ -21,6 +24,7 @@ use tokio::sync::oneshot;
 /// waiting).
 pub struct LoopbackTarget {
     pub addr: SocketAddr,
+    failing: Arc<AtomicBool>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -32,6 +36,8 @@ impl LoopbackTarget {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let failing = Arc::new(AtomicBool::new(false));
+        let flag = failing.clone();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -44,12 +50,13 @@ impl LoopbackTarget {
                     };
                     tokio::select! {
                         _ = stop_rx => {}
-                        _ = serve(listener) => {}
+                        _ = serve(listener, flag) => {}
                     }
                 });
             })?;
         Ok(LoopbackTarget {
             addr,
+            failing,
             stop: Some(stop_tx),
             thread: Some(thread),
         })
@@ -58,6 +65,11 @@ impl LoopbackTarget {
     /// The URL monitors check.
     pub fn url(&self) -> String {
         format!("http://{}/", self.addr)
+    }
+
+    /// The switch between answering `200` (false, the start) and `500` (true).
+    pub fn failing(&self) -> Arc<AtomicBool> {
+        self.failing.clone()
     }
 
     /// Stops answering and waits for the thread to end.
@@ -81,7 +93,7 @@ impl Drop for LoopbackTarget {
     }
 }
 
-async fn serve(listener: tokio::net::TcpListener) {
+async fn serve(listener: tokio::net::TcpListener, failing: Arc<AtomicBool>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of descriptors or similar: back off briefly rather than spin.
@@ -89,9 +101,17 @@ async fn serve(listener: tokio::net::TcpListener) {
             continue;
         };
         let _ = stream.set_nodelay(true);
+        let failing = failing.clone();
         tokio::spawn(async move {
-            let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
-                Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"ok"))))
+            let service = service_fn(move |_req: Request<hyper::body::Incoming>| {
+                let fail = failing.load(Ordering::Relaxed);
+                async move {
+                    let mut r = Response::new(Full::new(Bytes::from_static(b"ok")));
+                    if fail {
+                        *r.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+                    }
+                    Ok::<_, Infallible>(r)
+                }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(false)

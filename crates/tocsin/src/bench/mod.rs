@@ -19,6 +19,7 @@
 //! runtimes keep the client's tasks from being scheduled on (and measured as) server workers,
 //! so the figures describe the server, with the client's cost visible as one extra busy thread.
 
+pub mod alerting;
 pub mod connections;
 pub mod cpu;
 pub mod load;
@@ -30,6 +31,7 @@ pub mod push;
 pub mod scenario;
 pub mod seed;
 pub mod stats;
+pub mod status_flip;
 pub mod status_page;
 pub mod target;
 
@@ -51,7 +53,7 @@ use target::LocalServer;
 middleware stack\n  push       POST /push/{token} over --push-tokens distinct tokens, then a \
 burst of --push-burst x its rate\n  workspace  GET /workspace with a bearer API key: the authenticated, cached \
 hot path\n  status-summary  GET /api/v1/status-pages/bench/summary: a published page of 50 \
-components with 90 days of history\n  status-page  GET /s/bench: the same page as HTML\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
+components with 90 days of history\n  status-page  GET /s/bench: the same page as HTML\n  status-badge  GET /api/v1/embed/badge.svg: the same page's SVG badge by publishable key\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
 Monitor scenarios (run only when named; the real scheduler against a loopback target):\n  \
 checks            4,000 HTTP monitors every 2 s: checks/s, every heartbeat stored, bytes per \
 heartbeat\n  scheduler-100k    100,000 monitors every 60 s: start lateness, busiest second\n  \
@@ -60,7 +62,12 @@ idle-rss          100,000 monitors every 24 h: RSS per idle monitor\n  reads-und
 connections       1,000 monitors every 2 s, quiet then with 5,000 idle + 500 slowloris \
 connections held: /healthz p99, checks/s, status changes, connection lifetimes\n  \
 outbox            20,000 webhook notifications queued at once to a loopback receiver: \
-deliveries/s\n\n\
+deliveries/s\n  \
+alert-latency     500 monitors every 5 s whose target starts failing: alert opening to \
+webhook arrival p99\n  \
+storm             10,000 monitors every 20 s failing: every alert delivered once, latency, RSS\n  \
+storm-retry       the storm with the receiver refusing for 30 s: all delivered after, retries kept\n  \
+status-flip       100,000 status page reads while a component goes DOWN: never a mix, new within 1 s\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \

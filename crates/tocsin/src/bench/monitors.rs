@@ -39,6 +39,12 @@ pub const IDLE_RSS: &str = "idle-rss";
 pub const READS_UNDER_LOAD: &str = "reads-under-load";
 pub const CONNECTIONS: &str = "connections";
 pub const OUTBOX: &str = "outbox";
+pub const ALERT_LATENCY: &str = "alert-latency";
+pub const STORM: &str = "storm";
+pub const STORM_RETRY: &str = "storm-retry";
+pub const STATUS_FLIP: &str = "status-flip";
+/// How long `storm-retry`'s receiver refuses every delivery.
+const STORM_REFUSE: Duration = Duration::from_secs(30);
 
 /// The targets on the 2-core reference machine.
 pub const TARGET_CHECKS_PER_SEC: f64 = 2_000.0;
@@ -108,6 +114,30 @@ pub fn all() -> Vec<MonitorScenario> {
             name: OUTBOX,
             about: "20,000 webhook notifications queued at once, delivered to a loopback receiver by the delivery worker: deliveries/s",
             monitors: 1,
+            interval_s: 86_400,
+        },
+        MonitorScenario {
+            name: ALERT_LATENCY,
+            about: "500 HTTP monitors every 5 s whose target starts failing: from each alert's opening to its webhook's arrival at a loopback receiver (p50/p99/max)",
+            monitors: 500,
+            interval_s: 5,
+        },
+        MonitorScenario {
+            name: STORM,
+            about: "10,000 HTTP monitors every 20 s whose target starts failing: every alert.opened delivered once, latency, RSS growth",
+            monitors: 10_000,
+            interval_s: 20,
+        },
+        MonitorScenario {
+            name: STORM_RETRY,
+            about: "the storm with the receiver answering 500 for its first 30 s: every alert delivered once after it recovers, retries in the history",
+            monitors: 10_000,
+            interval_s: 20,
+        },
+        MonitorScenario {
+            name: STATUS_FLIP,
+            about: "100,000 reads of a 51-component status page's summary while one component's monitor goes DOWN half-way: never a mix, the new state within 1 s",
+            monitors: 50,
             interval_s: 86_400,
         },
         MonitorScenario {
@@ -220,6 +250,12 @@ pub struct MonitorSummary {
     /// `outbox`: the notifications queued and how fast they went out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outbox: Option<super::outbox::OutboxFigures>,
+    /// `alert-latency`, `storm`, `storm-retry`: what the outage's alerts did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<super::alerting::AlertFigures>,
+    /// `status-flip`: what the readers of the page saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flip: Option<super::status_flip::FlipFigures>,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -259,6 +295,7 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
         addr: server.addr,
         backend: server.backend.clone(),
         url: target.url(),
+        failing: target.failing(),
     }
     .run(scenario, monitors, plan);
     server.stop(&server_rt);
@@ -274,6 +311,8 @@ struct Session<'a> {
     addr: std::net::SocketAddr,
     backend: String,
     url: String,
+    /// The target's switch to answering `500`.
+    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The scheduler task the scenario started.
@@ -316,6 +355,8 @@ impl Session<'_> {
             stored_per_sec_during_reads: Vec::new(),
             connections: None,
             outbox: None,
+            alerts: None,
+            flip: None,
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -390,6 +431,147 @@ impl Session<'_> {
                         && figures.failed_attempts == 0,
                 });
                 summary.outbox = Some(figures);
+            }
+            ALERT_LATENCY | STORM | STORM_RETRY => {
+                let workspace_id = self.rt.block_on(fixture.workspace_id())?;
+                let receiver = super::alerting::Receiver::start()?;
+                self.rt.block_on(super::alerting::default_channel(
+                    &self.state,
+                    &workspace_id,
+                    &receiver.url(),
+                ))?;
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                let refuse_for = (scenario.name == STORM_RETRY).then_some(STORM_REFUSE);
+                let scheduler = self.start_scheduler();
+                let figures = self.wait_loaded(ids.len()).and_then(|_| {
+                    // One whole interval of UP checks first: the outage starts from steady state.
+                    std::thread::sleep(Duration::from_secs(
+                        u64::try_from(scenario.interval_s).unwrap_or(1) + 1,
+                    ));
+                    super::alerting::Outage {
+                        state: &self.state,
+                        rt: self.rt,
+                        receiver: &receiver,
+                        target_failing: self.failing.clone(),
+                        monitors: ids.len(),
+                        refuse_for,
+                        timeout: Duration::from_secs(
+                            u64::try_from(scenario.interval_s).unwrap_or(1) * 2 + 150,
+                        ),
+                    }
+                    .run()
+                });
+                self.stop_scheduler(scheduler);
+                receiver.stop();
+                let f = figures?;
+                let all = f.opened == ids.len() as u64
+                    && f.received == f.opened
+                    && f.lost == 0
+                    && f.duplicates == 0;
+                summary.verdicts.push(Verdict {
+                    what: "every alert.opened delivered exactly once".into(),
+                    target: format!("{} alerts, 0 lost, 0 duplicates", ids.len()),
+                    measured: format!(
+                        "{} opened, {} received, {} lost, {} duplicates",
+                        f.opened, f.received, f.lost, f.duplicates
+                    ),
+                    pass: all,
+                });
+                match scenario.name {
+                    ALERT_LATENCY => summary.verdicts.push(Verdict {
+                        what: "outage to first delivery (openedAt to the receiver), p99".into(),
+                        target: format!("<= {:.0} ms", super::alerting::TARGET_LATENCY_P99_MS),
+                        measured: format!(
+                            "{:.0} ms (p50 {:.0} ms, max {:.0} ms)",
+                            f.latency_p99_ms, f.latency_p50_ms, f.latency_max_ms
+                        ),
+                        pass: f.latency_p99_ms <= super::alerting::TARGET_LATENCY_P99_MS,
+                    }),
+                    STORM => summary.verdicts.push(Verdict {
+                        what: "every alert delivered within 10 s of opening".into(),
+                        target: format!(
+                            "max <= {:.0} s",
+                            super::alerting::TARGET_STORM_MAX_LATENCY_S
+                        ),
+                        measured: format!(
+                            "max {:.2} s (p50 {:.0} ms, p99 {:.0} ms; first opening to last arrival {:.1} s)",
+                            f.latency_max_ms / 1000.0,
+                            f.latency_p50_ms,
+                            f.latency_p99_ms,
+                            f.span_secs
+                        ),
+                        pass: f.latency_max_ms / 1000.0
+                            <= super::alerting::TARGET_STORM_MAX_LATENCY_S,
+                    }),
+                    _ => summary.verdicts.push(Verdict {
+                        what: "refused attempts retried and visible in the history".into(),
+                        target: "> 0 refused, each kept as a failed attempt".into(),
+                        measured: format!(
+                            "{} refused, {} failed attempts in the history; last arrival {:.1} s after the first opening",
+                            f.refused_attempts, f.failed_attempts_in_history, f.span_secs
+                        ),
+                        pass: f.refused_attempts > 0
+                            && f.failed_attempts_in_history >= f.refused_attempts,
+                    }),
+                }
+                if scenario.name != ALERT_LATENCY {
+                    summary.verdicts.push(Verdict {
+                        what: "RSS growth over the storm".into(),
+                        target: format!(
+                            "<= {} MB",
+                            super::alerting::TARGET_STORM_RSS_GROWTH_BYTES / (1024 * 1024)
+                        ),
+                        measured: format!(
+                            "{:.1} MB",
+                            f.rss_growth_bytes as f64 / (1024.0 * 1024.0)
+                        ),
+                        pass: f.rss_growth_bytes
+                            <= super::alerting::TARGET_STORM_RSS_GROWTH_BYTES,
+                    });
+                }
+                summary.alerts = Some(f);
+            }
+            STATUS_FLIP => {
+                let workspace_id = self.rt.block_on(fixture.workspace_id())?;
+                let token = self.rt.block_on(fixture.api_token())?.to_string();
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                let f = super::status_flip::run(
+                    self.rt,
+                    &self.state,
+                    self.addr,
+                    &workspace_id,
+                    &token,
+                    &ids,
+                )?;
+                summary.verdicts.push(Verdict {
+                    what: "every answer one whole state (old or new), none failed".into(),
+                    target: "0 mixed bodies, 0 errors".into(),
+                    measured: format!(
+                        "{} requests ({:.0}/s), {} distinct bodies: {} old, {} new, {} mixed; {} errors",
+                        f.requests,
+                        f.requests_per_sec,
+                        f.distinct_bodies,
+                        f.old_bodies,
+                        f.new_bodies,
+                        f.mixed_bodies,
+                        f.errors
+                    ),
+                    pass: f.mixed_bodies == 0
+                        && f.errors == 0
+                        && f.old_bodies >= 1
+                        && f.new_bodies >= 1,
+                });
+                summary.verdicts.push(Verdict {
+                    what: "the new state served within 1 s of the change".into(),
+                    target: format!("old state <= {:.0} ms after it", super::status_flip::TARGET_STALE_MS),
+                    measured: format!(
+                        "last old answer to a request sent {:.0} ms after the change ({} such); first new {:.0} ms after",
+                        f.last_old_after_change_ms, f.old_after_change, f.first_new_after_ms
+                    ),
+                    pass: f.last_old_after_change_ms <= super::status_flip::TARGET_STALE_MS
+                        && f.new_bodies >= 1,
+                });
+                summary.flip = Some(f);
             }
             CONNECTIONS => {
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();

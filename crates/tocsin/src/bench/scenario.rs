@@ -186,6 +186,11 @@ pub fn all() -> Vec<Scenario> {
             about: "GET /s/{slug}: the same page as HTML",
             setup: |fx| Box::pin(async move { super::status_page::page(fx).await }),
         },
+        Scenario {
+            name: "status-badge",
+            about: "GET /api/v1/embed/badge.svg?token=pk_...: the same page's SVG badge by publishable key",
+            setup: |fx| Box::pin(async move { super::status_page::badge(fx).await }),
+        },
     ]
 }
 

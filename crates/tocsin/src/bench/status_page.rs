@@ -2,10 +2,13 @@
 //! with 90 days of hourly history, read by its public summary or its HTML page. Seeded through
 //! the store (like `seed.rs`): what is measured is the public read path, the rendered cache.
 
+use crate::app::Core;
+use crate::auth::secrets;
 use crate::bench::scenario::{Fixture, RequestSpec};
 use crate::bench::seed::{insert_monitors, MonitorSeed};
 use crate::domain::status_pages::branding::Branding;
 use crate::ids::new_id;
+use crate::store::publishable_keys::KeyRow;
 use crate::store::status_pages::{ComponentRow, PageRow};
 
 /// The slug of the bench page.
@@ -13,11 +16,10 @@ pub const SLUG: &str = "bench";
 const COMPONENTS: usize = 50;
 const HISTORY_DAYS: i64 = 90;
 
-/// Seeds the page once per run (both scenarios share it) and returns its slug.
+/// Seeds the page once per run (every page scenario shares it) and returns its slug.
 async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
     let state = fx.state("status pages")?;
-    let reader = state.db().reader();
-    if crate::store::status_pages::by_slug(reader, SLUG)
+    if crate::store::status_pages::by_slug(state.db().reader(), SLUG)
         .await?
         .is_some()
     {
@@ -35,10 +37,22 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
         },
     )
     .await?;
+    seed_page(state, &ws, SLUG, &monitors).await?;
+    Ok(SLUG)
+}
+
+/// A published page at `slug` with one component per monitor (in order, ten to a group) and
+/// 90 days of hourly rollups behind each: 60 checks an hour, one DOWN now and then. Returns
+/// the page's id.
+pub async fn seed_page(
+    state: &Core,
+    ws: &str,
+    slug: &str,
+    monitors: &[(String, i64)],
+) -> anyhow::Result<String> {
     let now = state.clock().now_ms();
     let hour = now - now.rem_euclid(3_600_000);
     let mut tx = state.db().begin().await?;
-    // 90 days of hourly rollups per monitor: 60 checks an hour, one DOWN now and then.
     for (i, (_, seq)) in monitors.iter().enumerate() {
         for h in 0..HISTORY_DAYS * 24 {
             let down = i64::from((h as usize + i).is_multiple_of(97));
@@ -57,9 +71,9 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
     }
     let page = PageRow {
         id: new_id(),
-        workspace_id: ws.clone(),
+        workspace_id: ws.to_string(),
         name: "Bench Inc".into(),
-        slug: SLUG.into(),
+        slug: slug.into(),
         published: 1,
         branding: serde_json::to_string(&Branding::defaults())?,
         history_days: HISTORY_DAYS,
@@ -75,7 +89,7 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
             &ComponentRow {
                 id: new_id(),
                 status_page_id: page.id.clone(),
-                workspace_id: ws.clone(),
+                workspace_id: ws.to_string(),
                 monitor_id: Some(id.clone()),
                 name: format!("Service {i}"),
                 description: None,
@@ -86,7 +100,7 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
         .await?;
     }
     tx.commit().await?;
-    Ok(SLUG)
+    Ok(page.id)
 }
 
 /// `GET /api/v1/status-pages/bench/summary`.
@@ -101,4 +115,29 @@ pub async fn summary(fx: &Fixture) -> anyhow::Result<RequestSpec> {
 pub async fn page(fx: &Fixture) -> anyhow::Result<RequestSpec> {
     let slug = seed(fx).await?;
     Ok(RequestSpec::get(&format!("/s/{slug}")))
+}
+
+/// `GET /api/v1/embed/badge.svg` of the bench page, with a publishable key in `?token=` (as a
+/// README badge would carry it).
+pub async fn badge(fx: &Fixture) -> anyhow::Result<RequestSpec> {
+    let slug = seed(fx).await?;
+    let state = fx.state("status-badge")?;
+    let page = crate::store::status_pages::by_slug(state.db().reader(), slug)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("the bench page vanished"))?;
+    let key = secrets::generate("pk_");
+    let row = KeyRow {
+        id: new_id(),
+        workspace_id: page.workspace_id.clone(),
+        status_page_id: page.id.clone(),
+        name: "bench".into(),
+        prefix: secrets::hint_with("pk_", &key),
+        key_hash: secrets::hash(&key),
+        created_at: state.clock().now_ms(),
+        last_used_at: None,
+    };
+    crate::store::publishable_keys::insert(state.db().writer(), &row).await?;
+    Ok(RequestSpec::get(&format!(
+        "/api/v1/embed/badge.svg?token={key}"
+    )))
 }

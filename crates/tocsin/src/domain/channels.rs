@@ -236,6 +236,14 @@ pub async fn create(
     input.check()?;
     check_relay(core, input.kind)?;
     let config = prepare_config(input.kind, input.config)?;
+    let current = store::channels::count(core.db().reader(), &caller.workspace_id).await?;
+    crate::domain::plans::ensure_room(
+        core,
+        &caller.workspace_id,
+        crate::domain::plans::Quota::NotificationChannels,
+        current,
+    )
+    .await?;
     let now = core.clock().now_ms();
     let row = ChannelRow {
         id: new_id(),

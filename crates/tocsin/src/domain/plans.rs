@@ -13,6 +13,7 @@ pub enum Quota {
     StatusPages,
     Members,
     ApiKeys,
+    NotificationChannels,
 }
 
 impl Quota {
@@ -22,6 +23,7 @@ impl Quota {
             Quota::StatusPages => q.status_pages,
             Quota::Members => q.members,
             Quota::ApiKeys => q.api_keys,
+            Quota::NotificationChannels => q.notification_channels,
         }
     }
 
@@ -31,6 +33,7 @@ impl Quota {
             Quota::StatusPages => "status pages",
             Quota::Members => "members",
             Quota::ApiKeys => "active API keys",
+            Quota::NotificationChannels => "notification channels",
         }
     }
 }

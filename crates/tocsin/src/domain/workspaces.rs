@@ -206,6 +206,10 @@ pub struct PlanUsage {
     pub members: i64,
     #[schemars(with = "f64")]
     pub api_keys: i64,
+    #[schemars(with = "f64")]
+    pub status_pages: i64,
+    #[schemars(with = "f64")]
+    pub notification_channels: i64,
 }
 
 pub async fn plan(core: &Core, caller: &Caller) -> Result<PlanView, DomainError> {
@@ -215,6 +219,8 @@ pub async fn plan(core: &Core, caller: &Caller) -> Result<PlanView, DomainError>
     let monitors = store::monitors::count(db, &caller.workspace_id).await?;
     let members = store::members::count(db, &caller.workspace_id).await?;
     let keys = store::api_keys::count_active(db, &caller.workspace_id).await?;
+    let status_pages = store::status_pages::count(db, &caller.workspace_id).await?;
+    let notification_channels = store::channels::count(db, &caller.workspace_id).await?;
     Ok(PlanView {
         plan,
         quotas,
@@ -222,6 +228,8 @@ pub async fn plan(core: &Core, caller: &Caller) -> Result<PlanView, DomainError>
             monitors,
             members,
             api_keys: keys,
+            status_pages,
+            notification_channels,
         },
     })
 }

@@ -507,3 +507,56 @@ async fn member_quota_counts_pending_invitations() {
     assert_eq!(plan["usage"]["monitors"], 2);
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn notification_channel_quota_answers_402_and_usage_counts_channels_and_pages() {
+    let srv = TestServer::start_with(Options {
+        clock: None,
+        tweak: Some(Box::new(|c| {
+            c.plans.quotas.insert(
+                "self-hosted".into(),
+                tocsin::config::PlanQuota {
+                    notification_channels: Some(1),
+                    ..Default::default()
+                },
+            );
+        })),
+    })
+    .await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let hook = |name: &str| {
+        json!({"name": name, "type": "WEBHOOK", "config": {"url": "http://127.0.0.1:9/hook"}})
+    };
+    json_of(
+        ada.call(Method::POST, "/notification-channels", Some(hook("one")))
+            .await,
+        201,
+    )
+    .await;
+    let res = ada
+        .call(Method::POST, "/notification-channels", Some(hook("two")))
+        .await;
+    let err = expect_error(res, 402, "PLAN_LIMIT_EXCEEDED").await;
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("notification channels"),
+        "{err}"
+    );
+    json_of(
+        ada.call(
+            Method::POST,
+            "/status-pages",
+            Some(json!({"name": "Acme", "slug": "acme-quota"})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let plan = json_of(ada.call(Method::GET, "/workspace/plan", None).await, 200).await;
+    assert_eq!(plan["quotas"]["notificationChannels"], 1);
+    assert_eq!(plan["usage"]["notificationChannels"], 1);
+    assert_eq!(plan["usage"]["statusPages"], 1);
+    srv.stop().await;
+}
