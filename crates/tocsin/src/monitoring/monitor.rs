@@ -137,9 +137,9 @@ impl Settings {
         })?;
         let port = match row.port {
             None => None,
-            Some(p) => Some(
-                u16::try_from(p).map_err(|_| corrupt("port", format!("{p} is not a port")))?,
-            ),
+            Some(p) => {
+                Some(u16::try_from(p).map_err(|_| corrupt("port", format!("{p} is not a port")))?)
+            }
         };
         let target = Target {
             url: row.url.clone(),
@@ -208,7 +208,10 @@ impl Monitor {
 
     /// Parses `row`'s state, reusing `held` settings when they were parsed from the row's
     /// current version (a settings edit bumps it); otherwise parses the settings afresh.
-    pub fn reusing(row: &MonitorRow, held: Option<&Arc<Settings>>) -> Result<Monitor, CorruptMonitor> {
+    pub fn reusing(
+        row: &MonitorRow,
+        held: Option<&Arc<Settings>>,
+    ) -> Result<Monitor, CorruptMonitor> {
         let settings = match held {
             Some(s) if s.version == row.version => s.clone(),
             _ => Arc::new(Settings::parse(row)?),

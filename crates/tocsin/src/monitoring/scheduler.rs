@@ -197,7 +197,10 @@ pub fn slot_deadline(m: &Monitor, grid: &Grid, slot_ms: i64, now_ms: i64) -> Dur
     let next_slot = slot_ms.saturating_add(i64::try_from(grid.interval_ms).unwrap_or(i64::MAX));
     let until_next = u64::try_from(next_slot.saturating_sub(now_ms)).unwrap_or(0);
     let until_next = Duration::from_millis(until_next).saturating_sub(SLOT_MARGIN);
-    let needed = m.settings.check_time().saturating_add(Duration::from_millis(250));
+    let needed = m
+        .settings
+        .check_time()
+        .saturating_add(Duration::from_millis(250));
     crate::probes::registry::deadline_of(m).min(until_next.max(needed))
 }
 

@@ -38,12 +38,7 @@ use registry::RegionView;
 /// Runs `m`'s check once on a live probe of `region`: one connected to this node if there is
 /// one, otherwise one on another node through the relay. `None` when no answer came within
 /// `wait` (see [`Registry::dispatch`]).
-pub async fn dispatch(
-    core: &Core,
-    region: &str,
-    m: &Monitor,
-    wait: Duration,
-) -> Option<Outcome> {
+pub async fn dispatch(core: &Core, region: &str, m: &Monitor, wait: Duration) -> Option<Outcome> {
     if core.probes().is_live(region) {
         return core.probes().dispatch(region, m, wait).await;
     }

@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 use tocsin_checks::spec::SpecInput;
 use tocsin_checks::{AssertionResult, CheckSpec, Outcome, RunOptions, Timings, Verdict};
 
-use crate::monitoring::MonitorType;
 use crate::monitoring::monitor::Monitor;
+use crate::monitoring::MonitorType;
 
 /// The path probes connect to.'
 /// Pings a probe may leave unanswered before it counts as gone (the probe applies the same

@@ -159,12 +159,7 @@ impl Registry {
     /// Runs `m`'s check once on a live probe of `region` connected here; `None` when there is
     /// no such probe, the connection drops, the probe could not run it, or `deadline` passes
     /// first.
-    pub async fn dispatch(
-        &self,
-        region: &str,
-        m: &Monitor,
-        deadline: Duration,
-    ) -> Option<Outcome> {
+    pub async fn dispatch(&self, region: &str, m: &Monitor, deadline: Duration) -> Option<Outcome> {
         self.dispatch_job(region, Job::of(0, m)?, deadline).await
     }
 
@@ -207,7 +202,9 @@ impl Registry {
 /// How long the server waits for a remote result of `m`: every attempt may use the whole
 /// timeout, plus slack for the round trip and the probe's batching.
 pub fn deadline_of(m: &Monitor) -> Duration {
-    m.settings.check_time().saturating_add(Duration::from_secs(3))
+    m.settings
+        .check_time()
+        .saturating_add(Duration::from_secs(3))
 }
 
 #[cfg(test)]

@@ -884,8 +884,7 @@ async fn pause_and_resume_restart_monitoring_and_announce_it() {
             .await
             .unwrap()
             .iter()
-            .any(|r| r.id == id
-                && Monitor::from_row(r).is_ok_and(|m| m.settings.check.is_some()))
+            .any(|r| r.id == id && Monitor::from_row(r).is_ok_and(|m| m.settings.check.is_some()))
     );
 
     json_of(

@@ -450,10 +450,14 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
                     .await
                     .unwrap()
                     .unwrap();
-                scheduler::run_cycle(&srv.state, &Monitor::from_row(&m).unwrap(), clock_now(clock))
-                    .await
-                    .unwrap()
-                    .unwrap();
+                scheduler::run_cycle(
+                    &srv.state,
+                    &Monitor::from_row(&m).unwrap(),
+                    clock_now(clock),
+                )
+                .await
+                .unwrap()
+                .unwrap();
             }
         }
     };
@@ -501,10 +505,14 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
         .await
         .unwrap()
         .unwrap();
-    scheduler::run_cycle(&srv.state, &Monitor::from_row(&row).unwrap(), clock_now(&clock))
-        .await
-        .unwrap()
-        .unwrap();
+    scheduler::run_cycle(
+        &srv.state,
+        &Monitor::from_row(&row).unwrap(),
+        clock_now(&clock),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let m = monitor(&u, &quiet).await;
     assert_eq!(m["staleSince"], Value::Null);
     assert_eq!(m["status"], json!("UP"));
@@ -624,10 +632,14 @@ async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
         .await
         .unwrap()
         .unwrap();
-    scheduler::run_cycle(&srv.state, &Monitor::from_row(&row).unwrap(), T0 + INTERVAL_MS)
-        .await
-        .unwrap()
-        .unwrap();
+    scheduler::run_cycle(
+        &srv.state,
+        &Monitor::from_row(&row).unwrap(),
+        T0 + INTERVAL_MS,
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let text = scrape(Some("s3cret-scrape")).await.text().await.unwrap();
     let local = "region=\"local\"";
     assert_eq!(metric(&text, "monitor_status", &[&me]), Some(0.0), "{text}");
