@@ -272,13 +272,13 @@ async fn send(
     let event = AlertEvent::parse(&row.event)
         .ok_or_else(|| Failure::permanent(format!("unknown event {:?}", row.event)))?;
     let channel = crate::store::channels::get(core.db().reader(), &row.workspace_id, channel_id)
-            .await
-            .map_err(|e| Failure {
-                text: format!("could not read the channel: {e}"),
-                retry: true,
-                response_status: None,
-            })?
-            .ok_or_else(|| Failure::permanent("the channel was deleted"))?;
+        .await
+        .map_err(|e| Failure {
+            text: format!("could not read the channel: {e}"),
+            retry: true,
+            response_status: None,
+        })?
+        .ok_or_else(|| Failure::permanent("the channel was deleted"))?;
     let kind = ChannelType::parse(&channel.kind)
         .ok_or_else(|| Failure::permanent(format!("unknown channel type {:?}", channel.kind)))?;
     *kind_out = Some(kind);
@@ -368,7 +368,13 @@ async fn send_to_subscriber(
     *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
     let mailer = core.mailer().ok_or_else(no_smtp)?;
     mailer
-        .send_with_unsubscribe(&s.email, &mail.subject, mail.text, mail.html, &mail.unsubscribe_url)
+        .send_with_unsubscribe(
+            &s.email,
+            &mail.subject,
+            mail.text,
+            mail.html,
+            &mail.unsubscribe_url,
+        )
         .await
         .map(|()| None)
         .map_err(|e| Failure {

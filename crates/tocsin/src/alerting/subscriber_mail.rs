@@ -253,7 +253,10 @@ pub fn render(
     let page_url = text_at(&data, &["statusPage", "url"]);
     let unsubscribe_url = links.unsubscribe_url(subscriber_id, now_ms);
     if event == CONFIRM_EVENT {
-        let asked = data.get("askedAt").and_then(Value::as_i64).unwrap_or(now_ms);
+        let asked = data
+            .get("askedAt")
+            .and_then(Value::as_i64)
+            .unwrap_or(now_ms);
         let verify_url = links.verify_url(subscriber_id, asked);
         let components: Vec<String> = data
             .get("components")
@@ -295,8 +298,13 @@ pub fn render(
     let message = text_at(&data, &["update", "message"]);
     let (subject, lead) = match event {
         AlertEvent::IncidentCreated => (format!("[{page_name}] {title}"), "New incident"),
-        AlertEvent::IncidentUpdated => (format!("[{page_name}] Update: {title}"), "Incident update"),
-        AlertEvent::IncidentResolved => (format!("[{page_name}] Resolved: {title}"), "Incident resolved"),
+        AlertEvent::IncidentUpdated => {
+            (format!("[{page_name}] Update: {title}"), "Incident update")
+        }
+        AlertEvent::IncidentResolved => (
+            format!("[{page_name}] Resolved: {title}"),
+            "Incident resolved",
+        ),
         _ => return None,
     };
     let mut text = format!("{lead} on {page_name}: {title}\nStatus: {status}\n");
@@ -334,7 +342,10 @@ mod tests {
     fn links_name_their_subscriber_and_cannot_stand_for_each_other() {
         let l = SubscriberLinks::new("http://x/", b"secret");
         let v = l.token(LinkKind::Verify, "s1", 1_000);
-        assert_eq!(l.check(LinkKind::Verify, &v, 999), Verify::Valid("s1".into()));
+        assert_eq!(
+            l.check(LinkKind::Verify, &v, 999),
+            Verify::Valid("s1".into())
+        );
         assert_eq!(l.check(LinkKind::Verify, &v, 1_000), Verify::Expired);
         assert_eq!(l.check(LinkKind::Unsubscribe, &v, 0), Verify::Invalid);
         let ack = signed::sign(b"secret", "ack:s1", 1_000);

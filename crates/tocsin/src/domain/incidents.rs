@@ -1117,6 +1117,33 @@ mod tests {
     }
 
     #[test]
+    fn only_public_news_is_emailed_and_every_change_is_a_webhook_event() {
+        use AlertEvent::{IncidentCreated as C, IncidentResolved as R, IncidentUpdated as U};
+        let mut draft = row();
+        set_visibility(&mut draft, IncidentVisibility::Draft, None, 4);
+        let mut public = row();
+        set_visibility(&mut public, IncidentVisibility::Published, None, 5);
+        let mut resolved = public.clone();
+        set_status(&mut resolved, IncidentStatus::Resolved, 6);
+        let mut archived = public.clone();
+        archived.archived_at = Some(7);
+        // Filed as a draft: the channels hear of it, the public does not.
+        assert_eq!(news_events(None, &draft, true), (C, None));
+        assert_eq!(news_events(None, &public, false), (C, Some(C)));
+        // Published later: news for the public then.
+        assert_eq!(news_events(Some(&draft), &public, false), (U, Some(C)));
+        assert_eq!(news_events(Some(&public), &public, true), (U, Some(U)));
+        // An edit without an update emails nobody.
+        assert_eq!(news_events(Some(&public), &public, false), (U, None));
+        assert_eq!(news_events(Some(&public), &resolved, true), (R, Some(R)));
+        // A draft resolved stays private; an archived incident is nobody's news.
+        let mut draft_resolved = draft.clone();
+        set_status(&mut draft_resolved, IncidentStatus::Resolved, 6);
+        assert_eq!(news_events(Some(&draft), &draft_resolved, true), (R, None));
+        assert_eq!(news_events(Some(&public), &archived, false), (U, None));
+    }
+
+    #[test]
     fn status_and_visibility_keep_their_timestamps_consistent() {
         let mut r = row();
         set_status(&mut r, IncidentStatus::Resolved, 10);

@@ -32,7 +32,7 @@ use crate::domain::status_pages::subscribers::{
 use crate::domain::status_pages::PagePath;
 use crate::domain::DomainError;
 use crate::http::auth::{client_ip, Auth};
-use crate::http::error::{ApiError, ApiResult};
+use crate::http::error::{ApiError, ApiResult, ErrorBody};
 use crate::http::public::SlugPath;
 use crate::http::AppState;
 
@@ -50,6 +50,9 @@ pub fn router() -> ApiRouter<AppState> {
                     .tag(TAG)
                     .summary("Subscribe an email address to a published status page's incident news, for the whole page or chosen components; a confirmation email follows (no credential)")
                     .description("Always 202 with the same body for a well-formed request, whether or not the address is already subscribed: nobody can learn it from the answer. A new address (or one that never confirmed, or unsubscribed) is sent an email whose link (`GET /api/v1/subscribers/verify`) confirms it; nothing else is sent until then. An active subscriber is left as it is. A malformed address is 400 `VALIDATION_ERROR` on `email`, an id that is not a component of the page on `componentIds.<i>`; an unpublished page or unknown slug is 404 `STATUS_PAGE_NOT_FOUND`. Requests are limited per client address (a minute's budget) and per email address (an hour's, across pages): over either, 429 `RATE_LIMITED` with `Retry-After`.")
+                    .response_with::<429, Json<ErrorBody>, _>(|r| {
+                        r.description("Over the per-address or per-email budget (`RATE_LIMITED`, with `Retry-After`)")
+                    })
             }),
         )
         .api_route(
@@ -158,11 +161,17 @@ async fn verify(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> Pe
 }
 
 async fn show_unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
-    outcome_page(ops::unsubscribe_link(&state, &q.token, false).await, &q.token)
+    outcome_page(
+        ops::unsubscribe_link(&state, &q.token, false).await,
+        &q.token,
+    )
 }
 
 async fn unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
-    outcome_page(ops::unsubscribe_link(&state, &q.token, true).await, &q.token)
+    outcome_page(
+        ops::unsubscribe_link(&state, &q.token, true).await,
+        &q.token,
+    )
 }
 
 /// A small HTML page for a person who followed a link.

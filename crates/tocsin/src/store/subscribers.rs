@@ -112,12 +112,14 @@ pub async fn verify<'e>(e: impl Exec<'e>, id: &str, now: i64) -> Result<u64, sql
 
 /// Ends a subscription (the first time is kept).
 pub async fn unsubscribe<'e>(e: impl Exec<'e>, id: &str, now: i64) -> Result<u64, sqlx::Error> {
-    sqlx::query("UPDATE subscribers SET unsubscribed_at = COALESCE(unsubscribed_at, $1) WHERE id = $2")
-        .bind(now)
-        .bind(id)
-        .execute(e)
-        .await
-        .map(|r| r.rows_affected())
+    sqlx::query(
+        "UPDATE subscribers SET unsubscribed_at = COALESCE(unsubscribed_at, $1) WHERE id = $2",
+    )
+    .bind(now)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected())
 }
 
 /// One page of a status page's subscribers by id, after `after` ("" for the first page).
@@ -147,13 +149,15 @@ pub async fn delete<'e>(
     page_id: &str,
     id: &str,
 ) -> Result<u64, sqlx::Error> {
-    sqlx::query("DELETE FROM subscribers WHERE workspace_id = $1 AND status_page_id = $2 AND id = $3")
-        .bind(ws)
-        .bind(page_id)
-        .bind(id)
-        .execute(e)
-        .await
-        .map(|r| r.rows_affected())
+    sqlx::query(
+        "DELETE FROM subscribers WHERE workspace_id = $1 AND status_page_id = $2 AND id = $3",
+    )
+    .bind(ws)
+    .bind(page_id)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected())
 }
 
 /// A page's active subscribers (verified, not unsubscribed), by id.

@@ -251,8 +251,8 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
         .starts_with("text/html"));
     assert!(bad.text().await.unwrap().contains("Link not valid"));
     // An unsubscribe token does not verify.
-    let unsub_as_verify = link(confirm, "/api/v1/subscribers/unsubscribe")
-        .replace("/unsubscribe?", "/verify?");
+    let unsub_as_verify =
+        link(confirm, "/api/v1/subscribers/unsubscribe").replace("/unsubscribe?", "/verify?");
     assert_eq!(
         reqwest::get(srv.url(&unsub_as_verify))
             .await
@@ -307,7 +307,9 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
     assert!(news.contains("We are looking into elevated errors."));
     assert!(news.contains(&format!("{}/s/acme", srv.base)));
     let unsubscribe = link(news, "/api/v1/subscribers/unsubscribe");
-    assert!(header(news, "List-Unsubscribe").unwrap().contains(&unsubscribe));
+    assert!(header(news, "List-Unsubscribe")
+        .unwrap()
+        .contains(&unsubscribe));
 
     json_of(
         ada.call(
@@ -359,9 +361,7 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
             "incident.resolved"
         ]
     );
-    assert!(rows
-        .iter()
-        .all(|(c, _, s)| c.is_none() && s == "DELIVERED"));
+    assert!(rows.iter().all(|(c, _, s)| c.is_none() && s == "DELIVERED"));
 
     // GET shows a button and changes nothing; POST (one-click, as mail clients send it)
     // unsubscribes.
@@ -412,11 +412,17 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
         Some("[Status of acme] Second outage")
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(mails_to(&sink, "reader@example.com").len(), 4, "after unsubscribing");
+    assert_eq!(
+        mails_to(&sink, "reader@example.com").len(),
+        4,
+        "after unsubscribing"
+    );
     // The unverified address got its confirmation and nothing else.
     let lurker = mails_to(&sink, "lurker@example.com");
     assert_eq!(lurker.len(), 1);
-    assert!(header(&lurker[0], "Subject").unwrap().starts_with("Confirm"));
+    assert!(header(&lurker[0], "Subject")
+        .unwrap()
+        .starts_with("Confirm"));
 
     // Removal: gone from the list, with its history; a second removal is 404.
     let witness_id = subscribers(&ada, &id)
@@ -556,8 +562,12 @@ async fn bad_requests_name_their_field_and_unknown_pages_are_not_found() {
     let eve = srv.sign_up("eve@example.com").await;
     let (mine, _) = published_page(&ada, "mine").await;
     expect_error(
-        eve.call(Method::GET, &format!("/status-pages/{mine}/subscribers"), None)
-            .await,
+        eve.call(
+            Method::GET,
+            &format!("/status-pages/{mine}/subscribers"),
+            None,
+        )
+        .await,
         404,
         "STATUS_PAGE_NOT_FOUND",
     )

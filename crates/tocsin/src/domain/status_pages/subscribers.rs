@@ -179,11 +179,18 @@ pub async fn subscribe(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkOutcome {
     /// The subscription is confirmed (now or before).
-    Verified { page_name: String, page_url: String },
+    Verified {
+        page_name: String,
+        page_url: String,
+    },
     /// The unsubscribe link is good; the page asks to confirm (GET).
-    ConfirmUnsubscribe { page_name: String },
+    ConfirmUnsubscribe {
+        page_name: String,
+    },
     /// The subscription is ended (now or before).
-    Unsubscribed { page_name: String },
+    Unsubscribed {
+        page_name: String,
+    },
     /// A verify link of a subscription ended since: nothing was verified.
     NotActive,
     Expired,
@@ -206,12 +213,11 @@ async fn resolve(
     let Some(row) = store::subscribers::by_id(core.db().reader(), &id).await? else {
         return Ok(Err(LinkOutcome::Invalid));
     };
-    let (name, url) = match store::status_pages::by_id(core.db().reader(), &row.status_page_id)
-        .await?
-    {
-        Some(p) => (p.name, links.page_url(&p.slug)),
-        None => return Ok(Err(LinkOutcome::Invalid)),
-    };
+    let (name, url) =
+        match store::status_pages::by_id(core.db().reader(), &row.status_page_id).await? {
+            Some(p) => (p.name, links.page_url(&p.slug)),
+            None => return Ok(Err(LinkOutcome::Invalid)),
+        };
     Ok(Ok((row, name, url)))
 }
 
@@ -352,7 +358,11 @@ pub async fn list(
 }
 
 /// Removes a subscriber and its email history; queued email to it is dropped with it.
-pub async fn delete(core: &Core, caller: &Caller, path: &SubscriberPath) -> Result<(), DomainError> {
+pub async fn delete(
+    core: &Core,
+    caller: &Caller,
+    path: &SubscriberPath,
+) -> Result<(), DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
     let page = load(core, caller, &path.page_id).await?;
     let now = core.clock().now_ms();
