@@ -31,8 +31,8 @@ use serde::Deserialize;
 use crate::domain::incidents::{incident_record, IncidentList};
 use crate::domain::postmortems::{postmortem_view, Postmortem};
 use crate::domain::{DomainError, Resource};
-use crate::http::error::ApiResult;
 use crate::http::custom_domains::OnCustomDomain;
+use crate::http::error::ApiResult;
 use crate::http::AppState;
 use crate::public::access::{Gate, COOKIE_TTL_MS};
 use crate::public::cache::{Body, Rendered};
@@ -338,7 +338,10 @@ pub fn keep_private(res: &mut Response) {
         header::CACHE_CONTROL,
         HeaderValue::from_static(PRIVATE_CACHE_CONTROL),
     );
-    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding, Cookie"));
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept-Encoding, Cookie"),
+    );
 }
 
 /// [`answer`] for one page: private pages' answers are marked so no shared cache keeps them.
@@ -388,7 +391,10 @@ fn sign_in_page(state: &AppState, r: &Rendered, slug: &str, wrong: bool) -> Resp
     if let Ok(v) = HeaderValue::from_str(&page.csp) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
     }
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     keep_private(&mut res);
     res
 }
@@ -431,8 +437,7 @@ async fn enter_password(
         .find(|(k, _)| k == "password")
         .map(|(_, v)| v.into_owned())
         .unwrap_or_default();
-    if password.is_empty()
-        || !crate::auth::password::verify(password, Some(hash.to_string())).await
+    if password.is_empty() || !crate::auth::password::verify(password, Some(hash.to_string())).await
     {
         return sign_in_page(&state, &r, &p.slug, true);
     }

@@ -242,11 +242,8 @@ mod tests {
     fn moments_are_written_in_the_pages_zone() {
         let tz: Tz = "Europe/Berlin".parse().unwrap_or(chrono_tz::UTC);
         // 23:30 UTC on Dec 31 is already the new year in Berlin.
-        let at = tz.from_utc_datetime(
-            &day(2025, 12, 31)
-                .and_hms_opt(23, 30, 0)
-                .unwrap_or_default(),
-        );
+        let at =
+            tz.from_utc_datetime(&day(2025, 12, 31).and_hms_opt(23, 30, 0).unwrap_or_default());
         assert_eq!(date_time("de", at), "1. Januar 2026, 00:30 CET");
         assert_eq!(date_time("en", at), "Jan 1, 2026 00:30 CET");
         assert_eq!(date_time("fr", at), "1er janvier 2026 à 00:30 CET");

@@ -370,8 +370,7 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
     }
     scheduled.sort_by(|x, y| x.starts_at.cmp(&y.starts_at).then(x.id.cmp(&y.id)));
 
-    let next_incident =
-        store::status_pages::next_scheduled_incident(reader, &page.id, now).await?;
+    let next_incident = store::status_pages::next_scheduled_incident(reader, &page.id, now).await?;
     let valid_until_ms = upcoming
         .iter()
         .map(|(_, (a, b))| {

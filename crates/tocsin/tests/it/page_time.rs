@@ -48,8 +48,14 @@ async fn a_german_page_writes_its_dates_in_german_in_its_zone() {
     assert!(body.contains("<html lang=\"de\">"), "{body}");
     // The update's time, the day heading of past incidents, the days before it.
     assert!(body.contains("15. November 2023, 00:13 CET"), "{body}");
-    assert!(body.contains("<h3 class=\"day\">15. November 2023</h3>"), "{body}");
-    assert!(body.contains("<h3 class=\"day\">14. November 2023</h3>"), "{body}");
+    assert!(
+        body.contains("<h3 class=\"day\">15. November 2023</h3>"),
+        "{body}"
+    );
+    assert!(
+        body.contains("<h3 class=\"day\">14. November 2023</h3>"),
+        "{body}"
+    );
     // The uptime bar's title: 90 days without data, Aug 18 to Nov 15.
     assert!(
         body.contains("18. August – 15. November 2023: no data"),

@@ -91,8 +91,10 @@ async fn private_page(u: &User, slug: &str) -> (String, String) {
         u.call(
             Method::POST,
             "/postmortems",
-            Some(json!({"incidentId": incident["incident"]["id"], "title": "Secret write-up",
-                        "body": "It broke."})),
+            Some(
+                json!({"incidentId": incident["incident"]["id"], "title": "Secret write-up",
+                        "body": "It broke."}),
+            ),
         )
         .await,
         201,
@@ -118,7 +120,10 @@ async fn assert_hidden(srv: &TestServer, slug: &str, pm: &str, cookie: Option<&s
     ] {
         expect_error(get(srv, &path, cookie).await, 404, "STATUS_PAGE_NOT_FOUND").await;
     }
-    for path in [format!("/s/{slug}/feed.rss"), format!("/s/{slug}/feed.atom")] {
+    for path in [
+        format!("/s/{slug}/feed.rss"),
+        format!("/s/{slug}/feed.atom"),
+    ] {
         let res = get(srv, &path, cookie).await;
         assert_eq!(res.status().as_u16(), 404, "{path}");
         let body = res.text().await.unwrap();
@@ -144,12 +149,7 @@ async fn assert_hidden(srv: &TestServer, slug: &str, pm: &str, cookie: Option<&s
 /// Every public path of the page, read with `cookie`: asserts all show it, privately.
 async fn assert_shown(srv: &TestServer, slug: &str, pm: &str, cookie: Option<&str>) {
     let s = json_of(
-        get(
-            srv,
-            &format!("/api/v1/status-pages/{slug}/summary"),
-            cookie,
-        )
-        .await,
+        get(srv, &format!("/api/v1/status-pages/{slug}/summary"), cookie).await,
         200,
     )
     .await;
@@ -337,7 +337,10 @@ async fn an_email_domain_page_admits_people_of_allowed_domains_and_members() {
     assert_eq!(cache_control(&res), "private, no-store");
     let body = res.text().await.unwrap();
     assert!(body.contains("work email address"), "{body}");
-    assert!(!body.contains(NAME) && !body.contains("acme.example"), "{body}");
+    assert!(
+        !body.contains(NAME) && !body.contains("acme.example"),
+        "{body}"
+    );
     assert!(!body.contains("<form"), "{body}");
     expect_error(
         get(&srv, "/api/v1/status-pages/hidden-domains/summary", None).await,

@@ -20,6 +20,7 @@ const MAX_DOMAINS: usize = 50;
 /// Who may read the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(rename = "StatusPageVisibility")]
 pub enum Visibility {
     /// Anyone.
     Public,
@@ -158,8 +159,7 @@ pub async fn apply(row: &mut PageRow, input: AccessInput) -> Result<bool, Domain
         let mut domains = domains;
         domains.sort();
         domains.dedup();
-        row.allowed_email_domains =
-            serde_json::to_string(&domains).map_err(anyhow::Error::from)?;
+        row.allowed_email_domains = serde_json::to_string(&domains).map_err(anyhow::Error::from)?;
     }
     match Visibility::parse(&row.visibility) {
         Visibility::Password if input.password.is_none() && row.password_hash.is_none() => {
@@ -198,7 +198,15 @@ mod tests {
         for ok in ["example.com", "a-b.example.co.uk", "x1.io"] {
             assert!(is_domain(ok), "{ok}");
         }
-        for bad in ["", "example", "Example.com", "-a.com", "a..com", "a.com.", "@x.com"] {
+        for bad in [
+            "",
+            "example",
+            "Example.com",
+            "-a.com",
+            "a..com",
+            "a.com.",
+            "@x.com",
+        ] {
             assert!(!is_domain(bad), "{bad}");
         }
     }
