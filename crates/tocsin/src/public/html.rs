@@ -443,8 +443,9 @@ pub fn message(title: &str, text: &str) -> String {
 pub enum SignIn<'a> {
     /// A password form posting to `action`; `wrong` after a refused attempt.
     Password { action: &'a str, wrong: bool },
-    /// No form: how to get in (sign in to this server at `sign_in_at` with an allowed email
-    /// address, or ask the page's owner).
+    /// No form: how to get in (sign in to this server with an allowed email address and
+    /// open the page at `sign_in_at`, its address on this server's own host, where the
+    /// session cookie is sent; or ask the page's owner).
     EmailDomains { sign_in_at: &'a str },
 }
 
@@ -481,9 +482,9 @@ pub fn sign_in(kind: &SignIn<'_>) -> Html {
                         SignIn::EmailDomains { sign_in_at } => {
                             p { "This status page is private: only people of the organisation that runs it can see it." }
                             p {
-                                "Sign in at " a href=(sign_in_at) { (sign_in_at) }
-                                " with your work email address, then open this page again from that address. "
-                                "If you cannot, ask the organisation for access."
+                                "Sign in to this service with your work email address, then open the page at "
+                                a href=(sign_in_at) { (sign_in_at) }
+                                ". If you cannot, ask the organisation for access."
                             }
                         }
                     }
