@@ -81,6 +81,8 @@ pub struct Limiters {
     /// Failed sign-ins per email and address, and the per-email back-off.
     pub sign_in: SignInGuard,
     pub sign_up_ip: KeyedLimiter,
+    /// Password attempts on private status pages per client IP (the sign-in rate).
+    pub page_password_ip: KeyedLimiter,
     /// Pushes per monitor (keyed by its sequence number, so a regenerated token keeps the
     /// monitor's budget).
     pub push: KeyedLimiter<i64>,
@@ -104,6 +106,7 @@ impl Limiters {
                 backoff_max_secs: cfg.sign_in_email_backoff_max_seconds.max(1),
             }),
             sign_up_ip: KeyedLimiter::per_minute(cfg.sign_up_per_ip),
+            page_password_ip: KeyedLimiter::per_minute(cfg.sign_in_per_ip),
             push: KeyedLimiter::per_minute(push_per_minute),
             push_unknown_ip: KeyedLimiter::per_minute(cfg.push_unknown_per_ip),
             subscribe_ip: KeyedLimiter::per_minute(cfg.subscribe_per_ip),
@@ -116,6 +119,7 @@ impl Limiters {
         self.sign_in_ip.evict_idle();
         self.sign_in.evict_idle(now_ms);
         self.sign_up_ip.evict_idle();
+        self.page_password_ip.evict_idle();
         self.push.evict_idle();
         self.push_unknown_ip.evict_idle();
         self.subscribe_ip.evict_idle();

@@ -39,6 +39,11 @@ pub const TTL_MS: i64 = 5_000;
 /// made-up `Host` headers.
 pub const MAX_ENTRIES: usize = 10_000;
 
+/// Marks a request that arrived at a page's custom domain (its links and redirects then use
+/// the domain's own paths, `/` for the page).
+#[derive(Debug, Clone, Copy)]
+pub struct OnCustomDomain;
+
 /// Wraps the application router so that custom domains are routed before it.
 pub fn wrap(state: &AppState, app: Router) -> Router {
     let hosts = HostRouting::new(state.core());
@@ -210,6 +215,7 @@ pub async fn route_by_host(
         Ok(uri) => *req.uri_mut() = uri,
         Err(_) => return not_found(),
     }
+    req.extensions_mut().insert(OnCustomDomain);
     next.run(req).await
 }
 

@@ -169,14 +169,20 @@ async fn status(
     Query(_q): Query<EmbedQuery>,
     headers: HeaderMap,
 ) -> ApiResult<CachedJson> {
+    // A publishable key is the owner's grant to read the page, private pages included; the
+    // answer about a private page is still nobody's to keep but its reader's.
     let r = super::public::published(&state, &key.0).await?;
-    Ok(CachedJson(cors(super::public::answer(
+    let mut res = super::public::answer(
         &headers,
         &r.summary,
         "application/json",
         &r.last_modified,
         &[],
-    ))))
+    );
+    if !r.snapshot.gate.is_public() {
+        super::public::keep_private(&mut res);
+    }
+    Ok(CachedJson(cors(res)))
 }
 
 /// An SVG body (documented as `image/svg+xml`).
@@ -256,6 +262,9 @@ async fn badge(
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=60, s-maxage=60"),
     );
+    if !r.snapshot.gate.is_public() {
+        super::public::keep_private(&mut res);
+    }
     Ok(Svg(cors(res)))
 }
 

@@ -5,6 +5,14 @@
 //! Every answer comes from the rendered cache (`public::cache`) with `ETag`, `Last-Modified`
 //! and `Cache-Control` for CDNs and browsers; a matching `If-None-Match` is 304. Drafts,
 //! unpublished pages and unknown slugs are the same 404 `STATUS_PAGE_NOT_FOUND`.
+//!
+//! Private pages (`access.visibility` `PASSWORD` or `EMAIL_DOMAINS`, `public::access`): every
+//! answer first asks the page's gate. Without access the JSON reads and the feeds are the same
+//! 404 as a draft, and the HTML page and postmortem pages are a sign-in page naming nothing of
+//! the page: a password form (posted to `/s/{slug}/access`, limited per client IP, checked
+//! against the argon2 hash, answered with the page's signed cookie) or how to get in with an
+//! allowed email address. Answers about a private page are `Cache-Control: private, no-store`
+//! with `Vary: Cookie`, so no CDN or shared cache keeps them.
 
 use std::sync::Arc;
 
@@ -23,9 +31,12 @@ use serde::Deserialize;
 use crate::domain::incidents::{incident_record, IncidentList};
 use crate::domain::postmortems::{postmortem_view, Postmortem};
 use crate::domain::{DomainError, Resource};
+use crate::http::custom_domains::OnCustomDomain;
 use crate::http::error::ApiResult;
 use crate::http::AppState;
+use crate::public::access::{Gate, COOKIE_TTL_MS};
 use crate::public::cache::{Body, Rendered};
+use crate::public::html::SignIn;
 use crate::public::snapshot::Summary;
 
 const TAG: &str = "Public status";
@@ -33,6 +44,9 @@ const TAG: &str = "Public status";
 /// Browsers and CDNs may keep an answer this long; the server's own copy follows changes
 /// within a second.
 const CACHE_CONTROL: &str = "public, max-age=5";
+
+/// What a private page's answers say to caches: nobody but the reader may keep them.
+const PRIVATE_CACHE_CONTROL: &str = "private, no-store";
 
 /// Where the pages for people live (the guard leaves their errors as pages).
 pub const PAGES_PREFIX: &str = "/s/";
@@ -67,7 +81,7 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("getPublicStatusSummary")
                     .tag(TAG)
                     .summary("A published status page's summary: overall status, components with uptime, active published incidents, scheduled maintenance (no credential)")
-                    .description("Unpublished pages and unknown slugs are 404 `STATUS_PAGE_NOT_FOUND`. Answers carry `ETag`, `Last-Modified` and `Cache-Control`; `If-None-Match` with the current tag is 304. A change to the page, an incident or a component's monitor status shows within about a second.")
+                    .description("Unpublished pages, unknown slugs and private pages (`access.visibility` other than `PUBLIC`) read without access are 404 `STATUS_PAGE_NOT_FOUND`; a private page is read with its page cookie (set by the password form of `/s/{slug}`) or the session of a person it admits, and answered `Cache-Control: private, no-store`. Answers carry `ETag`, `Last-Modified` and `Cache-Control`; `If-None-Match` with the current tag is 304. A change to the page, an incident or a component's monitor status shows within about a second.")
             }),
         )
         .api_route(
@@ -92,12 +106,13 @@ async fn incidents(
     State(state): State<AppState>,
     Path(p): Path<SlugPath>,
     Query(q): Query<PublicIncidentQuery>,
-) -> ApiResult<axum::Json<IncidentList>> {
+    headers: HeaderMap,
+) -> ApiResult<Private<axum::Json<IncidentList>>> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=200).contains(&limit) {
         return Err(DomainError::field("limit", "must be 1 to 200").into());
     }
-    let r = published(&state, &p.slug).await?;
+    let r = readable(&state, &headers, &p.slug).await?;
     let core = state.core();
     let rows = crate::store::incidents::public_for_page(
         core.db().reader(),
@@ -115,14 +130,17 @@ async fn incidents(
         .take(limit as usize)
         .map(|(row, _)| incident_record(row))
         .collect();
-    Ok(axum::Json(IncidentList { incidents, total }))
+    Ok(Private(
+        axum::Json(IncidentList { incidents, total }),
+        !r.snapshot.gate.is_public(),
+    ))
 }
 
 async fn published_postmortem(
     state: &AppState,
+    r: Arc<Rendered>,
     p: &PostmortemPath,
 ) -> Result<(Arc<Rendered>, Postmortem), DomainError> {
-    let r = published(state, &p.slug).await?;
     let row = crate::store::postmortems::published_on_page(
         state.core().db().reader(),
         &r.snapshot.page_id,
@@ -136,12 +154,60 @@ async fn published_postmortem(
 async fn postmortem(
     State(state): State<AppState>,
     Path(p): Path<PostmortemPath>,
-) -> ApiResult<axum::Json<Postmortem>> {
-    Ok(axum::Json(published_postmortem(&state, &p).await?.1))
+    headers: HeaderMap,
+) -> ApiResult<Private<axum::Json<Postmortem>>> {
+    let r = readable(&state, &headers, &p.slug).await?;
+    let private = !r.snapshot.gate.is_public();
+    let pm = published_postmortem(&state, r, &p).await?.1;
+    Ok(Private(axum::Json(pm), private))
 }
 
-async fn postmortem_page(State(state): State<AppState>, Path(p): Path<PostmortemPath>) -> Response {
-    match published_postmortem(&state, &p).await {
+/// A JSON answer about a page, marked [`keep_private`] when the page is private (documented
+/// as its inner answer).
+pub struct Private<T>(T, bool);
+
+impl<T: IntoResponse> IntoResponse for Private<T> {
+    fn into_response(self) -> Response {
+        let mut res = self.0.into_response();
+        if self.1 {
+            keep_private(&mut res);
+        }
+        res
+    }
+}
+
+impl<T: aide::OperationOutput> aide::OperationOutput for Private<T> {
+    type Inner = T::Inner;
+
+    fn operation_response(ctx: &mut GenContext, op: &mut Operation) -> Option<OaResponse> {
+        T::operation_response(ctx, op)
+    }
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<u16>, OaResponse)> {
+        T::inferred_responses(ctx, op)
+    }
+}
+
+async fn postmortem_page(
+    State(state): State<AppState>,
+    Path(p): Path<PostmortemPath>,
+    headers: HeaderMap,
+) -> Response {
+    let r = match rendered(&state, &p.slug).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return not_found_page(),
+        Err(e) => return unavailable_page(&e),
+    };
+    match admitted(&state, &headers, &r.snapshot.gate).await {
+        Ok(true) => {}
+        Ok(false) => return sign_in_page(&state, &r, &p.slug, false),
+        Err(e) => return unavailable_page(&e),
+    }
+    let private = !r.snapshot.gate.is_public();
+    match published_postmortem(&state, r, &p).await {
         Ok((r, pm)) => {
             let published = pm
                 .published_at
@@ -164,6 +230,9 @@ async fn postmortem_page(State(state): State<AppState>, Path(p): Path<Postmortem
                 header::CACHE_CONTROL,
                 HeaderValue::from_static(CACHE_CONTROL),
             );
+            if private {
+                keep_private(&mut res);
+            }
             res
         }
         Err(DomainError::NotFound(_)) => page_error(
@@ -180,6 +249,7 @@ pub fn pages_router() -> Router<AppState> {
     Router::new()
         .route("/s/{slug}", get(page))
         .route("/s/{slug}/", get(page))
+        .route("/s/{slug}/access", axum::routing::post(enter_password))
         .route("/s/{slug}/feed.rss", get(rss))
         .route("/s/{slug}/feed.atom", get(atom))
         .route(
@@ -192,11 +262,209 @@ async fn rendered(state: &AppState, slug: &str) -> Result<Option<Arc<Rendered>>,
     Ok(state.core().status_pages().get(state.core(), slug).await?)
 }
 
-/// The rendered page published at `slug`, or 404 `STATUS_PAGE_NOT_FOUND` (the JSON routes').
+/// The rendered page published at `slug`, or 404 `STATUS_PAGE_NOT_FOUND`, whoever asks: for
+/// the embed API and badges, where a publishable key is the page owner's explicit grant to
+/// read the page (private pages included). The public routes use [`readable`].
 pub async fn published(state: &AppState, slug: &str) -> Result<Arc<Rendered>, DomainError> {
     rendered(state, slug)
         .await?
         .ok_or(DomainError::NotFound(Resource::StatusPage))
+}
+
+/// The rendered page published at `slug` if this request may read it; otherwise the same
+/// 404 `STATUS_PAGE_NOT_FOUND` as a draft (the JSON routes').
+pub async fn readable(
+    state: &AppState,
+    headers: &HeaderMap,
+    slug: &str,
+) -> Result<Arc<Rendered>, DomainError> {
+    let r = published(state, slug).await?;
+    if admitted(state, headers, &r.snapshot.gate).await? {
+        Ok(r)
+    } else {
+        Err(DomainError::NotFound(Resource::StatusPage))
+    }
+}
+
+/// A cookie's value among the request's cookies.
+fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| {
+            let (n, v) = pair.trim().split_once('=')?;
+            (n == name && !v.is_empty()).then_some(v)
+        })
+}
+
+/// Whether this request may read a page behind `gate`: anyone may read a public page; a
+/// private one admits its valid page cookie, or the session of a person it admits (a member
+/// of its workspace, or on an `EMAIL_DOMAINS` page someone at an allowed domain).
+async fn admitted(state: &AppState, headers: &HeaderMap, gate: &Gate) -> Result<bool, DomainError> {
+    if gate.is_public() {
+        return Ok(true);
+    }
+    let now = state.clock().now_ms();
+    if cookie(headers, &gate.cookie_name()).is_some_and(|v| gate.admits_cookie(v, now)) {
+        return Ok(true);
+    }
+    let Some(token) = cookie(headers, crate::auth::SESSION_COOKIE) else {
+        return Ok(false);
+    };
+    let caller =
+        match crate::auth::caller::authenticate_session(state.core(), token, now, None, None).await
+        {
+            Ok(c) => c,
+            Err(e @ (DomainError::Database(_) | DomainError::Internal(_))) => return Err(e),
+            // An unknown or expired session is nobody.
+            Err(_) => return Ok(false),
+        };
+    let member = crate::store::members::get(
+        state.core().db().reader(),
+        &gate.workspace_id,
+        &caller.user_id,
+    )
+    .await?
+    .is_some();
+    Ok(gate.admits_person(&caller.email, member))
+}
+
+/// Marks an answer about a private page as nobody's to keep but its reader's.
+pub fn keep_private(res: &mut Response) {
+    let h = res.headers_mut();
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(PRIVATE_CACHE_CONTROL),
+    );
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept-Encoding, Cookie"),
+    );
+}
+
+/// [`answer`] for one page: private pages' answers are marked so no shared cache keeps them.
+fn answer_for(
+    r: &Rendered,
+    headers: &HeaderMap,
+    body: &Body,
+    content_type: &'static str,
+    extra: &[(header::HeaderName, &str)],
+) -> Response {
+    let mut res = answer(headers, body, content_type, &r.last_modified, extra);
+    if !r.snapshot.gate.is_public() {
+        keep_private(&mut res);
+    }
+    res
+}
+
+/// Where the page itself is for this request: `/` on its custom domain, else `/s/{slug}`.
+fn page_home(slug: &str, on_domain: bool) -> String {
+    if on_domain {
+        "/".to_string()
+    } else {
+        format!("/s/{slug}")
+    }
+}
+
+/// The page shown instead of a private page to someone it does not admit (401).
+fn sign_in_page(state: &AppState, r: &Rendered, slug: &str, wrong: bool) -> Response {
+    let action = format!("/s/{slug}/access");
+    let page_url = crate::domain::status_pages::page_url(state.core(), slug);
+    let kind = match r.snapshot.gate.password_hash() {
+        Some(_) => SignIn::Password {
+            action: &action,
+            wrong,
+        },
+        None => SignIn::EmailDomains {
+            sign_in_at: &page_url,
+        },
+    };
+    let page = crate::public::html::sign_in(&kind);
+    let mut res = (StatusCode::UNAUTHORIZED, page.body).into_response();
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&page.csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    keep_private(&mut res);
+    res
+}
+
+/// `POST /s/{slug}/access` (the password form): a right password gets the page's cookie and
+/// goes back to the page; a wrong one sees the form again. Attempts are limited per client
+/// IP, and the password is checked against the argon2 hash (constant time in the hash).
+async fn enter_password(
+    State(state): State<AppState>,
+    Path(p): Path<SlugPath>,
+    parts: axum::http::request::Parts,
+    body: axum::body::Bytes,
+) -> Response {
+    let on_domain = parts.extensions.get::<OnCustomDomain>().is_some();
+    let ip = crate::http::auth::client_ip(&parts, state.config().trust_forwarded_for)
+        .unwrap_or_else(|| "unknown".to_string());
+    if let Err(retry_after) = state.limits().page_password_ip.check(&ip) {
+        let mut res = page_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many attempts",
+            "Too many passwords were tried from your address. Please wait a minute and try again.",
+        );
+        if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        keep_private(&mut res);
+        return res;
+    }
+    let r = match rendered(&state, &p.slug).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return not_found_page(),
+        Err(e) => return unavailable_page(&e),
+    };
+    let gate = &r.snapshot.gate;
+    let Some(hash) = gate.password_hash() else {
+        // Nothing to enter a password for: a public page, or one for signed-in people.
+        return not_found_page();
+    };
+    let password = url::form_urlencoded::parse(&body)
+        .find(|(k, _)| k == "password")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    if password.is_empty() || !crate::auth::password::verify(password, Some(hash.to_string())).await
+    {
+        return sign_in_page(&state, &r, &p.slug, true);
+    }
+    let Some(token) = gate.issue(state.clock().now_ms()) else {
+        return not_found_page();
+    };
+    let secure = if state.config().secure_cookies() {
+        "; Secure"
+    } else {
+        ""
+    };
+    let set_cookie = format!(
+        "{}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={}{secure}",
+        gate.cookie_name(),
+        COOKIE_TTL_MS / 1000
+    );
+    let mut res = StatusCode::SEE_OTHER.into_response();
+    let h = res.headers_mut();
+    if let (Ok(c), Ok(l)) = (
+        HeaderValue::from_str(&set_cookie),
+        HeaderValue::from_str(&page_home(&p.slug, on_domain)),
+    ) {
+        h.insert(header::SET_COOKIE, c);
+        h.insert(header::LOCATION, l);
+    }
+    keep_private(&mut res);
+    res
 }
 
 fn accepts_gzip(headers: &HeaderMap) -> bool {
@@ -292,12 +560,12 @@ async fn summary(
     Path(p): Path<SlugPath>,
     headers: HeaderMap,
 ) -> ApiResult<CachedJson> {
-    let r = published(&state, &p.slug).await?;
-    Ok(CachedJson(answer(
+    let r = readable(&state, &headers, &p.slug).await?;
+    Ok(CachedJson(answer_for(
+        &r,
         &headers,
         &r.summary,
         "application/json",
-        &r.last_modified,
         &[],
     )))
 }
@@ -334,19 +602,44 @@ async fn page(
     Path(p): Path<SlugPath>,
     headers: HeaderMap,
 ) -> Response {
-    match rendered(&state, &p.slug).await {
-        Ok(Some(r)) => answer(
+    let r = match rendered(&state, &p.slug).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return not_found_page(),
+        Err(e) => return unavailable_page(&e),
+    };
+    match admitted(&state, &headers, &r.snapshot.gate).await {
+        Ok(true) => answer_for(
+            &r,
             &headers,
             &r.html,
             "text/html; charset=utf-8",
-            &r.last_modified,
             &[
                 (header::CONTENT_SECURITY_POLICY, r.csp.as_str()),
                 (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
                 (header::REFERRER_POLICY, "strict-origin-when-cross-origin"),
             ],
         ),
-        Ok(None) => not_found_page(),
+        Ok(false) => sign_in_page(&state, &r, &p.slug, false),
+        Err(e) => unavailable_page(&e),
+    }
+}
+
+/// A feed of a page this request may read; a private page's feeds are 404 without access.
+async fn feed(
+    state: &AppState,
+    slug: &str,
+    headers: &HeaderMap,
+    pick: fn(&Rendered) -> &Body,
+    content_type: &'static str,
+) -> Response {
+    let r = match rendered(state, slug).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return not_found_page(),
+        Err(e) => return unavailable_page(&e),
+    };
+    match admitted(state, headers, &r.snapshot.gate).await {
+        Ok(true) => answer_for(&r, headers, pick(&r), content_type, &[]),
+        Ok(false) => not_found_page(),
         Err(e) => unavailable_page(&e),
     }
 }
@@ -356,17 +649,14 @@ async fn rss(
     Path(p): Path<SlugPath>,
     headers: HeaderMap,
 ) -> Response {
-    match rendered(&state, &p.slug).await {
-        Ok(Some(r)) => answer(
-            &headers,
-            &r.rss,
-            "application/rss+xml; charset=utf-8",
-            &r.last_modified,
-            &[],
-        ),
-        Ok(None) => not_found_page(),
-        Err(e) => unavailable_page(&e),
-    }
+    feed(
+        &state,
+        &p.slug,
+        &headers,
+        |r| &r.rss,
+        "application/rss+xml; charset=utf-8",
+    )
+    .await
 }
 
 async fn atom(
@@ -374,15 +664,12 @@ async fn atom(
     Path(p): Path<SlugPath>,
     headers: HeaderMap,
 ) -> Response {
-    match rendered(&state, &p.slug).await {
-        Ok(Some(r)) => answer(
-            &headers,
-            &r.atom,
-            "application/atom+xml; charset=utf-8",
-            &r.last_modified,
-            &[],
-        ),
-        Ok(None) => not_found_page(),
-        Err(e) => unavailable_page(&e),
-    }
+    feed(
+        &state,
+        &p.slug,
+        &headers,
+        |r| &r.atom,
+        "application/atom+xml; charset=utf-8",
+    )
+    .await
 }

@@ -12,6 +12,14 @@
 //! through the API also announce `Notice::StatusPageChanged`, which drops the page's entry at
 //! once on every node ([`PageCache::forget`]). An entry is replaced whole, never edited, so a
 //! reader sees the old page or the new one and never a mix.
+//!
+//! Time alone changes a page too: a SCHEDULED incident shows from its `scheduledFor`, a
+//! maintenance window starts and ends. A snapshot knows the next such moment
+//! (`valid_until_ms`, on the server clock) and an entry is not served past it, so these show
+//! on their time without waiting for [`MAX_AGE`].
+//!
+//! Private pages are cached here like public ones (one copy per page, built for whoever may
+//! read it); the HTTP edge checks the page's `gate` before serving any of it.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -93,6 +101,15 @@ impl Rendered {
     }
 }
 
+/// Whether an entry's page has changed by time alone (`Snapshot::valid_until_ms` passed on
+/// the server clock): a scheduled incident's time came, a maintenance window began or ended.
+fn lapsed(value: &Option<Arc<Rendered>>, now_ms: i64) -> bool {
+    value
+        .as_ref()
+        .and_then(|v| v.snapshot.valid_until_ms)
+        .is_some_and(|t| t <= now_ms)
+}
+
 struct Entry {
     /// `None`: no published page has this slug.
     value: Option<Arc<Rendered>>,
@@ -120,10 +137,13 @@ impl std::fmt::Debug for PageCache {
 impl PageCache {
     /// The rendered page published at `slug`, or `None` when no published page has it.
     pub async fn get(&self, core: &Core, slug: &str) -> Result<Option<Arc<Rendered>>, sqlx::Error> {
+        let now_ms = core.clock().now_ms();
         let gate = {
             let map = self.pages.read().unwrap_or_else(|p| p.into_inner());
             match map.get(slug) {
-                Some(e) if e.checked.elapsed() < FRESH => return Ok(e.value.clone()),
+                Some(e) if e.checked.elapsed() < FRESH && !lapsed(&e.value, now_ms) => {
+                    return Ok(e.value.clone())
+                }
                 Some(e) => Some((e.gate.clone(), e.value.clone())),
                 None => None,
             }
@@ -152,7 +172,10 @@ impl PageCache {
             .unwrap_or_else(|p| p.into_inner())
             .get(slug)
         {
-            if e.checked.elapsed() < FRESH && Arc::ptr_eq(&e.gate, &gate) {
+            if e.checked.elapsed() < FRESH
+                && Arc::ptr_eq(&e.gate, &gate)
+                && !lapsed(&e.value, core.clock().now_ms())
+            {
                 return Ok(e.value.clone());
             }
         }
@@ -181,7 +204,11 @@ impl PageCache {
                     .value
                     .as_ref()
                     .is_some_and(|v| v.snapshot.page_id == page.id);
-                if same && e.digest == digest && e.built.elapsed() < MAX_AGE {
+                if same
+                    && e.digest == digest
+                    && e.built.elapsed() < MAX_AGE
+                    && !lapsed(&e.value, core.clock().now_ms())
+                {
                     e.checked = Instant::now();
                     return Ok(e.value.clone());
                 }

@@ -9,10 +9,10 @@
 //! only its own style block (by hash), images from https and data URLs, and no script.
 
 use chrono::{DateTime, NaiveDate};
-use chrono_tz::Tz;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
 
+use super::lang;
 use super::snapshot::{local, Day, PageStatus, Snapshot};
 use crate::domain::incidents::IncidentWithUpdates;
 use crate::domain::status_pages::branding::is_hex_colour;
@@ -133,14 +133,14 @@ fn runs(days: &[Day]) -> Vec<Run<'_>> {
     out
 }
 
-fn run_title(r: &Run<'_>) -> String {
+fn run_title(lang: &str, r: &Run<'_>) -> String {
     if r.len == 1 {
-        format!("{}: {}", r.first.date.format("%b %-d, %Y"), r.figure)
+        format!("{}: {}", lang::date(lang, r.first.date), r.figure)
     } else {
         format!(
             "{} – {}: {}{}",
-            r.first.date.format("%b %-d"),
-            r.last.date.format("%b %-d, %Y"),
+            lang::day_month(lang, r.first.date),
+            lang::date(lang, r.last.date),
             r.figure,
             if r.figure == "no data" {
                 ""
@@ -159,8 +159,9 @@ fn pct(u: f64) -> String {
     }
 }
 
-fn when(tz: Tz, ms: i64) -> String {
-    local(tz, ms).format("%b %-d, %Y %H:%M %Z").to_string()
+/// A moment in the page's zone and language.
+fn when(s: &Snapshot, ms: i64) -> String {
+    lang::date_time(&s.summary.page.branding.language, local(s.timezone, ms))
 }
 
 fn iso_ms(s: &str) -> i64 {
@@ -178,7 +179,6 @@ fn status_words(s: &str) -> String {
 }
 
 fn incident(s: &Snapshot, i: &IncidentWithUpdates, level: u8) -> Markup {
-    let tz = s.timezone;
     let inc = &i.incident;
     let names: Vec<&str> = s
         .summary
@@ -200,7 +200,7 @@ fn incident(s: &Snapshot, i: &IncidentWithUpdates, level: u8) -> Markup {
                 @for u in &i.updates {
                     li {
                         strong { (status_words(u.status.as_str())) } " — " (u.message)
-                        " " time datetime=(u.created_at) { (when(tz, iso_ms(&u.created_at))) }
+                        " " time datetime=(u.created_at) { (when(s, iso_ms(&u.created_at))) }
                     }
                 }
             }
@@ -211,14 +211,14 @@ fn incident(s: &Snapshot, i: &IncidentWithUpdates, level: u8) -> Markup {
     }
 }
 
-fn bars(days: &[Day]) -> Markup {
+fn bars(lang: &str, days: &[Day]) -> Markup {
     html! {
         div.bars aria-hidden="true" {
             @for r in runs(days) {
                 @if r.len == 1 {
-                    b class=(r.class) title=(run_title(&r)) {}
+                    b class=(r.class) title=(run_title(lang, &r)) {}
                 } @else {
-                    b class={ (r.class) " r" (r.len) } title=(run_title(&r)) {}
+                    b class={ (r.class) " r" (r.len) } title=(run_title(lang, &r)) {}
                 }
             }
         }
@@ -300,7 +300,7 @@ pub fn page(s: &Snapshot) -> Html {
                 main #main .wrap {
                     section.overall class=(class_of(sum.status)) aria-live="polite" {
                         h2 { (headline(sum.status)) }
-                        p { "Updated " time datetime=(sum.updated_at) { (when(s.timezone, s.updated_at_ms)) } }
+                        p { "Updated " time datetime=(sum.updated_at) { (when(s, s.updated_at_ms)) } }
                     }
                     @if !sum.active_incidents.is_empty() {
                         section aria-labelledby="h-active" {
@@ -316,8 +316,8 @@ pub fn page(s: &Snapshot) -> Html {
                                     h3 { (m.title) }
                                     p.meta {
                                         span.badge { @if m.active { "In progress" } @else { "Scheduled" } }
-                                        " " time datetime=(m.starts_at) { (when(s.timezone, iso_ms(&m.starts_at))) }
-                                        " – " time datetime=(m.ends_at) { (when(s.timezone, iso_ms(&m.ends_at))) }
+                                        " " time datetime=(m.starts_at) { (when(s, iso_ms(&m.starts_at))) }
+                                        " – " time datetime=(m.ends_at) { (when(s, iso_ms(&m.ends_at))) }
                                     }
                                     @if let Some(d) = &m.description { p { (d) } }
                                 }
@@ -338,7 +338,7 @@ pub fn page(s: &Snapshot) -> Html {
                                                 span.st class=(class_of(c.status)) { (c.status.label()) }
                                             }
                                             @if let Some(d) = &c.description { p.desc { (d) } }
-                                            (bars(&s.bars[i]))
+                                            (bars(&b.language, &s.bars[i]))
                                             p.legend {
                                                 span { (s.history_days) " days ago" }
                                                 span { @match c.uptime.d90 { Some(u) => { (pct(u)) " uptime" }, None => { "No data yet" } } }
@@ -354,16 +354,16 @@ pub fn page(s: &Snapshot) -> Html {
                         h2 #h-history { "Past incidents" }
                         @for d in &recent {
                             @if !history.iter().any(|(x, _)| x == d) {
-                                h3.day { (d.format("%b %-d, %Y")) }
+                                h3.day { (lang::date(&b.language, *d)) }
                                 p.none { "No incidents reported." }
                             }
                             @for (x, list) in history.iter().filter(|(x, _)| x == d) {
-                                h3.day { (x.format("%b %-d, %Y")) }
+                                h3.day { (lang::date(&b.language, *x)) }
                                 @for i in list { (incident(s, i, 4)) }
                             }
                         }
                         @for (x, list) in history.iter().filter(|(x, _)| !recent.contains(x)) {
-                            h3.day { (x.format("%b %-d, %Y")) }
+                            h3.day { (lang::date(&b.language, *x)) }
                             @for i in list { (incident(s, i, 4)) }
                         }
                     }
@@ -408,7 +408,7 @@ pub fn postmortem(s: &Snapshot, title: &str, body_html: &str, published_ms: i64)
                 main #main .wrap {
                     article.postmortem {
                         h2 { (title) }
-                        p.meta { "Published " (when(s.timezone, published_ms)) }
+                        p.meta { "Published " (when(s, published_ms)) }
                         // Rendered from Markdown and sanitised when written (domain::postmortems).
                         div.body { (PreEscaped(body_html)) }
                     }
@@ -437,4 +437,68 @@ pub fn message(title: &str, text: &str) -> String {
         }
     }
     .into_string()
+}
+
+/// What the sign-in page of a private status page offers.
+pub enum SignIn<'a> {
+    /// A password form posting to `action`; `wrong` after a refused attempt.
+    Password { action: &'a str, wrong: bool },
+    /// No form: how to get in (sign in to this server with an allowed email address and
+    /// open the page at `sign_in_at`, its address on this server's own host, where the
+    /// session cookie is sent; or ask the page's owner).
+    EmailDomains { sign_in_at: &'a str },
+}
+
+/// The page shown instead of a private status page to someone not let in. It names neither
+/// the page nor anything on it, and carries its own CSP (no script, forms to this origin).
+pub fn sign_in(kind: &SignIn<'_>) -> Html {
+    let style = "body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:10vh auto;padding:0 1rem}\
+                 input,button{font:inherit;padding:.4rem .6rem}label{display:block;margin:.5rem 0 .2rem}\
+                 .err{color:#b00020}@media(prefers-color-scheme:dark){body{background:#111;color:#eee}.err{color:#ff8a80}}";
+    let body = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                meta name="robots" content="noindex";
+                title { "Private status page" }
+                style { (PreEscaped(style)) }
+            }
+            body {
+                main {
+                    h1 { "Private status page" }
+                    @match kind {
+                        SignIn::Password { action, wrong } => {
+                            p { "This status page is private. Enter its password to see it." }
+                            @if *wrong { p.err role="alert" { "That password is not right. Please try again." } }
+                            form method="post" action=(action) {
+                                label for="password" { "Password" }
+                                input #password type="password" name="password" required autocomplete="current-password" autofocus;
+                                " " button type="submit" { "View the page" }
+                            }
+                        }
+                        SignIn::EmailDomains { sign_in_at } => {
+                            p { "This status page is private: only people of the organisation that runs it can see it." }
+                            p {
+                                "Sign in to this service with your work email address, then open the page at "
+                                a href=(sign_in_at) { (sign_in_at) }
+                                ". If you cannot, ask the organisation for access."
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    use base64::Engine as _;
+    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(style.as_bytes()));
+    Html {
+        body: body.into_string(),
+        csp: format!(
+            "default-src 'none'; style-src 'sha256-{hash}'; form-action 'self'; \
+             base-uri 'none'; frame-ancestors 'none'"
+        ),
+    }
 }

@@ -5,9 +5,11 @@
 //! Nothing here knows HTTP: `http::public` serves these renderings with their headers, and the
 //! embed API and badges read the same snapshot.
 
+pub mod access;
 pub mod badge;
 pub mod cache;
 pub mod feed;
 pub mod html;
 pub mod keys;
+pub mod lang;
 pub mod snapshot;

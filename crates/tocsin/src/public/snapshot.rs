@@ -190,6 +190,12 @@ pub struct Snapshot {
     pub history_days: i64,
     /// Milliseconds; `summary.updated_at` as a number (for `Last-Modified`).
     pub updated_at_ms: i64,
+    /// The next moment (server clock, ms) the page changes by time alone, with no row
+    /// changing: a scheduled incident's `scheduledFor`, a maintenance window's start or end.
+    /// The rendered copy is not served past it.
+    pub valid_until_ms: Option<i64>,
+    /// Who may read the page.
+    pub gate: super::access::Gate,
 }
 
 /// Builds the snapshot of a published page.
@@ -364,6 +370,21 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
     }
     scheduled.sort_by(|x, y| x.starts_at.cmp(&y.starts_at).then(x.id.cmp(&y.id)));
 
+    let next_incident = store::status_pages::next_scheduled_incident(reader, &page.id, now).await?;
+    let valid_until_ms = upcoming
+        .iter()
+        .map(|(_, (a, b))| {
+            let a = a.timestamp_millis();
+            if a > now {
+                a
+            } else {
+                b.timestamp_millis()
+            }
+        })
+        .chain(next_incident)
+        .filter(|&t| t > now)
+        .min();
+
     Ok(Snapshot {
         page_id: page.id.clone(),
         summary: Summary {
@@ -385,6 +406,8 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
         timezone: tz,
         history_days: page.history_days,
         updated_at_ms,
+        valid_until_ms,
+        gate: super::access::Gate::of(page, core.link_secret()),
     })
 }
 

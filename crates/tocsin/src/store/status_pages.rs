@@ -20,19 +20,27 @@ pub struct PageRow {
     pub branding: String,
     pub history_days: i64,
     pub auto_incidents: String,
+    /// PUBLIC, PASSWORD or EMAIL_DOMAINS.
+    pub visibility: String,
+    /// The argon2 hash of the page password (PASSWORD pages).
+    pub password_hash: Option<String>,
+    /// JSON list of lowercase domains (EMAIL_DOMAINS pages).
+    pub allowed_email_domains: String,
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
 const COLUMNS: &str = "id, workspace_id, name, slug, published, branding, history_days, \
-     auto_incidents, version, created_at, updated_at";
+     auto_incidents, visibility, password_hash, allowed_email_domains, version, created_at, \
+     updated_at";
 
 pub async fn insert<'e>(e: impl Exec<'e>, p: &PageRow) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO status_pages (id, workspace_id, name, slug, published, branding, \
-         history_days, auto_incidents, version, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+         history_days, auto_incidents, visibility, password_hash, allowed_email_domains, \
+         version, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(&p.id)
     .bind(&p.workspace_id)
@@ -42,6 +50,9 @@ pub async fn insert<'e>(e: impl Exec<'e>, p: &PageRow) -> Result<(), sqlx::Error
     .bind(&p.branding)
     .bind(p.history_days)
     .bind(&p.auto_incidents)
+    .bind(&p.visibility)
+    .bind(&p.password_hash)
+    .bind(&p.allowed_email_domains)
     .bind(p.version)
     .bind(p.created_at)
     .bind(p.updated_at)
@@ -94,8 +105,9 @@ pub async fn update<'e>(
     Versioned::update(
         "status_pages",
         "name = $1, slug = $2, published = $3, branding = $4, history_days = $5, \
-         auto_incidents = $6, updated_at = $7",
-        "workspace_id = $8 AND id = $9",
+         auto_incidents = $6, updated_at = $7, visibility = $8, password_hash = $9, \
+         allowed_email_domains = $10",
+        "workspace_id = $11 AND id = $12",
         expected,
     )
     .run(e, |q| {
@@ -106,6 +118,9 @@ pub async fn update<'e>(
             .bind(p.history_days)
             .bind(&p.auto_incidents)
             .bind(p.updated_at)
+            .bind(&p.visibility)
+            .bind(&p.password_hash)
+            .bind(&p.allowed_email_domains)
             .bind(&p.workspace_id)
             .bind(&p.id)
     })
@@ -279,6 +294,23 @@ pub async fn digest<'e>(e: impl Exec<'e>, page_id: &str) -> Result<String, sqlx:
     .fetch_one(e)
     .await?;
     Ok(format!("{version}.{status}.{incidents}.{postmortems}"))
+}
+
+/// The earliest `scheduledFor` still to come of the page's SCHEDULED incidents: the moment the
+/// page changes without any row changing (the public page shows such an incident from then).
+pub async fn next_scheduled_incident<'e>(
+    e: impl Exec<'e>,
+    page_id: &str,
+    now_ms: i64,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT CAST(MIN(scheduled_for) AS BIGINT) FROM incidents WHERE status_page_id = $1 \
+         AND visibility = 'SCHEDULED' AND archived_at IS NULL AND scheduled_for > $2",
+    )
+    .bind(page_id)
+    .bind(now_ms)
+    .fetch_one(e)
+    .await
 }
 
 /// `(page id, domain)` of a workspace's verified custom domains, oldest first.

@@ -29,8 +29,8 @@ use tocsin::clock::ManualClock;
 use tokio::net::{TcpListener, UdpSocket};
 
 const ZONE: &str = "example.com.";
-const DOMAIN: &str = "status.example.com";
-const CHALLENGE: &str = "_tocsin-challenge.status.example.com";
+pub const DOMAIN: &str = "status.example.com";
+pub const CHALLENGE: &str = "_tocsin-challenge.status.example.com";
 
 fn name(s: &str) -> Name {
     Name::from_str(s).unwrap()
@@ -38,14 +38,14 @@ fn name(s: &str) -> Name {
 
 /// An authoritative server for `example.com.` on 127.0.0.1 (UDP and TCP, one port), whose
 /// TXT records the test sets.
-struct TestDns {
+pub struct TestDns {
     addr: SocketAddr,
     zone: Arc<InMemoryAuthority>,
     serial: std::sync::atomic::AtomicU32,
 }
 
 impl TestDns {
-    async fn start() -> TestDns {
+    pub async fn start() -> TestDns {
         let zone = Arc::new(InMemoryAuthority::empty(
             name(ZONE),
             ZoneType::Primary,
@@ -99,7 +99,7 @@ impl TestDns {
     }
 
     /// Replaces the TXT records at `owner` with `values` (none: removes them).
-    async fn set_txt(&self, owner: &str, values: &[&str]) {
+    pub async fn set_txt(&self, owner: &str, values: &[&str]) {
         let owner = format!("{owner}.");
         let key = RrKey::new(LowerName::from(name(&owner)), RecordType::TXT);
         self.zone.records_mut().await.remove(&key);
@@ -117,7 +117,7 @@ impl TestDns {
     }
 }
 
-async fn start(dns: &TestDns, clock: Option<Arc<ManualClock>>) -> TestServer {
+pub async fn start(dns: &TestDns, clock: Option<Arc<ManualClock>>) -> TestServer {
     let resolver = dns.addr;
     TestServer::start_with(Options {
         clock: clock.map(|c| c as tocsin::clock::SharedClock),
@@ -140,7 +140,7 @@ async fn create_page(u: &User, name: &str, slug: &str, published: bool) -> Strin
     page["id"].as_str().unwrap().to_string()
 }
 
-async fn add(u: &User, page: &str, domain: &str) -> reqwest::Response {
+pub async fn add(u: &User, page: &str, domain: &str) -> reqwest::Response {
     u.call(
         Method::POST,
         &format!("/status-pages/{page}/domains"),
@@ -149,7 +149,7 @@ async fn add(u: &User, page: &str, domain: &str) -> reqwest::Response {
     .await
 }
 
-async fn verify(u: &User, page: &str, domain: &str) -> reqwest::Response {
+pub async fn verify(u: &User, page: &str, domain: &str) -> reqwest::Response {
     u.call(
         Method::POST,
         &format!("/status-pages/{page}/domains/{domain}/verify"),
@@ -159,7 +159,7 @@ async fn verify(u: &User, page: &str, domain: &str) -> reqwest::Response {
 }
 
 /// `GET path` on the server with `Host: host`: status, content type, body.
-async fn by_host(srv: &TestServer, host: &str, path: &str) -> (u16, String, String) {
+pub async fn by_host(srv: &TestServer, host: &str, path: &str) -> (u16, String, String) {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

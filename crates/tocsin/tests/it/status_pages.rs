@@ -61,6 +61,7 @@ async fn crud_slugs_version_lock_and_capabilities() {
     assert_eq!(
         keys,
         vec![
+            "access",
             "autoIncidents",
             "branding",
             "createdAt",
@@ -230,11 +231,11 @@ async fn branding_is_validated_field_by_field() {
         (json!({"language": "EN_us"}), "branding.language"),
         (
             json!({"footerLinks": [{"label": "", "url": "https://x.example"}]}),
-            "branding.footerLinks[0].label",
+            "branding.footerLinks.0.label",
         ),
         (
             json!({"footerLinks": [{"label": "x", "url": "data:text/html,hi"}]}),
-            "branding.footerLinks[0].url",
+            "branding.footerLinks.0.url",
         ),
     ];
     for (branding, field) in cases {
@@ -348,17 +349,20 @@ async fn components_keep_their_ids_and_order_and_name_bad_entries() {
     for (body, field) in [
         (
             json!([{"name": "x", "monitorId": theirs["id"]}]),
-            "[0].monitorId",
+            "0.monitorId",
         ),
         (
             json!([{"name": "ok"}, {"name": "x", "monitorId": "nope"}]),
-            "[1].monitorId",
+            "1.monitorId",
         ),
-        (json!([{"name": ""}]), "[0].name"),
-        (json!([{"id": "not-a-component", "name": "x"}]), "[0].id"),
+        (json!([{"name": ""}]), "0.name"),
+        // A type error found while reading the body names its place the same way as the
+        // checks after it (`<index>.<field>`, as every list of the API does).
+        (json!([{"name": "ok"}, {"name": 5}]), "1.name"),
+        (json!([{"id": "not-a-component", "name": "x"}]), "0.id"),
         (
             json!([{"id": api_id, "name": "a"}, {"id": api_id, "name": "b"}]),
-            "[1].id",
+            "1.id",
         ),
     ] {
         let res = u

@@ -154,11 +154,11 @@ impl Branding {
             let n = link.label.trim().chars().count();
             if n == 0 || n > MAX_LINK_LABEL_CHARS || link.label.chars().any(char::is_control) {
                 errors.push(FieldError::new(
-                    format!("branding.footerLinks[{i}].label"),
+                    format!("branding.footerLinks.{i}.label"),
                     format!("must be 1 to {MAX_LINK_LABEL_CHARS} printable characters"),
                 ));
             }
-            check_url(&format!("branding.footerLinks[{i}].url"), &link.url, errors);
+            check_url(&format!("branding.footerLinks.{i}.url"), &link.url, errors);
         }
         if self.timezone.parse::<chrono_tz::Tz>().is_err() {
             errors.push(FieldError::new(

@@ -72,22 +72,22 @@ impl Validate for ComponentList {
         }
         let mut seen = HashSet::new();
         for (i, c) in self.0.iter().enumerate() {
-            check_name(&format!("[{i}].name"), &c.name, MAX_NAME_CHARS, &mut errors);
+            check_name(&format!("{i}.name"), &c.name, MAX_NAME_CHARS, &mut errors);
             if let Some(g) = &c.group {
-                check_name(&format!("[{i}].group"), g, MAX_NAME_CHARS, &mut errors);
+                check_name(&format!("{i}.group"), g, MAX_NAME_CHARS, &mut errors);
             }
             if c.description
                 .as_ref()
                 .is_some_and(|d| d.chars().count() > MAX_DESCRIPTION_CHARS)
             {
                 errors.push(FieldError::new(
-                    format!("[{i}].description"),
+                    format!("{i}.description"),
                     format!("at most {MAX_DESCRIPTION_CHARS} characters"),
                 ));
             }
             if let Some(id) = &c.id {
                 if !seen.insert(id.as_str()) {
-                    errors.push(FieldError::new(format!("[{i}].id"), "appears twice"));
+                    errors.push(FieldError::new(format!("{i}.id"), "appears twice"));
                 }
             }
         }
@@ -150,13 +150,13 @@ pub async fn replace(
     for (i, c) in input.0.iter().enumerate() {
         if c.id.as_ref().is_some_and(|id| !existing.contains(id)) {
             errors.push(FieldError::new(
-                format!("[{i}].id"),
+                format!("{i}.id"),
                 "not a component of this page (leave it out to add a new one)",
             ));
         }
         if c.monitor_id.as_ref().is_some_and(|m| !known.contains(m)) {
             errors.push(FieldError::new(
-                format!("[{i}].monitorId"),
+                format!("{i}.monitorId"),
                 "not found in this workspace",
             ));
         }

@@ -7,6 +7,7 @@
 //! then announced ([`Notice::StatusPageChanged`]) so every node drops its rendered copy of the
 //! page (`public::cache`). What the public sees is built in `crate::public`.
 
+pub mod access;
 pub mod branding;
 pub mod components;
 pub mod domains;
@@ -86,6 +87,8 @@ pub struct StatusPage {
     /// Whether an alert on a component's monitor opens an incident (`OFF`, `DRAFT`,
     /// `PUBLISHED`), with a system update when the monitor recovers.
     pub auto_incidents: AutoIncidents,
+    /// Who may read the public page (`PUBLIC` by default).
+    pub access: access::Access,
     #[schemars(with = "Timestamp")]
     pub created_at: String,
     #[schemars(with = "Timestamp")]
@@ -117,6 +120,7 @@ fn view(core: &Core, row: &PageRow, custom_domain: Option<String>) -> StatusPage
         custom_domain,
         history_days: row.history_days,
         auto_incidents: AutoIncidents::parse(&row.auto_incidents),
+        access: access::view(row),
         created_at: rfc3339(row.created_at),
         updated_at: rfc3339(row.updated_at),
     }
@@ -184,6 +188,8 @@ pub struct CreateStatusPage {
     pub history_days: Option<i64>,
     /// Default `OFF`.
     pub auto_incidents: Option<AutoIncidents>,
+    /// Who may read the public page; default `PUBLIC`.
+    pub access: Option<access::AccessInput>,
 }
 
 impl Validate for CreateStatusPage {
@@ -192,6 +198,9 @@ impl Validate for CreateStatusPage {
         check_name("name", &self.name, MAX_NAME_CHARS, &mut errors);
         check_slug("slug", &self.slug, &mut errors);
         check_history(self.history_days, &mut errors);
+        if let Some(a) = &self.access {
+            a.validate(&mut errors);
+        }
         errors
     }
 }
@@ -216,7 +225,7 @@ pub async fn create(
     let current = store::status_pages::count(core.db().reader(), &caller.workspace_id).await?;
     ensure_room(core, &caller.workspace_id, Quota::StatusPages, current).await?;
     let now = core.clock().now_ms();
-    let row = PageRow {
+    let mut row = PageRow {
         id: new_id(),
         workspace_id: caller.workspace_id.clone(),
         name: input.name.trim().to_string(),
@@ -229,10 +238,16 @@ pub async fn create(
             .unwrap_or(AutoIncidents::Off)
             .as_str()
             .to_string(),
+        visibility: access::Visibility::Public.as_str().to_string(),
+        password_hash: None,
+        allowed_email_domains: "[]".into(),
         version: 1,
         created_at: now,
         updated_at: now,
     };
+    if let Some(a) = input.access {
+        access::apply(&mut row, a).await?;
+    }
     let mut tx = core.db().begin().await?;
     store::status_pages::insert(&mut *tx, &row)
         .await
@@ -244,7 +259,7 @@ pub async fn create(
             action: "status_page.create",
             resource_type: "status_page",
             resource_id: &row.id,
-            metadata: json!({"name": row.name, "slug": row.slug}),
+            metadata: json!({"name": row.name, "slug": row.slug, "visibility": row.visibility}),
         },
         now,
     )
@@ -277,6 +292,8 @@ pub struct UpdateStatusPage {
     pub branding: Option<BrandingInput>,
     pub history_days: Option<i64>,
     pub auto_incidents: Option<AutoIncidents>,
+    /// Who may read the public page; absent fields stay as they are.
+    pub access: Option<access::AccessInput>,
 }
 
 impl Validate for UpdateStatusPage {
@@ -289,6 +306,9 @@ impl Validate for UpdateStatusPage {
             check_slug("slug", s, &mut errors);
         }
         check_history(self.history_days, &mut errors);
+        if let Some(a) = &self.access {
+            a.validate(&mut errors);
+        }
         errors
     }
 }
@@ -329,7 +349,13 @@ pub async fn update(
     if let Some(a) = input.auto_incidents {
         row.auto_incidents = a.as_str().to_string();
     }
-    write(core, caller, row, expected, "status_page.update").await
+    let mut action = "status_page.update";
+    if let Some(a) = input.access {
+        if access::apply(&mut row, a).await? {
+            action = "status_page.password_change";
+        }
+    }
+    write(core, caller, row, expected, action).await
 }
 
 /// Publishes or unpublishes a page (idempotent).
@@ -371,7 +397,12 @@ async fn write(
             action,
             resource_type: "status_page",
             resource_id: &row.id,
-            metadata: json!({"name": row.name, "slug": row.slug, "published": row.published != 0}),
+            metadata: json!({
+                "name": row.name,
+                "slug": row.slug,
+                "published": row.published != 0,
+                "visibility": row.visibility,
+            }),
         },
         now,
     )
