@@ -60,9 +60,12 @@ pub async fn run(
     let options = crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
     tracing::info!(%addr, backend = ?state.db().backend(), max_connections = options.max_connections, "tocsin listening");
     let stop_judging = judging.clone();
+    let live = state.core().live().clone();
     let shutdown = async move {
         shutdown.await;
         stop_judging.cancel();
+        // Live streams never end by themselves: close them so the requests can finish.
+        live.close();
     };
     crate::http::serve::serve(listener, app, options, shutdown).await;
     judging.cancel();
@@ -183,6 +186,10 @@ fn spawn_workers(
             cancel.clone(),
         )));
     }
+    workers.push(tokio::spawn(crate::domain::stream::run(
+        state.clone(),
+        cancel.clone(),
+    )));
     workers.push(tokio::spawn(crate::cluster::caches::run(
         state.clone(),
         cancel.clone(),

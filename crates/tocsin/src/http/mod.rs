@@ -36,6 +36,7 @@ pub mod serve;
 pub mod state;
 pub mod status_page_domains;
 pub mod status_pages;
+pub mod stream;
 pub mod workspace;
 
 use std::any::Any;
@@ -70,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .merge(public::pages_router())
         .merge(embed::plain_router())
         .merge(probe_socket::router())
+        .merge(stream::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { DomainError::NotFound(crate::domain::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

@@ -34,6 +34,7 @@ pub mod publishable_keys;
 pub mod push;
 pub mod sessions;
 pub mod status;
+pub mod stream;
 pub mod status_page_domains;
 pub mod status_pages;
 pub mod users;

@@ -39,4 +39,5 @@ mod shutdown_binary;
 mod sign_in_binary;
 mod smoke;
 mod status_pages;
+mod stream;
 mod workspace;
