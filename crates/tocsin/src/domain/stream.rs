@@ -59,6 +59,9 @@ pub struct Stream {
     resumed_from: Option<String>,
     replayed: HashSet<String>,
     replayed_until: Instant,
+    /// Whether the caller may read incidents (`incidents:read`): their frames are skipped
+    /// otherwise, as the REST reads would refuse them.
+    incidents: bool,
 }
 
 impl Stream {
@@ -73,6 +76,9 @@ impl Stream {
                 Next::Frame(f) => f,
                 Next::Closed => return None,
             };
+            if frame.event == "incident" && !self.incidents {
+                continue;
+            }
             if let (Some(eid), Some(from)) = (&frame.event_id, &self.resumed_from) {
                 if eid.as_str() <= from.as_str() {
                     continue;
@@ -137,6 +143,9 @@ pub async fn open(
         resumed_from: None,
         replayed: HashSet::new(),
         replayed_until: Instant::now() + REPLAYED_MEMORY,
+        incidents: caller
+            .caps
+            .contains(crate::auth::Capability::IncidentsRead),
     };
     let resume = last_event_id.map(str::trim).filter(|c| valid_cursor(c));
     let Some(from) = resume else {
