@@ -31,6 +31,7 @@ pub mod scenario;
 pub mod seed;
 pub mod stats;
 pub mod status_page;
+pub mod streams;
 pub mod target;
 
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -60,7 +61,9 @@ idle-rss          100,000 monitors every 24 h: RSS per idle monitor\n  reads-und
 connections       1,000 monitors every 2 s, quiet then with 5,000 idle + 500 slowloris \
 connections held: /healthz p99, checks/s, status changes, connection lifetimes\n  \
 outbox            20,000 webhook notifications queued at once to a loopback receiver: \
-deliveries/s\n\n\
+deliveries/s\n  \
+streams           1,000 monitors every 10 s, monitor reads quiet and then with 1,000 live \
+streams open: RSS of the streams, read p99 with and without them\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \
