@@ -449,7 +449,9 @@ mod tests {
         assert_eq!(hub.due_heartbeats(t0).len(), 1);
         hub.heartbeat(beat("m", 2.0));
         hub.heartbeat(beat("m", 3.0));
-        assert!(hub.due_heartbeats(t0 + Duration::from_millis(500)).is_empty());
+        assert!(hub
+            .due_heartbeats(t0 + Duration::from_millis(500))
+            .is_empty());
         let due = hub.due_heartbeats(t0 + Duration::from_millis(1000));
         assert_eq!(due.len(), 1);
         assert_eq!(due[0].latency_ms, 3.0);

@@ -405,7 +405,9 @@ impl Session<'_> {
                         / STREAMS_OPEN as f64,
                 };
                 streams.stop();
-                let grown = figures.rss_open_bytes.saturating_sub(figures.rss_before_bytes);
+                let grown = figures
+                    .rss_open_bytes
+                    .saturating_sub(figures.rss_before_bytes);
                 summary.verdicts.push(Verdict {
                     what: format!("RSS of {STREAMS_OPEN} open streams"),
                     target: format!("<= {:.0} MiB", TARGET_STREAMS_RSS_BYTES / 1048576.0),
@@ -423,10 +425,7 @@ impl Session<'_> {
                 for (q, l) in quiet.iter().zip(&loaded) {
                     summary.verdicts.push(Verdict {
                         what: format!("{} p99 with the streams open", l.scenario),
-                        target: format!(
-                            "<= {:.0}% of quiet",
-                            TARGET_STREAMS_SLOWDOWN * 100.0
-                        ),
+                        target: format!("<= {:.0}% of quiet", TARGET_STREAMS_SLOWDOWN * 100.0),
                         measured: format!(
                             "{:.2} ms vs {:.2} ms quiet ({} errors)",
                             l.p99_ms, q.p99_ms, l.errors

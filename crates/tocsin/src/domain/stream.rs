@@ -143,9 +143,7 @@ pub async fn open(
         resumed_from: None,
         replayed: HashSet::new(),
         replayed_until: Instant::now() + REPLAYED_MEMORY,
-        incidents: caller
-            .caps
-            .contains(crate::auth::Capability::IncidentsRead),
+        incidents: caller.caps.contains(crate::auth::Capability::IncidentsRead),
     };
     let resume = last_event_id.map(str::trim).filter(|c| valid_cursor(c));
     let Some(from) = resume else {
@@ -300,8 +298,8 @@ impl Reader {
         for a in rows {
             newest = newest.max(a.updated_at);
             if self.alerts.fresh(alert_key(&a), now) {
-                let data = serde_json::to_string(&crate::domain::alerts::view(&a))
-                    .unwrap_or_default();
+                let data =
+                    serde_json::to_string(&crate::domain::alerts::view(&a)).unwrap_or_default();
                 hub.publish(&a.workspace_id, "alert", data);
             }
         }

@@ -493,18 +493,18 @@ impl WriterTask {
         for mut job in jobs {
             let push = job.hb.push.take();
             let state = job.hb.state.take();
-            let live = self
-                .opts
-                .live
-                .as_ref()
-                .filter(|hub| hub.active())
-                .map(|_| crate::live::Beat {
-                    monitor_id: job.hb.monitor_id.clone(),
-                    status: crate::store::status::text(job.hb.status),
-                    latency_ms: job.hb.latency_ms,
-                    region: job.hb.region.clone(),
-                    at_ms: job.hb.ts_ms,
-                });
+            let live =
+                self.opts
+                    .live
+                    .as_ref()
+                    .filter(|hub| hub.active())
+                    .map(|_| crate::live::Beat {
+                        monitor_id: job.hb.monitor_id.clone(),
+                        status: crate::store::status::text(job.hb.status),
+                        latency_ms: job.hb.latency_ms,
+                        region: job.hb.region.clone(),
+                        at_ms: job.hb.ts_ms,
+                    });
             match self.prepare(job.hb).await {
                 Ok((mut row, mut detail)) => {
                     // Same monitor, region and millisecond as another result (or a burst of

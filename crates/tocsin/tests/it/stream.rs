@@ -319,11 +319,7 @@ async fn a_client_that_stops_reading_is_dropped_and_streams_are_capped() {
     })
     .await;
     let u = srv.sign_up("slow@example.com").await;
-    let m = create(
-        &u,
-        json!({"name": "n", "type": "PUSH", "interval": 3600}),
-    )
-    .await;
+    let m = create(&u, json!({"name": "n", "type": "PUSH", "interval": 3600})).await;
     let id = m["id"].as_str().unwrap().to_string();
     let key = u.token(&["monitors:read"]).await;
 
@@ -333,10 +329,8 @@ async fn a_client_that_stops_reading_is_dropped_and_streams_are_capped() {
     socket.set_recv_buffer_size(2048).unwrap();
     let mut conn = socket.connect(addr).await.unwrap();
     conn.write_all(
-        format!(
-            "GET /stream HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\r\n"
-        )
-        .as_bytes(),
+        format!("GET /stream HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\r\n")
+            .as_bytes(),
     )
     .await
     .unwrap();
@@ -382,7 +376,10 @@ async fn a_client_that_stops_reading_is_dropped_and_streams_are_capped() {
     assert!(frames < sent, "{frames} of {sent} frames: not dropped");
     let deadline = Instant::now() + Duration::from_secs(3);
     while hub.open_streams() > 0 {
-        assert!(Instant::now() < deadline, "the dropped stream is still counted");
+        assert!(
+            Instant::now() < deadline,
+            "the dropped stream is still counted"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
