@@ -47,6 +47,7 @@ struct Inner {
     on_demand: OnDemandChecks,
     deliveries: crate::alerting::deliver::DeliveryQueue,
     status_pages: crate::public::cache::PageCache,
+    live: crate::live::Hub,
 }
 
 impl Core {
@@ -64,9 +65,11 @@ impl Core {
             crate::alerting::ack_link::Links::new(config.public_url.as_str(), &link_secret);
         let deliveries =
             crate::alerting::deliver::DeliveryQueue::new(config.notify_deny_private_addresses);
+        let live = crate::live::Hub::new(config.stream_limits());
         let writer_options = WriterOptions {
             alert_links: alert_links.clone(),
             wake_deliveries: Some(deliveries.waker()),
+            live: Some(live.clone()),
             ..WriterOptions::default()
         };
         let node_id = crate::cluster::new_node_id();
@@ -80,6 +83,7 @@ impl Core {
             on_demand: OnDemandChecks::default(),
             deliveries,
             status_pages: Default::default(),
+            live,
             config,
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
@@ -157,6 +161,10 @@ impl Core {
     /// The links alert notifications carry (one-click acknowledge, the alert's address).
     pub fn alert_links(&self) -> &crate::alerting::ack_link::Links {
         &self.0.alert_links
+    }
+    /// The live streams' fan-out on this node (see [`crate::live`]).
+    pub fn live(&self) -> &crate::live::Hub {
+        &self.0.live
     }
     /// The change feed (see [`crate::cluster::feed`]).
     pub fn feed(&self) -> &Feed {

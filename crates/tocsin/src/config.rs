@@ -88,6 +88,17 @@ pub struct ServeArgs {
     /// behind a reverse proxy, where every client shares the proxy's address).
     #[arg(long, env = "TOCSIN_MAX_CONNECTIONS_PER_IP")]
     pub max_connections_per_ip: Option<usize>,
+    /// Live stream (`GET /stream`) frames a client may fall behind before it is dropped
+    /// (default 1024).
+    #[arg(long, env = "TOCSIN_STREAM_BUFFER")]
+    pub stream_buffer: Option<usize>,
+    /// Open live streams per workspace, at most (default 2000).
+    #[arg(long, env = "TOCSIN_MAX_STREAMS_PER_WORKSPACE")]
+    pub max_streams_per_workspace: Option<usize>,
+    /// Open live streams per client address, at most (default 2000; 0 for no per-address
+    /// share).
+    #[arg(long, env = "TOCSIN_MAX_STREAMS_PER_IP")]
+    pub max_streams_per_ip: Option<usize>,
     /// Seconds in-flight requests get to finish after SIGTERM before they are cut (default 10).
     #[arg(long, env = "TOCSIN_SHUTDOWN_GRACE_SECONDS")]
     pub shutdown_grace_seconds: Option<u64>,
@@ -136,6 +147,9 @@ pub struct FileConfig {
     pub body_timeout_seconds: Option<u64>,
     pub max_connections: Option<usize>,
     pub max_connections_per_ip: Option<usize>,
+    pub stream_buffer: Option<usize>,
+    pub max_streams_per_workspace: Option<usize>,
+    pub max_streams_per_ip: Option<usize>,
     /// Seconds a stopping server gives accepted on-demand checks to finish (default 10).
     pub shutdown_grace_seconds: Option<u64>,
     /// The DNS server custom-domain verification asks, `ip:port` (default: the system's).
@@ -312,6 +326,8 @@ pub struct Config {
     pub max_connections: usize,
     /// Open connections per client address, at most; 0 for no per-address share.
     pub max_connections_per_ip: usize,
+    /// The live streams' buffer and caps (see [`crate::live`]).
+    pub streams: crate::live::Limits,
     /// How long in-flight requests (and on-demand checks) get to finish once shutdown begins.
     pub shutdown_grace: Duration,
     /// The DNS server custom-domain verification asks; `None` for the system's resolvers.
@@ -381,6 +397,11 @@ fn load_file(path: Option<&Path>) -> Result<FileConfig, ConfigError> {
 }
 
 impl Config {
+    /// The live streams' buffer and caps.
+    pub fn stream_limits(&self) -> crate::live::Limits {
+        self.streams
+    }
+
     /// Settings for commands that only open the database (`migrate`, `user create` ...).
     pub fn for_store(args: &StoreArgs) -> Result<Config, ConfigError> {
         Config::resolve(&ServeArgs {
@@ -616,6 +637,30 @@ impl Config {
                 "must be between 0 (no per-address share) and 10000000",
             ));
         }
+        let default_streams = crate::live::Limits::default();
+        let streams = crate::live::Limits {
+            buffer: args
+                .stream_buffer
+                .or(file.stream_buffer)
+                .unwrap_or(default_streams.buffer),
+            per_workspace: args
+                .max_streams_per_workspace
+                .or(file.max_streams_per_workspace)
+                .unwrap_or(default_streams.per_workspace),
+            per_ip: args
+                .max_streams_per_ip
+                .or(file.max_streams_per_ip)
+                .unwrap_or(default_streams.per_ip),
+        };
+        if !(1..=1_000_000).contains(&streams.buffer) {
+            return Err(invalid("stream-buffer", "must be between 1 and 1000000"));
+        }
+        if streams.per_workspace > 10_000_000 || streams.per_ip > 10_000_000 {
+            return Err(invalid(
+                "max-streams-per-workspace",
+                "the stream caps must be at most 10000000",
+            ));
+        }
         let dns_resolver = match args
             .dns_resolver
             .clone()
@@ -665,6 +710,7 @@ impl Config {
             body_timeout,
             max_connections,
             max_connections_per_ip,
+            streams,
             shutdown_grace,
             dns_resolver,
         })
@@ -742,6 +788,7 @@ fn unreachable_config() -> Config {
         body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECONDS),
         max_connections: DEFAULT_MAX_CONNECTIONS,
         max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+        streams: crate::live::Limits::default(),
         shutdown_grace: Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
         dns_resolver: None,
     }

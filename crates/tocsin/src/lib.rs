@@ -15,6 +15,7 @@ pub mod config;
 pub mod domain;
 pub mod http;
 pub mod ids;
+pub mod live;
 pub mod mail;
 pub mod monitoring;
 /// Plan quotas now live in the domain layer; the old path stays for existing callers.

@@ -64,10 +64,13 @@ pub async fn run(
     let grace = state.config().shutdown_grace;
     // The one shutdown deadline, fixed when shutdown begins; requests and checks share it.
     let (deadline_tx, deadline_rx) = tokio::sync::oneshot::channel();
+    let live = state.core().live().clone();
     let shutdown = async move {
         shutdown.await;
         let deadline = tokio::time::Instant::now() + grace;
         stop_judging.cancel();
+        // Live streams never end by themselves: close them so the requests can finish.
+        live.close();
         let _ = deadline_tx.send(deadline);
         deadline
     };
@@ -200,6 +203,10 @@ fn spawn_workers(
             cancel.clone(),
         )));
     }
+    workers.push(tokio::spawn(crate::domain::stream::run(
+        state.clone(),
+        cancel.clone(),
+    )));
     workers.push(tokio::spawn(crate::cluster::caches::run(
         state.clone(),
         cancel.clone(),

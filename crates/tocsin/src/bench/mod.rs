@@ -33,6 +33,7 @@ pub mod seed;
 pub mod stats;
 pub mod status_flip;
 pub mod status_page;
+pub mod streams;
 pub mod target;
 
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -68,6 +69,8 @@ webhook arrival p99\n  \
 storm             10,000 monitors every 20 s failing: every alert delivered once, latency, RSS\n  \
 storm-retry       the storm with the receiver refusing for 30 s: all delivered after, retries kept\n  \
 status-flip       100,000 status page reads while a component goes DOWN: never a mix, new within 1 s\n\n\
+streams           1,000 monitors every 10 s, monitor reads quiet and then with 1,000 live \
+streams open: RSS of the streams, read p99 with and without them\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \

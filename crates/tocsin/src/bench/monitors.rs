@@ -15,6 +15,9 @@
 //! - `connections`: 1,000 monitors every 2 s, measured once quiet and once while 5,000 idle
 //!   and 500 slowloris connections ([`super::connections`]) are held open: `/healthz` p99,
 //!   checks/s in both windows, status changes, and how long the server let each connection be.
+//! - `streams`: 1,000 monitors every 10 s while the monitor reads of `reads-under-load` run,
+//!   once quiet and once with 1,000 live streams (`GET /stream`) open ([`super::streams`]):
+//!   the process's RSS per stream and the reads' p99 with and without them.
 //! - `outbox`: 20,000 webhook notifications queued at once and delivered by the real delivery
 //!   worker to the loopback target ([`super::outbox`]): deliveries/s, all delivered.
 
@@ -45,6 +48,12 @@ pub const STORM_RETRY: &str = "storm-retry";
 pub const STATUS_FLIP: &str = "status-flip";
 /// How long `storm-retry`'s receiver refuses every delivery.
 const STORM_REFUSE: Duration = Duration::from_secs(30);
+pub const STREAMS: &str = "streams";
+/// The targets for 1,000 open streams: memory, and the API's figures.
+pub const TARGET_STREAMS_RSS_BYTES: f64 = 50.0 * 1024.0 * 1024.0;
+pub const TARGET_STREAMS_SLOWDOWN: f64 = 1.10;
+/// Streams the `streams` scenario opens.
+pub const STREAMS_OPEN: usize = 1_000;
 
 /// The targets on the 2-core reference machine.
 pub const TARGET_CHECKS_PER_SEC: f64 = 2_000.0;
@@ -139,6 +148,12 @@ pub fn all() -> Vec<MonitorScenario> {
             about: "100,000 reads of a 51-component status page's summary while one component's monitor goes DOWN half-way: never a mix, the new state within 1 s",
             monitors: 50,
             interval_s: 86_400,
+        },
+        MonitorScenario {
+            name: STREAMS,
+            about: "1,000 HTTP monitors every 10 s, the monitor reads loaded quiet and then with 1,000 live streams open: RSS of the streams, read p99 with and without them",
+            monitors: 1_000,
+            interval_s: 10,
         },
         MonitorScenario {
             name: READS_UNDER_LOAD,
@@ -256,6 +271,9 @@ pub struct MonitorSummary {
     /// `status-flip`: what the readers of the page saw.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flip: Option<super::status_flip::FlipFigures>,
+    /// `streams`: the streams held and the memory they took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<super::streams::StreamFigures>,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -357,6 +375,7 @@ impl Session<'_> {
             outbox: None,
             alerts: None,
             flip: None,
+            streams: None,
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -402,6 +421,64 @@ impl Session<'_> {
                 }
                 summary.reads = reads;
                 summary.checks = Some(checks);
+            }
+            STREAMS => {
+                let first = ids
+                    .first()
+                    .ok_or_else(|| anyhow::anyhow!("no monitor was created"))?;
+                let token = self.rt.block_on(fixture.api_token())?.to_string();
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                let (quiet, _, _) =
+                    self.reads_under_load(&ids, scenario, &first.0, &token, plan)?;
+                let rss_before = measure::rss_bytes().unwrap_or(0);
+                let streams = super::streams::Streams::open(self.addr, &token, STREAMS_OPEN)?;
+                let rss_open = measure::rss_bytes().unwrap_or(0);
+                let (loaded, _, checks) =
+                    self.reads_under_load(&ids, scenario, &first.0, &token, plan)?;
+                let figures = super::streams::StreamFigures {
+                    streams: STREAMS_OPEN,
+                    open_at_end: self.state.live().open_streams(),
+                    ended: streams.ended(),
+                    bytes_read: streams.bytes(),
+                    rss_before_bytes: rss_before,
+                    rss_open_bytes: rss_open,
+                    rss_per_stream_bytes: rss_open.saturating_sub(rss_before) as f64
+                        / STREAMS_OPEN as f64,
+                };
+                streams.stop();
+                let grown = figures
+                    .rss_open_bytes
+                    .saturating_sub(figures.rss_before_bytes);
+                summary.verdicts.push(Verdict {
+                    what: format!("RSS of {STREAMS_OPEN} open streams"),
+                    target: format!("<= {:.0} MiB", TARGET_STREAMS_RSS_BYTES / 1048576.0),
+                    measured: format!(
+                        "{:.1} MiB ({:.0} bytes per stream), {} open at the end, {} ended",
+                        grown as f64 / 1048576.0,
+                        figures.rss_per_stream_bytes,
+                        figures.open_at_end,
+                        figures.ended
+                    ),
+                    pass: (grown as f64) <= TARGET_STREAMS_RSS_BYTES
+                        && figures.open_at_end == STREAMS_OPEN
+                        && figures.ended == 0,
+                });
+                for (q, l) in quiet.iter().zip(&loaded) {
+                    summary.verdicts.push(Verdict {
+                        what: format!("{} p99 with the streams open", l.scenario),
+                        target: format!("<= {:.0}% of quiet", TARGET_STREAMS_SLOWDOWN * 100.0),
+                        measured: format!(
+                            "{:.2} ms vs {:.2} ms quiet ({} errors)",
+                            l.p99_ms, q.p99_ms, l.errors
+                        ),
+                        pass: l.p99_ms <= q.p99_ms * TARGET_STREAMS_SLOWDOWN
+                            && l.errors == 0
+                            && l.requests > 0,
+                    });
+                }
+                summary.reads = loaded;
+                summary.checks = Some(checks);
+                summary.streams = Some(figures);
             }
             OUTBOX => {
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();

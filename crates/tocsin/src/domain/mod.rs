@@ -31,6 +31,7 @@ pub mod projects;
 pub mod regions;
 pub mod schema;
 pub mod status_pages;
+pub mod stream;
 pub mod users;
 pub mod workspaces;
 

@@ -37,6 +37,7 @@ pub mod state;
 pub mod status_page_domains;
 pub mod status_pages;
 pub mod subscribers;
+pub mod stream;
 pub mod workspace;
 
 use std::any::Any;
@@ -71,6 +72,7 @@ pub fn router(state: AppState) -> Router {
         .merge(public::pages_router())
         .merge(embed::plain_router())
         .merge(probe_socket::router())
+        .merge(stream::router())
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { DomainError::NotFound(crate::domain::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

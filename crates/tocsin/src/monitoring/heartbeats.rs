@@ -193,6 +193,8 @@ pub struct WriterOptions {
     pub alert_links: crate::alerting::ack_link::Links,
     /// Wakes the delivery worker after a commit that enqueued notifications.
     pub wake_deliveries: Option<std::sync::Arc<tokio::sync::Notify>>,
+    /// The live streams' fan-out, told of each committed result.
+    pub live: Option<crate::live::Hub>,
 }
 
 impl Default for WriterOptions {
@@ -203,6 +205,7 @@ impl Default for WriterOptions {
             queue: 20_000,
             alert_links: Default::default(),
             wake_deliveries: None,
+            live: None,
         }
     }
 }
@@ -402,6 +405,8 @@ struct Prepared {
     push: Option<PushEffect>,
     state: Option<Arc<StateUpdate>>,
     reply: Option<Reply>,
+    /// What the live streams show of it once committed (only while a stream is open).
+    live: Option<crate::live::Beat>,
 }
 
 /// What one transaction did: the keys inserted, and the push items it refused.
@@ -488,6 +493,18 @@ impl WriterTask {
         for mut job in jobs {
             let push = job.hb.push.take();
             let state = job.hb.state.take();
+            let live =
+                self.opts
+                    .live
+                    .as_ref()
+                    .filter(|hub| hub.active())
+                    .map(|_| crate::live::Beat {
+                        monitor_id: job.hb.monitor_id.clone(),
+                        status: crate::store::status::text(job.hb.status),
+                        latency_ms: job.hb.latency_ms,
+                        region: job.hb.region.clone(),
+                        at_ms: job.hb.ts_ms,
+                    });
             match self.prepare(job.hb).await {
                 Ok((mut row, mut detail)) => {
                     // Same monitor, region and millisecond as another result (or a burst of
@@ -510,6 +527,7 @@ impl WriterTask {
                         push,
                         state,
                         reply: job.reply,
+                        live,
                     });
                 }
                 Err(e) => {
@@ -540,6 +558,9 @@ impl WriterTask {
             if let Some(skip) = done.skipped.get(&i) {
                 answer(p.reply, Err((*skip).into()));
             } else if done.inserted.contains(&key) {
+                if let (Some(hub), Some(beat)) = (&self.opts.live, p.live) {
+                    hub.heartbeat(beat);
+                }
                 let last = self.last_ts.entry((key.0, key.2)).or_insert(key.1);
                 *last = (*last).max(key.1);
                 answer(

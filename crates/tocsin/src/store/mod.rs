@@ -37,6 +37,7 @@ pub mod status;
 pub mod status_page_domains;
 pub mod status_pages;
 pub mod subscribers;
+pub mod stream;
 pub mod users;
 pub mod versioned;
 pub mod workspaces;

@@ -58,6 +58,11 @@ const RULES: &[(&str, &[&str])] = &[
     ("app.rs", &["http", "server", "cli", "bench"]),
     ("audit.rs", &["http", "server", "cli", "bench"]),
     ("cluster", &["http", "domain", "server", "cli", "bench"]),
+    // The live fan-out is fed from above (domain::stream, the heartbeat writer).
+    (
+        "live.rs",
+        &["http", "domain", "monitoring", "server", "cli", "bench"],
+    ),
     ("telemetry.rs", &["http", "server", "cli", "bench"]),
     ("config.rs", &["http", "server", "cli", "bench"]),
     ("cli.rs", &["http"]),
@@ -76,6 +81,7 @@ const NO_FRAMEWORK: &[&str] = &[
     "app.rs",
     "audit.rs",
     "cluster",
+    "live.rs",
     "telemetry.rs",
 ];
 

@@ -42,4 +42,5 @@ mod sign_in_binary;
 mod smoke;
 mod status_pages;
 mod subscribers;
+mod stream;
 mod workspace;
