@@ -111,53 +111,53 @@ export function MonitorList() {
             ))}
           </ul>
           <div class="filters" role="search">
-            <label>
-              Search
-              <input type="search" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} placeholder="Name or address" />
-            </label>
-            <label>
-              Status
-              <select value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}>
+            <div>
+              <label for="f-search">Search</label>
+              <input id="f-search" type="search" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} placeholder="Name or address" />
+            </div>
+            <div>
+              <label for="f-status">Status</label>
+              <select id="f-status" value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}>
                 <option value="">Any</option>
                 {[...STATUSES, 'PAUSED'].map((s) => (
                   <option value={s}>{s}</option>
                 ))}
               </select>
-            </label>
-            <label>
-              Type
-              <select value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value)}>
+            </div>
+            <div>
+              <label for="f-type">Type</label>
+              <select id="f-type" value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value)}>
                 <option value="">Any</option>
                 {TYPES.map((s) => (
                   <option value={s}>{s}</option>
                 ))}
               </select>
-            </label>
-            <label>
-              Project
-              <select value={project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)}>
+            </div>
+            <div>
+              <label for="f-project">Project</label>
+              <select id="f-project" value={project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)}>
                 <option value="">Any</option>
                 {projects.map((p) => (
                   <option value={p.id}>{p.name}</option>
                 ))}
               </select>
-            </label>
-            <label>
-              Tag
-              <select value={tag} onChange={(e) => setTag((e.target as HTMLSelectElement).value)}>
+            </div>
+            <div>
+              <label for="f-tag">Tag</label>
+              <select id="f-tag" value={tag} onChange={(e) => setTag((e.target as HTMLSelectElement).value)}>
                 <option value="">Any</option>
                 {tags.map((t) => (
                   <option value={t}>{t}</option>
                 ))}
               </select>
-            </label>
+            </div>
           </div>
           {monitors === null ? (
             <p aria-busy="true">Loading monitors…</p>
           ) : (
             <>
               <p class="muted" aria-live="polite">
-                {shown.length === monitors.length ? `${monitors.length} monitors` : `${shown.length} of ${monitors.length} monitors`}
+                {shown.length === monitors.length ? `${monitors.length} monitor${monitors.length === 1 ? '' : 's'}` : `${shown.length} of ${monitors.length} monitors`}
               </p>
               {shown.length === 0 ? <p>No monitor matches these filters.</p> : <VirtualRows rows={shown} />}
             </>

@@ -58,14 +58,16 @@ fn find(path: &str) -> Option<&'static DashboardAsset> {
 }
 
 fn serve(path: &str, headers: &HeaderMap) -> Response {
-    if let Some(asset) = find(path).filter(|_| path != "index.html") {
-        return file(asset, headers, IMMUTABLE);
+    if path != "index.html" {
+        if let Some(asset) = find(path) {
+            return file(asset, headers, IMMUTABLE);
+        }
     }
     // A path naming a file (it has an extension, or is under the hashed asset folder) that
     // the build did not produce is a 404, never the app: a stale hashed name must not be
     // cached as HTML.
     let last = path.rsplit('/').next().unwrap_or("");
-    if path.starts_with("assets/") || last.contains('.') {
+    if path != "index.html" && (path.starts_with("assets/") || last.contains('.')) {
         return not_found();
     }
     match find("index.html") {

@@ -14,6 +14,7 @@ mod common;
 mod config_schemas;
 mod contract;
 mod custom_domains;
+mod dashboard;
 mod cycle_events;
 mod delivery;
 mod delivery_binary;
