@@ -14,6 +14,8 @@ import { MonitorForm } from './screens/monitor-form';
 import { Alerts } from './screens/alerts';
 import { ApiKeys } from './screens/api-keys';
 import { StatusPageDetail, StatusPages } from './screens/status-pages';
+import { Channels } from './screens/channels';
+import { Workspace } from './screens/workspace';
 
 export const session = signal<Session | null | undefined>(undefined);
 const workspaces = signal<Schemas['MyWorkspace'][]>([]);
@@ -47,7 +49,9 @@ const NAV: [string, string][] = [
   ['/', 'Monitors'],
   ['/alerts', 'Alerts'],
   ['/status-pages', 'Status pages'],
+  ['/channels', 'Channels'],
   ['/api-keys', 'API keys'],
+  ['/workspace', 'Workspace'],
 ];
 
 function Header() {
@@ -109,6 +113,8 @@ function Screen() {
   if ((m = match('/monitors/:id', p))) return <MonitorDetail id={m.id} />;
   if (p === '/alerts') return <Alerts />;
   if (p === '/api-keys') return <ApiKeys />;
+  if (p === '/channels') return <Channels />;
+  if (p === '/workspace') return <Workspace />;
   if (p === '/status-pages') return <StatusPages />;
   if ((m = match('/status-pages/:id', p))) return <StatusPageDetail id={m.id} />;
   return (

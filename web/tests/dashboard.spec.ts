@@ -194,6 +194,33 @@ test('an API key is minted with picked capabilities, works, and is revoked', asy
   expect(refused.status).toBe(401);
 });
 
+test('a webhook channel is created, tested, and its delivery listed', async () => {
+  await page.getByRole('link', { name: 'Channels' }).click();
+  await expect(page.getByRole('heading', { name: 'No notification channels yet' })).toBeVisible();
+  await page.getByLabel('Name', { exact: true }).fill('Ops webhook');
+  await page.getByLabel('Webhook URL').fill(`${TARGET()}/hook`);
+  await page.getByRole('button', { name: 'Create channel' }).click();
+  await expect(page.getByText('Signing secret (shown once)')).toBeVisible();
+  const card = page.locator('[data-channel-id]').first();
+  await expect(card).toContainText('Ops webhook');
+  await card.getByRole('button', { name: 'Send test' }).click();
+  await expect(page.getByText(/^Test sent/)).toBeVisible();
+  await expect(card.locator('table')).toContainText('DELIVERED');
+  await axe(page, 'channels');
+  await shot(page, 'channels');
+});
+
+test('the workspace screen lists members, invites, and shows the audit log', async () => {
+  await page.getByRole('link', { name: 'Workspace' }).click();
+  await expect(page.locator('#mem-h + .table-wrap')).toContainText(EMAIL);
+  await page.getByLabel('Email', { exact: true }).fill('grace@example.com');
+  await page.getByRole('button', { name: 'Invite' }).click();
+  await expect(page.locator('#inv-h ~ ul')).toContainText('grace@example.com');
+  await expect(page.locator('#audit-h ~ .table-wrap')).toContainText('monitor');
+  await axe(page, 'workspace');
+  await shot(page, 'workspace');
+});
+
 test('sign out, then sign in returns to the page asked for', async () => {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page.getByRole('heading', { name: 'Sign in to Tocsin' })).toBeVisible();

@@ -201,15 +201,24 @@ mod tests {
     fn accept_encoding_honours_q_zero_and_wildcards() {
         assert_eq!(
             accepted_encodings(&with("gzip, deflate, br")),
-            Accepted { brotli: true, gzip: true }
+            Accepted {
+                brotli: true,
+                gzip: true
+            }
         );
         assert_eq!(
             accepted_encodings(&with("br;q=0, gzip;q=0.5")),
-            Accepted { brotli: false, gzip: true }
+            Accepted {
+                brotli: false,
+                gzip: true
+            }
         );
         assert_eq!(
             accepted_encodings(&with("*")),
-            Accepted { brotli: true, gzip: true }
+            Accepted {
+                brotli: true,
+                gzip: true
+            }
         );
         assert_eq!(accepted_encodings(&HeaderMap::new()), Accepted::default());
     }

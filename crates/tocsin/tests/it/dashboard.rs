@@ -30,7 +30,9 @@ fn header(res: &reqwest::Response, name: reqwest::header::HeaderName) -> String 
 
 /// The built JavaScript entry named by index.html.
 fn entry_script(html: &str) -> String {
-    let at = html.find("src=\"/app/assets/").expect("a script from /app/assets/");
+    let at = html
+        .find("src=\"/app/assets/")
+        .expect("a script from /app/assets/");
     let rest = &html[at + 5..];
     rest[..rest.find('"').unwrap()].to_string()
 }
@@ -152,7 +154,12 @@ async fn app_routes_fall_back_to_the_index_and_missing_files_are_html_404s() {
         .text()
         .await
         .unwrap();
-    for route in ["/app/monitors/01HZZZ", "/app/sign-in", "/app/oauth/consent", "/app/index.html"] {
+    for route in [
+        "/app/monitors/01HZZZ",
+        "/app/sign-in",
+        "/app/oauth/consent",
+        "/app/index.html",
+    ] {
         let res = client().get(srv.url(route)).send().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK, "{route}");
         assert_eq!(header(&res, CACHE_CONTROL), "no-cache");
