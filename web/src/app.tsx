@@ -16,6 +16,7 @@ import { ApiKeys } from './screens/api-keys';
 import { StatusPageDetail, StatusPages } from './screens/status-pages';
 import { Channels } from './screens/channels';
 import { Workspace } from './screens/workspace';
+import { AcceptInvitation } from './screens/invitation';
 
 export const session = signal<Session | null | undefined>(undefined);
 const workspaces = signal<Schemas['MyWorkspace'][]>([]);
@@ -106,6 +107,7 @@ function Screen() {
     return null;
   }
   if (p === '/oauth/consent') return <Consent />;
+  if (p === '/invitations/accept') return <AcceptInvitation />;
   let m: Record<string, string> | null;
   if (p === '/' || p === '/monitors') return <MonitorList />;
   if (p === '/monitors/new') return <MonitorForm />;

@@ -34,6 +34,7 @@ test.describe.configure({ mode: 'serial' });
 
 let page: Page;
 let monitorUrl = '';
+let inviteLink = '';
 /** Anything the Content-Security-Policy refused: the app must need no exception to it. */
 const refused: string[] = [];
 
@@ -216,6 +217,9 @@ test('the workspace screen lists members, invites, and shows the audit log', asy
   await page.getByLabel('Email', { exact: true }).fill('grace@example.com');
   await page.getByRole('button', { name: 'Invite' }).click();
   await expect(page.locator('#inv-h ~ ul')).toContainText('grace@example.com');
+  // No SMTP server here: the accept link is shown to pass on.
+  inviteLink = (await page.locator('#inv-h ~ .notice code').textContent()) ?? '';
+  expect(inviteLink).toContain('/app/invitations/accept?token=');
   await expect(page.locator('#audit-h ~ .table-wrap')).toContainText('monitor');
   await axe(page, 'workspace');
   await shot(page, 'workspace');
@@ -233,6 +237,27 @@ test('sign out, then sign in returns to the page asked for', async () => {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByRole('heading', { level: 1 })).toContainText('Loopback API');
   expect(page.url()).toBe(monitorUrl);
+});
+
+test('an invited person signs up from the link and joins the workspace', async ({ browser }) => {
+  const ctx = await browser.newContext();
+  const grace = await ctx.newPage();
+  const link = new URL(inviteLink);
+  await grace.goto(link.pathname + link.search);
+  await expect(grace.getByRole('heading', { name: 'Sign in to Tocsin' })).toBeVisible();
+  await grace.getByRole('link', { name: 'Create an account' }).click();
+  await grace.getByLabel('Name').fill('Grace');
+  await grace.getByLabel('Email').fill('grace@example.com');
+  await grace.getByLabel('Password').fill(PASSWORD);
+  await grace.getByRole('button', { name: 'Create account' }).click();
+  await expect(grace.getByRole('heading', { name: 'Join a workspace' })).toBeVisible();
+  await axe(grace, 'invitation');
+  await grace.getByRole('button', { name: 'Join the workspace' }).click();
+  // Now in Ada's workspace: her monitor is listed, and the switcher offers both.
+  await expect(grace.getByRole('list', { name: 'Monitors', exact: true })).toContainText('Loopback API');
+  await expect(grace.getByLabel('Workspace')).toContainText("Ada");
+  await expect(grace.locator('#ws-switch option')).toHaveCount(2);
+  await ctx.close();
 });
 
 test('usable at 360 px', async () => {

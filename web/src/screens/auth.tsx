@@ -3,11 +3,14 @@
 import { useState } from 'preact/hooks';
 import { ApiError, authPost } from '../api/client';
 import { refreshSession } from '../app';
-import { Link, navigate, path, query } from '../router';
+import { Link, navigate, path, query, search } from '../router';
 import { ErrorNote, Field } from '../ui';
 
 function safeNext(): string | null {
-  const next = query('next');
+  // A person sent to the sign-in page from a deeper page of the app comes back to it.
+  const here = path.value;
+  const fallback = here !== '/' && here !== '/sign-in' && here !== '/sign-up' ? `/app${here}${search.value}` : null;
+  const next = query('next') ?? fallback;
   // Only paths of this origin: never `//host` or `https://elsewhere`.
   if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return null;
   return next;
@@ -31,20 +34,13 @@ function nextSuffix(): string {
 export function SignIn() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  // A person sent here from a deeper path comes back to it.
-  const here = path.value;
   const onSubmit = async (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.target as HTMLFormElement);
     setBusy(true);
     try {
       await authPost('/auth/sign-in/email', { email: f.get('email'), password: f.get('password') });
-      if (!safeNext() && here !== '/sign-in' && here !== '/') {
-        await refreshSession();
-        navigate(here, true);
-      } else {
-        await afterSignIn();
-      }
+      await afterSignIn();
     } catch (err) {
       setError(err);
     } finally {
