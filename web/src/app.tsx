@@ -17,6 +17,7 @@ import { StatusPageDetail, StatusPages } from './screens/status-pages';
 import { Channels } from './screens/channels';
 import { Workspace } from './screens/workspace';
 import { AcceptInvitation } from './screens/invitation';
+import { Maintenance } from './screens/maintenance';
 
 export const session = signal<Session | null | undefined>(undefined);
 const workspaces = signal<Schemas['MyWorkspace'][]>([]);
@@ -51,6 +52,7 @@ const NAV: [string, string][] = [
   ['/alerts', 'Alerts'],
   ['/status-pages', 'Status pages'],
   ['/channels', 'Channels'],
+  ['/maintenance', 'Maintenance'],
   ['/api-keys', 'API keys'],
   ['/workspace', 'Workspace'],
 ];
@@ -116,6 +118,7 @@ function Screen() {
   if (p === '/alerts') return <Alerts />;
   if (p === '/api-keys') return <ApiKeys />;
   if (p === '/channels') return <Channels />;
+  if (p === '/maintenance') return <Maintenance />;
   if (p === '/workspace') return <Workspace />;
   if (p === '/status-pages') return <StatusPages />;
   if ((m = match('/status-pages/:id', p))) return <StatusPageDetail id={m.id} />;

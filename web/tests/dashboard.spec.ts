@@ -225,6 +225,24 @@ test('the workspace screen lists members, invites, and shows the audit log', asy
   await shot(page, 'workspace');
 });
 
+test('a daily maintenance window is planned and described in words', async () => {
+  await page.getByRole('link', { name: 'Maintenance' }).click();
+  await expect(page.getByRole('heading', { name: 'No maintenance windows' })).toBeVisible();
+  await page.getByLabel('Monitor').selectOption({ label: 'Loopback API' });
+  await page.getByLabel('Title').fill('Nightly backup');
+  await page.getByLabel('Starts').fill('2030-01-07T02:00');
+  await page.getByLabel('Ends').fill('2030-01-07T03:00');
+  await page.getByLabel('Time zone').fill('UTC');
+  await page.getByLabel('Repeats').selectOption('daily');
+  await page.getByRole('button', { name: 'Plan window' }).click();
+  const card = page.locator('[data-window-id]').first();
+  await expect(card).toContainText('Nightly backup');
+  await expect(card).toContainText('Every day');
+  await expect(card).toContainText('(UTC)');
+  await axe(page, 'maintenance');
+  await shot(page, 'maintenance');
+});
+
 test('sign out, then sign in returns to the page asked for', async () => {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page.getByRole('heading', { name: 'Sign in to Tocsin' })).toBeVisible();
