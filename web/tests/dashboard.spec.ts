@@ -27,6 +27,7 @@ async function axe(page: Page, screen: string) {
 }
 
 async function shot(page: Page, name: string) {
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${shots}${name}.png`, fullPage: false });
 }
 
