@@ -105,7 +105,10 @@ function Screen() {
   if (p === '/sign-up') return <SignUp />;
   if (!s || sessionLost.value) return <SignIn />;
   if (p === '/sign-in') {
-    navigate('/', true);
+    // Already signed in: straight on to where the sign-in would have led.
+    const next = new URLSearchParams(location.search).get('next');
+    if (next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/app')) location.replace(next);
+    else navigate(next?.startsWith('/app') ? next : '/', true);
     return null;
   }
   if (p === '/oauth/consent') return <Consent />;

@@ -258,6 +258,22 @@ test('sign out, then sign in returns to the page asked for', async () => {
   expect(page.url()).toBe(monitorUrl);
 });
 
+test('sign-in honours ?next= (the OAuth authorize return path)', async () => {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page.getByRole('heading', { name: 'Sign in to Tocsin' })).toBeVisible();
+  await page.goto('/app/sign-in?next=%2Fhealthz%3Fcheck%3D1');
+  await page.getByLabel('Email').fill(EMAIL);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/healthz?check=1');
+  // Signed in already, the sign-in page sends a person straight on.
+  await page.goto('/app/sign-in?next=%2Fapp%2Fapi-keys');
+  await expect(page.getByRole('heading', { name: 'API keys' })).toBeVisible();
+  // A next that leaves the site is ignored.
+  await page.goto('/app/sign-in?next=%2F%2Fevil.example%2F');
+  await expect(page.getByRole('heading', { name: 'Monitors', exact: true })).toBeVisible();
+});
+
 test('an invited person signs up from the link and joins the workspace', async ({ browser }) => {
   const ctx = await browser.newContext();
   const grace = await ctx.newPage();
