@@ -274,6 +274,21 @@ test('sign-in honours ?next= (the OAuth authorize return path)', async () => {
   await expect(page.getByRole('heading', { name: 'Monitors', exact: true })).toBeVisible();
 });
 
+test('the OAuth consent page shows the client and its scopes, each can be unticked', async () => {
+  await page.goto('/app/oauth/consent?consent_code=not-a-real-code&client_id=Claude%20Desktop&scope=monitors%3Aread+incidents%3Awrite');
+  await expect(page.getByRole('heading', { name: 'Allow access?' })).toBeVisible();
+  await expect(page.locator('main')).toContainText('Claude Desktop');
+  await expect(page.getByRole('checkbox', { name: 'monitors:read' })).toBeChecked();
+  await page.getByRole('checkbox', { name: 'incidents:write' }).uncheck();
+  await axe(page, 'oauth consent');
+  await shot(page, 'oauth-consent');
+  // An unknown consent code is refused by the server, and the page says so.
+  await page.getByRole('button', { name: 'Allow' }).click();
+  await expect(page.getByRole('alert')).toBeVisible();
+  await page.getByRole('checkbox', { name: 'monitors:read' }).uncheck();
+  await expect(page.getByRole('button', { name: 'Allow' })).toBeDisabled();
+});
+
 test('an invited person signs up from the link and joins the workspace', async ({ browser }) => {
   const ctx = await browser.newContext();
   const grace = await ctx.newPage();
