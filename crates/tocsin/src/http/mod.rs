@@ -9,6 +9,7 @@ pub mod auth;
 pub mod auth_routes;
 pub mod channels;
 pub mod custom_domains;
+pub mod dashboard;
 pub mod embed;
 pub mod error;
 pub mod escalation;
@@ -70,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .merge(auth_routes::router())
         .merge(alerts::link_router())
         .merge(public::pages_router())
+        .merge(dashboard::router())
         .merge(embed::plain_router())
         .merge(probe_socket::router())
         .merge(stream::router())
@@ -130,7 +132,9 @@ async fn guard(req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let for_people = path == crate::alerting::ack_link::ACK_PATH
         || path.starts_with(public::PAGES_PREFIX)
-        || path.starts_with(subscribers::LINKS_PREFIX);
+        || path.starts_with(subscribers::LINKS_PREFIX)
+        || path == dashboard::PREFIX
+        || path.starts_with(dashboard::ASSET_PREFIX);
     let response = next.run(req).await;
     if response.status().as_u16() >= 400 && !for_people {
         let is_json = response

@@ -15,6 +15,7 @@ mod config_schemas;
 mod contract;
 mod custom_domains;
 mod cycle_events;
+mod dashboard;
 mod delivery;
 mod delivery_binary;
 mod detection;

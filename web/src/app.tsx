@@ -1,0 +1,158 @@
+// The shell: session check, header with navigation, workspace switcher and sign-out, and
+// the screen for the current path. Without a session every path but the sign-up page shows
+// the sign-in page, which returns to where the person was going (`?next=`).
+import { signal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { api, authPost, call, getSession, sessionLost, type Schemas, type Session } from './api/client';
+import { liveMode, startLive, stopLive } from './live';
+import { Link, match, navigate, path } from './router';
+import { SignIn, SignUp } from './screens/auth';
+import { Consent } from './screens/consent';
+import { MonitorList } from './screens/monitors';
+import { MonitorDetail } from './screens/monitor-detail';
+import { MonitorForm } from './screens/monitor-form';
+import { Alerts } from './screens/alerts';
+import { ApiKeys } from './screens/api-keys';
+import { StatusPageDetail, StatusPages } from './screens/status-pages';
+import { Channels } from './screens/channels';
+import { Workspace } from './screens/workspace';
+import { AcceptInvitation } from './screens/invitation';
+import { Maintenance } from './screens/maintenance';
+
+export const session = signal<Session | null | undefined>(undefined);
+const workspaces = signal<Schemas['MyWorkspace'][]>([]);
+
+export async function refreshSession() {
+  const s = await getSession();
+  session.value = s;
+  sessionLost.value = false;
+  if (s) {
+    startLive();
+    workspaces.value = await call(api.GET('/workspaces')).catch(() => []);
+  } else {
+    stopLive();
+  }
+}
+
+async function signOut() {
+  await authPost('/auth/sign-out', {}).catch(() => undefined);
+  session.value = null;
+  stopLive();
+  navigate('/sign-in');
+}
+
+async function switchWorkspace(id: string) {
+  await call(api.POST('/workspaces/{workspace_id}/activate', { params: { path: { workspace_id: id } } }));
+  await refreshSession();
+  navigate('/');
+}
+
+const NAV: [string, string][] = [
+  ['/', 'Monitors'],
+  ['/alerts', 'Alerts'],
+  ['/status-pages', 'Status pages'],
+  ['/channels', 'Channels'],
+  ['/maintenance', 'Maintenance'],
+  ['/api-keys', 'API keys'],
+  ['/workspace', 'Workspace'],
+];
+
+function Header() {
+  const s = session.value;
+  const p = path.value;
+  return (
+    <header class="top">
+      <a class="brand" href="/app/">Tocsin</a>
+      {s && (
+        <nav aria-label="Main">
+          {NAV.map(([href, label]) => {
+            const here = href === '/' ? p === '/' || p.startsWith('/monitors') : p.startsWith(href);
+            return (
+              <Link href={href} aria-current={here ? 'page' : undefined}>
+                {label}
+              </Link>
+            );
+          })}
+        </nav>
+      )}
+      {s && (
+        <div class="who">
+          <span class={`live live-${liveMode.value}`} title="How this page stays current">
+            {liveMode.value === 'stream' ? 'Live' : liveMode.value === 'polling' ? 'Polling' : '…'}
+          </span>
+          <label class="sr-only" for="ws-switch">Workspace</label>
+          <select
+            id="ws-switch"
+            value={s.workspace.id}
+            onChange={(e) => switchWorkspace((e.target as HTMLSelectElement).value)}
+          >
+            {(workspaces.value.length ? workspaces.value : [{ id: s.workspace.id, name: s.workspace.name }]).map((w) => (
+              <option value={w.id}>{w.name}</option>
+            ))}
+          </select>
+          <button type="button" class="link" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      )}
+    </header>
+  );
+}
+
+function Screen() {
+  const p = path.value;
+  const s = session.value;
+  if (p === '/sign-up') return <SignUp />;
+  if (!s || sessionLost.value) return <SignIn />;
+  if (p === '/sign-in') {
+    // Already signed in: straight on to where the sign-in would have led.
+    const next = new URLSearchParams(location.search).get('next');
+    if (next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/app')) location.replace(next);
+    else navigate(next?.startsWith('/app') ? next : '/', true);
+    return null;
+  }
+  if (p === '/oauth/consent') return <Consent />;
+  if (p === '/invitations/accept') return <AcceptInvitation />;
+  let m: Record<string, string> | null;
+  if (p === '/' || p === '/monitors') return <MonitorList />;
+  if (p === '/monitors/new') return <MonitorForm />;
+  if ((m = match('/monitors/:id/edit', p))) return <MonitorForm id={m.id} />;
+  if ((m = match('/monitors/:id', p))) return <MonitorDetail id={m.id} />;
+  if (p === '/alerts') return <Alerts />;
+  if (p === '/api-keys') return <ApiKeys />;
+  if (p === '/channels') return <Channels />;
+  if (p === '/maintenance') return <Maintenance />;
+  if (p === '/workspace') return <Workspace />;
+  if (p === '/status-pages') return <StatusPages />;
+  if ((m = match('/status-pages/:id', p))) return <StatusPageDetail id={m.id} />;
+  return (
+    <main id="main">
+      <h1>Not found</h1>
+      <p>
+        There is no screen here. <Link href="/">Go to your monitors</Link>.
+      </p>
+    </main>
+  );
+}
+
+export function App() {
+  useEffect(() => {
+    refreshSession();
+  }, []);
+  if (session.value === undefined) {
+    return (
+      <main id="main" class="loading" aria-busy="true">
+        Loading…
+      </main>
+    );
+  }
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <Header />
+      <Screen />
+    </>
+  );
+}

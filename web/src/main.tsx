@@ -1,0 +1,6 @@
+import { render } from 'preact';
+import './styles.css';
+import { App } from './app';
+
+const root = document.getElementById('app');
+if (root) render(<App />, root);

@@ -1,0 +1,86 @@
+// Alerts: open and acknowledged outages (resolved ones on request), with acknowledge.
+import { useEffect, useState } from 'preact/hooks';
+import { api, call, type Monitor, type Schemas } from '../api/client';
+import { when } from '../format';
+import { onLive } from '../live';
+import { Link } from '../router';
+import { Badge, Empty, ErrorNote } from '../ui';
+
+type Filter = 'open' | 'acknowledged' | 'resolved';
+
+export function Alerts() {
+  const [filter, setFilter] = useState<Filter>('open');
+  const [alerts, setAlerts] = useState<Schemas['Alert'][] | null>(null);
+  const [names, setNames] = useState<Record<string, string>>({});
+  const [error, setError] = useState<unknown>(null);
+
+  const load = () =>
+    call(api.GET('/alerts', { params: { query: { status: filter, limit: 200 } } })).then((p) => {
+      setAlerts(p.alerts);
+      setError(null);
+    }, setError);
+
+  useEffect(() => {
+    setAlerts(null);
+    load();
+    return onLive((kind) => {
+      if (kind === 'alert' || kind === 'poll') load();
+    });
+  }, [filter]);
+  useEffect(() => {
+    call(api.GET('/monitors')).then((ms: Monitor[]) => setNames(Object.fromEntries(ms.map((m) => [m.id, m.name]))), () => undefined);
+  }, []);
+
+  const ack = async (id: string) => {
+    try {
+      await call(api.POST('/alerts/{alert_id}/acknowledge', { params: { path: { alert_id: id } } }));
+      load();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <main id="main">
+      <h1>Alerts</h1>
+      <div class="tabs" role="group" aria-label="Which alerts">
+        {(['open', 'acknowledged', 'resolved'] as Filter[]).map((f) => (
+          <button type="button" aria-pressed={filter === f} onClick={() => setFilter(f)}>
+            {f[0].toUpperCase() + f.slice(1)}
+          </button>
+        ))}
+      </div>
+      <ErrorNote error={error} />
+      {alerts === null ? (
+        <p aria-busy="true">Loading…</p>
+      ) : alerts.length === 0 ? (
+        <Empty title={filter === 'open' ? 'No open alerts' : `No ${filter} alerts`}>
+          <p>An alert opens when a monitor goes down and resolves when it recovers. Notification channels tell you about it.</p>
+        </Empty>
+      ) : (
+        <ul class="cards">
+          {alerts.map((a) => (
+            <li class="card alert" data-alert-id={a.id}>
+              <div class="title-row">
+                <h2>
+                  <Link href={`/monitors/${a.monitorId}`}>{names[a.monitorId] ?? a.monitorId}</Link> <Badge status={a.status} />
+                </h2>
+                {a.status === 'OPEN' && (
+                  <button type="button" class="primary" onClick={() => ack(a.id)}>
+                    Acknowledge
+                  </button>
+                )}
+              </div>
+              <p>{a.cause}</p>
+              <p class="muted">
+                Opened {when(a.openedAt)}
+                {a.acknowledgedAt && ` · acknowledged ${when(a.acknowledgedAt)}`}
+                {a.resolvedAt && ` · resolved ${when(a.resolvedAt)}`}
+              </p>
+            </li>
+          ))}
+        </ul>
+      )}
+    </main>
+  );
+}

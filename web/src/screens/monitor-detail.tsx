@@ -1,0 +1,284 @@
+// One monitor: status, uptime over 24 h / 7 d / 30 d / 90 d, the response-time chart (hourly
+// average and p95 for the last week from the hourly rollups, raw checks for recent hours),
+// the recent checks with timings, assertion results and region, the status-change timeline,
+// and the actions: pause or resume, check now, edit, delete. Updates arrive live.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { api, call, type Monitor, type Schemas } from '../api/client';
+import { ago, ms, pct, when } from '../format';
+import { onLive } from '../live';
+import { Link, navigate } from '../router';
+import { Badge, ErrorNote } from '../ui';
+
+type Heartbeat = Schemas['Heartbeat'];
+type Hourly = Schemas['HourlyStat'];
+
+interface Data {
+  monitor: Monitor;
+  uptime: Schemas['Uptime'];
+  hourly: Hourly[];
+  beats: Heartbeat[];
+  events: Schemas['MonitorEvent'][];
+}
+
+async function loadAll(id: string): Promise<Data> {
+  const path = { monitor_id: id };
+  const from = new Date(Date.now() - 7 * 86400_000).toISOString();
+  const [monitor, uptime, hourly, beats, events] = await Promise.all([
+    call(api.GET('/monitors/{monitor_id}', { params: { path } })),
+    call(api.GET('/monitors/{monitor_id}/uptime', { params: { path } })),
+    call(api.GET('/monitors/{monitor_id}/stats/hourly', { params: { path, query: { from } } })),
+    call(api.GET('/monitors/{monitor_id}/heartbeats', { params: { path, query: { limit: 200 } } })),
+    call(api.GET('/monitors/{monitor_id}/events', { params: { path } })),
+  ]);
+  return { monitor, uptime, hourly, beats, events };
+}
+
+export function MonitorDetail({ id }: { id: string }) {
+  const [data, setData] = useState<Data | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [note, setNote] = useState('');
+
+  const reload = () =>
+    loadAll(id).then(
+      (d) => {
+        setData(d);
+        setError(null);
+      },
+      setError,
+    );
+
+  useEffect(() => {
+    setData(null);
+    reload();
+    let pending: number | undefined;
+    const off = onLive((kind, ev) => {
+      const mine = ev?.monitorId === id || ev?.id === id;
+      if (kind === 'monitor' && mine) {
+        setData((d) => (d ? { ...d, monitor: { ...d.monitor, status: ev.status } } : d));
+      }
+      if (kind === 'poll' || ((kind === 'heartbeat' || kind === 'monitor' || kind === 'monitor.changed') && mine)) {
+        clearTimeout(pending);
+        pending = window.setTimeout(reload, kind === 'heartbeat' ? 500 : 0);
+      }
+    });
+    return () => {
+      off();
+      clearTimeout(pending);
+    };
+  }, [id]);
+
+  if (error && !data) {
+    return (
+      <main id="main">
+        <ErrorNote error={error} />
+        <Link href="/">Back to monitors</Link>
+      </main>
+    );
+  }
+  if (!data) return <main id="main" aria-busy="true">Loading…</main>;
+  const { monitor: m, uptime, hourly, beats, events } = data;
+  const path = { monitor_id: id };
+
+  const act = async (what: 'pause' | 'resume' | 'check') => {
+    setNote('');
+    try {
+      if (what === 'pause') await call(api.POST('/monitors/{monitor_id}/pause', { params: { path } }));
+      if (what === 'resume') await call(api.POST('/monitors/{monitor_id}/resume', { params: { path } }));
+      if (what === 'check') {
+        await call(api.POST('/monitors/{monitor_id}/check', { params: { path } }));
+        setNote('Check started; its result appears below in a moment.');
+      }
+      reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const remove = async () => {
+    if (!confirm(`Delete the monitor “${m.name}” and its history?`)) return;
+    try {
+      await call(api.DELETE('/monitors/{monitor_id}', { params: { path } }));
+      navigate('/');
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <main id="main">
+      <p>
+        <Link href="/">← Monitors</Link>
+      </p>
+      <div class="title-row">
+        <h1>
+          {m.name} <Badge status={m.active ? m.status : 'PAUSED'} />
+        </h1>
+        <div class="actions">
+          {m.active ? (
+            <button type="button" onClick={() => act('pause')}>Pause</button>
+          ) : (
+            <button type="button" onClick={() => act('resume')}>Resume</button>
+          )}
+          <button type="button" onClick={() => act('check')}>Check now</button>
+          <Link class="button" href={`/monitors/${id}/edit`}>Edit</Link>
+          <button type="button" class="danger" onClick={remove}>Delete</button>
+        </div>
+      </div>
+      <p class="muted">
+        {m.type} · {m.url ?? (m.host ? `${m.host}${m.port ? `:${m.port}` : ''}` : 'push')} · every {m.interval}s · last check{' '}
+        {ago(m.lastCheckAt)}
+      </p>
+      <ErrorNote error={error} />
+      {note && <p class="notice" role="status">{note}</p>}
+      <section aria-labelledby="uptime-h">
+        <h2 id="uptime-h">Uptime</h2>
+        <dl class="uptime">
+          {(['24h', '7d', '30d', '90d'] as const).map((k) => (
+            <div>
+              <dt>{k}</dt>
+              <dd>{pct(uptime[k])}</dd>
+            </div>
+          ))}
+        </dl>
+        <Bars beats={beats} />
+      </section>
+      <section aria-labelledby="chart-h">
+        <h2 id="chart-h">Response time</h2>
+        <Chart hourly={hourly} beats={beats} />
+      </section>
+      <section aria-labelledby="beats-h">
+        <h2 id="beats-h">Recent checks</h2>
+        {beats.length === 0 ? (
+          <p>No checks yet. The first one runs within {m.interval} seconds; “Check now” runs one at once.</p>
+        ) : (
+          <div class="table-wrap">
+            <table class="beats">
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Latency</th>
+                  <th scope="col">Timings (DNS / TCP / TLS / first byte)</th>
+                  <th scope="col">Region</th>
+                  <th scope="col">Message and assertions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {beats.slice(0, 50).map((b) => (
+                  <tr>
+                    <td>{when(b.createdAt)}</td>
+                    <td>
+                      <Badge status={b.status} />
+                      {b.statusCode != null && <span class="muted"> {b.statusCode}</span>}
+                    </td>
+                    <td>{ms(b.latency)}</td>
+                    <td class="muted">
+                      {b.timings
+                        ? `${ms(b.timings.dns)} / ${ms(b.timings.tcp)} / ${ms(b.timings.tls)} / ${ms(b.timings.firstByte)}`
+                        : '—'}
+                    </td>
+                    <td>{b.region}</td>
+                    <td>
+                      {b.message}
+                      {b.assertionResults?.length ? (
+                        <ul class="asserts">
+                          {b.assertionResults.map((a) => (
+                            <li class={a.passed ? 'ok' : 'bad'}>
+                              {a.passed ? '✓' : '✗'} {a.message}
+                              {a.actual != null && <span class="muted"> (got {a.actual})</span>}
+                            </li>
+                          ))}
+                        </ul>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <section aria-labelledby="events-h">
+        <h2 id="events-h">Status changes</h2>
+        {events.length === 0 ? (
+          <p>No status change yet.</p>
+        ) : (
+          <ol class="timeline">
+            {[...events].reverse().slice(0, 100).map((e) => (
+              <li>
+                <time dateTime={e.createdAt}>{when(e.createdAt)}</time> <Badge status={e.from} /> → <Badge status={e.to} />{' '}
+                {e.message && <span class="muted">{e.message}</span>}
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </main>
+  );
+}
+
+/** The last checks as a row of bars, oldest first. */
+function Bars({ beats }: { beats: Heartbeat[] }) {
+  const last = beats.slice(0, 60).reverse();
+  if (!last.length) return null;
+  return (
+    <div class="bars" role="img" aria-label={`Last ${last.length} checks: ${last.filter((b) => b.status === 'UP').length} up`}>
+      {last.map((b) => (
+        <span class={`bar s-${b.status.toLowerCase()}`} title={`${when(b.createdAt)}: ${b.status}`} />
+      ))}
+    </div>
+  );
+}
+
+function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    // One time axis: hourly points and raw points, each series null where it has no value.
+    const points = new Map<number, [number | null, number | null, number | null]>();
+    for (const h of hourly) points.set(Date.parse(h.bucket) / 1000, [h.avgLatency, h.p95Latency, null]);
+    for (const b of beats) {
+      const t = Date.parse(b.createdAt) / 1000;
+      const p = points.get(t) ?? [null, null, null];
+      p[2] = b.latency;
+      points.set(t, p);
+    }
+    const xs = [...points.keys()].sort((a, b) => a - b);
+    const data: uPlot.AlignedData = [
+      xs,
+      xs.map((x) => points.get(x)![0]),
+      xs.map((x) => points.get(x)![1]),
+      xs.map((x) => points.get(x)![2]),
+    ];
+    const css = getComputedStyle(document.documentElement);
+    const fg = css.getPropertyValue('--fg').trim() || '#222';
+    const grid = css.getPropertyValue('--line').trim() || '#ddd';
+    const axis = { stroke: fg, grid: { stroke: grid }, ticks: { stroke: grid } };
+    const plot = new uPlot(
+      {
+        width: el.clientWidth || 600,
+        height: 240,
+        scales: { x: { time: true } },
+        axes: [axis, { ...axis, label: 'ms', size: 60 }],
+        series: [
+          {},
+          { label: 'Hourly average', stroke: '#3b82f6', width: 2, spanGaps: true },
+          { label: 'Hourly p95', stroke: '#f59e0b', width: 2, spanGaps: true },
+          { label: 'Checks', stroke: '#10b981', width: 1, spanGaps: true, points: { show: true, size: 3 } },
+        ],
+      },
+      data,
+      el,
+    );
+    const ro = new ResizeObserver(() => plot.setSize({ width: el.clientWidth || 600, height: 240 }));
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      plot.destroy();
+    };
+  }, [hourly, beats]);
+  if (!hourly.length && !beats.length) return <p>No checks yet to chart.</p>;
+  return <div class="chart" ref={box} role="img" aria-label="Response time over the last week" />;
+}

@@ -1,0 +1,287 @@
+// Create or edit a monitor of any type. The common settings, the target the type needs (URL,
+// host and port), the type's own `config` keys, and a JSON box for the rarer keys (assertions,
+// TLS, auth...). The server validates; its errors are shown beside the field they name.
+// A new PUSH monitor's push URL is shown once, as the API gives its token only once.
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, call, type Monitor, type MonitorType } from '../api/client';
+import { Link, navigate } from '../router';
+import { copy, ErrorNote, Field } from '../ui';
+
+const TYPES: MonitorType[] = ['HTTP', 'TCP', 'PING', 'DNS', 'DNS_DIFF', 'WEBSOCKET', 'PUSH'];
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const RECORDS = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR'];
+/** Config keys that have their own inputs, per type; everything else goes in the JSON box. */
+const OWN_KEYS: Record<string, string[]> = {
+  HTTP: ['method', 'expect', 'body', 'followRedirects'],
+  TCP: ['send', 'expect'],
+  PING: ['count'],
+  DNS: ['recordType', 'resolver', 'expected'],
+  DNS_DIFF: ['recordType', 'resolver'],
+  WEBSOCKET: ['send', 'expect'],
+  PUSH: ['schedule', 'timezone'],
+};
+
+interface FormState {
+  name: string;
+  type: MonitorType;
+  url: string;
+  host: string;
+  port: string;
+  interval: string;
+  timeout: string;
+  retries: string;
+  gracePeriod: string;
+  tags: string;
+  description: string;
+  c: Record<string, string>;
+  extra: string;
+}
+
+function blank(): FormState {
+  return {
+    name: '', type: 'HTTP', url: '', host: '', port: '', interval: '60', timeout: '', retries: '0',
+    gracePeriod: '', tags: '', description: '', c: { method: 'GET', recordType: 'A' }, extra: '',
+  };
+}
+
+function fromMonitor(m: Monitor): FormState {
+  const cfg = { ...(m.config as Record<string, unknown>) };
+  const c: Record<string, string> = {};
+  for (const k of OWN_KEYS[m.type] ?? []) {
+    const v = cfg[k];
+    delete cfg[k];
+    if (v == null) continue;
+    if (k === 'expect' && typeof v === 'object') c.statusCodes = ((v as { statusCodes?: unknown[] }).statusCodes ?? []).join(', ');
+    else if (Array.isArray(v)) c[k] = v.join(', ');
+    else c[k] = String(v);
+  }
+  return {
+    name: m.name, type: m.type, url: m.url ?? '', host: m.host ?? '', port: m.port?.toString() ?? '',
+    interval: String(m.interval), timeout: m.timeout?.toString() ?? '', retries: String(m.retries ?? 0),
+    gracePeriod: m.gracePeriod?.toString() ?? '', tags: m.tags.join(', '), description: m.description ?? '',
+    c, extra: Object.keys(cfg).length ? JSON.stringify(cfg, null, 2) : '',
+  };
+}
+
+const list = (s: string | undefined) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
+
+function toBody(f: FormState): Record<string, unknown> {
+  let config: Record<string, unknown> = {};
+  if (f.extra.trim()) {
+    try {
+      config = JSON.parse(f.extra);
+    } catch {
+      throw new ApiError(400, 'VALIDATION_ERROR', 'Fix the advanced settings', 'extra', { extra: ['Not valid JSON.'] });
+    }
+  }
+  const c = f.c;
+  const set = (k: string, v: unknown) => {
+    if (v !== undefined && v !== '' && !(Array.isArray(v) && !v.length)) config[k] = v;
+  };
+  switch (f.type) {
+    case 'HTTP':
+      set('method', c.method);
+      if (list(c.statusCodes).length)
+        config.expect = { statusCodes: list(c.statusCodes).map((s) => (/^\d+$/.test(s) ? Number(s) : s)) };
+      set('body', c.body);
+      if (c.followRedirects) config.followRedirects = c.followRedirects === 'true';
+      break;
+    case 'TCP':
+    case 'WEBSOCKET':
+      set('send', c.send);
+      set('expect', c.expect);
+      break;
+    case 'PING':
+      set('count', num(c.count ?? ''));
+      break;
+    case 'DNS':
+    case 'DNS_DIFF':
+      set('recordType', c.recordType);
+      set('resolver', c.resolver);
+      if (f.type === 'DNS') set('expected', list(c.expected));
+      break;
+    case 'PUSH':
+      set('schedule', c.schedule);
+      set('timezone', c.timezone);
+      break;
+  }
+  const usesUrl = f.type === 'HTTP' || f.type === 'WEBSOCKET';
+  const usesHost = ['TCP', 'PING', 'DNS', 'DNS_DIFF'].includes(f.type);
+  const body: Record<string, unknown> = {
+    name: f.name,
+    type: f.type,
+    interval: num(f.interval),
+    retries: num(f.retries),
+    tags: list(f.tags),
+    description: f.description || null,
+    config,
+  };
+  if (f.timeout.trim()) body.timeout = num(f.timeout);
+  if (usesUrl) body.url = f.url;
+  if (usesHost) body.host = f.host;
+  if (f.type === 'TCP') body.port = num(f.port);
+  if (f.type === 'PUSH' && f.gracePeriod.trim()) body.gracePeriod = num(f.gracePeriod);
+  return body;
+}
+
+export function MonitorForm({ id }: { id?: string }) {
+  const [f, setF] = useState<FormState | null>(id ? null : blank());
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [push, setPush] = useState<{ id: string; token: string } | null>(null);
+
+  useEffect(() => {
+    if (!id) return;
+    call(api.GET('/monitors/{monitor_id}', { params: { path: { monitor_id: id } } })).then((m) => setF(fromMonitor(m)), setError);
+  }, [id]);
+
+  if (push) {
+    const url = `${location.origin}/push/${push.token}`;
+    return (
+      <main id="main">
+        <h1>Push monitor created</h1>
+        <p>Have your job call this address when it runs. It is shown only now; keep it somewhere safe.</p>
+        <p class="secret">
+          <code data-testid="push-url">{url}</code>{' '}
+          <button type="button" onClick={() => copy(url)}>Copy</button>
+        </p>
+        <p class="muted">For example: <code>curl -fsS {url}</code></p>
+        <Link class="button primary" href={`/monitors/${push.id}`}>Go to the monitor</Link>
+      </main>
+    );
+  }
+  if (!f) return <main id="main" aria-busy="true"><ErrorNote error={error} />Loading…</main>;
+
+  const upd = (patch: Partial<FormState>) => setF({ ...f, ...patch });
+  const updC = (k: string, v: string) => setF({ ...f, c: { ...f.c, [k]: v } });
+  const err = (...names: string[]) => {
+    if (!(error instanceof ApiError)) return undefined;
+    for (const n of names) {
+      const m = error.forField(n);
+      if (m) return m;
+    }
+    return undefined;
+  };
+  const input = (key: keyof FormState, label: string, props: Record<string, unknown> = {}, hint?: string) => (
+    <Field label={label} id={`m-${key}`} error={err(key)} hint={hint}>
+      <input
+        id={`m-${key}`}
+        name={key}
+        value={f[key] as string}
+        onInput={(e) => upd({ [key]: (e.target as HTMLInputElement).value } as Partial<FormState>)}
+        aria-invalid={err(key) ? 'true' : undefined}
+        aria-describedby={err(key) ? `m-${key}-error` : undefined}
+        {...props}
+      />
+    </Field>
+  );
+  const cfg = (key: string, label: string, hint?: string, props: Record<string, unknown> = {}) => {
+    const e = err(`config.${key}`, key === 'statusCodes' ? 'config.expect.statusCodes' : '', key === 'statusCodes' ? 'config.expect' : '');
+    return (
+      <Field label={label} id={`c-${key}`} error={e} hint={hint}>
+        <input
+          id={`c-${key}`}
+          value={f.c[key] ?? ''}
+          onInput={(ev) => updC(key, (ev.target as HTMLInputElement).value)}
+          aria-invalid={e ? 'true' : undefined}
+          {...props}
+        />
+      </Field>
+    );
+  };
+  const choice = (key: string, label: string, options: string[]) => (
+    <Field label={label} id={`c-${key}`} error={err(`config.${key}`)}>
+      <select id={`c-${key}`} value={f.c[key] ?? options[0]} onChange={(e) => updC(key, (e.target as HTMLSelectElement).value)}>
+        {options.map((o) => <option value={o}>{o}</option>)}
+      </select>
+    </Field>
+  );
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body = toBody(f);
+      if (id) {
+        delete body.type;
+        await call(api.PATCH('/monitors/{monitor_id}', { params: { path: { monitor_id: id } }, body: body as never }));
+        navigate(`/monitors/${id}`);
+      } else {
+        const m = await call(api.POST('/monitors', { body: body as never }));
+        if (m.type === 'PUSH' && m.pushToken) setPush({ id: m.id, token: m.pushToken });
+        else navigate(`/monitors/${m.id}`);
+      }
+    } catch (e2) {
+      setError(e2);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const t = f.type;
+  return (
+    <main id="main">
+      <p><Link href={id ? `/monitors/${id}` : '/'}>← Back</Link></p>
+      <h1>{id ? `Edit ${f.name}` : 'New monitor'}</h1>
+      <form class="card form" onSubmit={submit} noValidate>
+        <ErrorNote error={error} />
+        <Field label="Type" id="m-type" error={err('type')}>
+          <select id="m-type" value={t} disabled={!!id} onChange={(e) => upd({ type: (e.target as HTMLSelectElement).value as MonitorType })}>
+            {TYPES.map((x) => <option value={x}>{x}</option>)}
+          </select>
+        </Field>
+        {input('name', 'Name', { required: true })}
+        {(t === 'HTTP' || t === 'WEBSOCKET') &&
+          input('url', 'URL', { type: 'url', required: true, placeholder: t === 'HTTP' ? 'https://example.com/health' : 'wss://example.com/socket' })}
+        {['TCP', 'PING', 'DNS', 'DNS_DIFF'].includes(t) && input('host', t.startsWith('DNS') ? 'Name to resolve' : 'Host', { required: true })}
+        {t === 'TCP' && input('port', 'Port', { type: 'number', min: 1, max: 65535, required: true })}
+        {t === 'HTTP' && (
+          <>
+            {choice('method', 'Method', METHODS)}
+            {cfg('statusCodes', 'Accepted status codes', 'Comma separated: 200, 2xx, 200-299. Default 2xx.')}
+            {cfg('body', 'Request body')}
+          </>
+        )}
+        {(t === 'TCP' || t === 'WEBSOCKET') && (
+          <>
+            {cfg('send', 'Send after connecting')}
+            {cfg('expect', 'Reply must contain')}
+          </>
+        )}
+        {t === 'PING' && cfg('count', 'Echo requests per check', '1 to 10; default 3.', { type: 'number' })}
+        {(t === 'DNS' || t === 'DNS_DIFF') && (
+          <>
+            {choice('recordType', 'Record type', RECORDS)}
+            {cfg('resolver', 'Resolver', 'An IP address, optionally with port; default the system resolver.')}
+            {t === 'DNS' && cfg('expected', 'Expected records', 'Comma separated; all must be in the answer.')}
+          </>
+        )}
+        {t === 'PUSH' && (
+          <>
+            {input('gracePeriod', 'Grace period (seconds)', { type: 'number' }, 'How late a push may be before the monitor goes down.')}
+            {cfg('schedule', 'Schedule (cron)', 'Optional 5-field cron saying when pushes are expected.')}
+            {cfg('timezone', 'Schedule time zone', 'IANA name, e.g. Europe/Paris; default UTC.')}
+          </>
+        )}
+        <div class="grid3">
+          {input('interval', t === 'PUSH' ? 'Expected every (seconds)' : 'Check every (seconds)', { type: 'number', min: 1 })}
+          {t !== 'PUSH' && input('timeout', 'Timeout (seconds)', { type: 'number', min: 1 })}
+          {t !== 'PUSH' && input('retries', 'Retries', { type: 'number', min: 0, max: 10 })}
+        </div>
+        {input('tags', 'Tags', {}, 'Comma separated.')}
+        <Field label="Description" id="m-description" error={err('description')}>
+          <textarea id="m-description" value={f.description} onInput={(e) => upd({ description: (e.target as HTMLTextAreaElement).value })} />
+        </Field>
+        <details open={!!f.extra}>
+          <summary>Advanced settings (JSON)</summary>
+          <Field label="Other config keys" id="m-extra" error={err('extra', 'config')} hint="Assertions, TLS, auth, headers… as in the API's config schema for this type.">
+            <textarea id="m-extra" class="code" rows={6} value={f.extra} onInput={(e) => upd({ extra: (e.target as HTMLTextAreaElement).value })} />
+          </Field>
+        </details>
+        <button type="submit" class="primary" disabled={busy}>{id ? 'Save' : 'Create monitor'}</button>
+      </form>
+    </main>
+  );
+}
