@@ -19,6 +19,7 @@ pub mod incidents;
 pub mod input_errors;
 pub mod invitations;
 pub mod maintenance;
+pub mod mcp;
 pub mod members;
 pub mod monitor_list;
 pub mod monitors;
@@ -70,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .merge(public::pages_router())
         .merge(embed::plain_router())
         .merge(probe_socket::router())
+        .merge(mcp::router(&state))
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { DomainError::NotFound(crate::domain::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
