@@ -57,6 +57,15 @@ pub async fn get_monitor(fx: &Fixture) -> anyhow::Result<RequestSpec> {
                 HeaderName::from_static("mcp-protocol-version"),
                 HeaderValue::from_static(PROTOCOL),
             ),
+            // The revision's standard headers repeat the method and the tool's name.
+            (
+                HeaderName::from_static("mcp-method"),
+                HeaderValue::from_static("tools/call"),
+            ),
+            (
+                HeaderName::from_static("mcp-name"),
+                HeaderValue::from_static("get_monitor"),
+            ),
         ],
         body: Bytes::from(serde_json::to_vec(&body)?),
     }

@@ -627,15 +627,18 @@ async fn a_stateless_request_of_the_current_revision_needs_no_session() {
         .bearer_auth(&token)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "get_monitor")
         .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
             "name": "get_monitor", "arguments": {"monitorId": created["id"]}, "_meta": meta}}))
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status().as_u16(), 200);
+    let status = res.status().as_u16();
     assert!(res.headers().get("mcp-session-id").is_none());
     let ct = res.headers()["content-type"].to_str().unwrap().to_string();
     let text = res.text().await.unwrap();
+    assert_eq!(status, 200, "{text}");
     let answer = messages(&ct, &text).into_iter().find(|m| m["id"] == 9).unwrap();
     assert_eq!(ok(&answer["result"]), created);
     srv.stop().await;
