@@ -21,7 +21,8 @@ pub async fn get_monitor(fx: &Fixture) -> anyhow::Result<RequestSpec> {
         crate::domain::api_keys::mint_for_user(core, BENCH_EMAIL, "bench-mcp", "all", "mcp")
             .await?;
     let now = core.clock().now_ms();
-    let caller = crate::auth::caller::authenticate_key(core, &token, now, None, None, "mcp").await?;
+    let caller =
+        crate::auth::caller::authenticate_key(core, &token, now, None, None, "mcp").await?;
     // Paused: the scenario measures the read, not checks of a target that does not exist.
     let input: CreateMonitor = serde_json::from_value(json!({
         "name": "bench-mcp", "type": "HTTP", "url": "http://127.0.0.1:9/", "active": false

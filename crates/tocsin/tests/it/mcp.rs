@@ -93,11 +93,13 @@ impl Mcp {
         let id = self.next_id;
         self.next_id += 1;
         let res = self
-            .post(&json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "tocsin-test", "version": "1"}
-            }}))
+            .post(
+                &json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "tocsin-test", "version": "1"}
+                }}),
+            )
             .await;
         assert_eq!(res.status().as_u16(), 200);
         self.session = res
@@ -249,22 +251,35 @@ async fn tools_list_names_every_tool_with_annotations_and_the_rest_schemas() {
     let get = by_name("get_monitor");
     assert_eq!(get["annotations"]["readOnlyHint"], json!(true));
     assert_eq!(get["inputSchema"]["required"], json!(["monitorId"]));
-    assert_eq!(get["_meta"]["requiredCapabilities"], json!(["monitors:read"]));
+    assert_eq!(
+        get["_meta"]["requiredCapabilities"],
+        json!(["monitors:read"])
+    );
     let delete = by_name("delete_monitor");
     assert_eq!(delete["annotations"]["readOnlyHint"], json!(false));
     assert_eq!(delete["annotations"]["destructiveHint"], json!(true));
-    assert_eq!(delete["_meta"]["requiredCapabilities"], json!(["monitors:delete"]));
+    assert_eq!(
+        delete["_meta"]["requiredCapabilities"],
+        json!(["monitors:delete"])
+    );
     let create = by_name("create_monitor");
     assert_eq!(create["annotations"]["idempotentHint"], json!(false));
     assert_eq!(create["annotations"]["destructiveHint"], json!(false));
     let ack = by_name("acknowledge_alert");
     assert_eq!(ack["annotations"]["idempotentHint"], json!(true));
-    assert_eq!(ack["_meta"]["requiredCapabilities"], json!(["monitors:write"]));
+    assert_eq!(
+        ack["_meta"]["requiredCapabilities"],
+        json!(["monitors:write"])
+    );
 
     // The input schema is the REST request's: the same properties as the API document's
     // CreateMonitor, and the path's id beside UpdateMonitor's fields.
     let doc = json_of(
-        Client::new().get(srv.url("/openapi.json")).send().await.unwrap(),
+        Client::new()
+            .get(srv.url("/openapi.json"))
+            .send()
+            .await
+            .unwrap(),
         200,
     )
     .await;
@@ -305,7 +320,12 @@ async fn tools_call_creates_and_reads_monitors_as_the_rest_api_answers_them() {
         .await);
     let id = created["id"].as_str().unwrap().to_string();
     assert_eq!(created["name"], "api");
-    let via_rest = json_of(rest.call(Method::GET, &format!("/monitors/{id}"), None).await, 200).await;
+    let via_rest = json_of(
+        rest.call(Method::GET, &format!("/monitors/{id}"), None)
+            .await,
+        200,
+    )
+    .await;
     assert_eq!(via_rest, created);
 
     let got = mcp.call("get_monitor", json!({"monitorId": id})).await;
@@ -334,17 +354,26 @@ async fn tools_call_creates_and_reads_monitors_as_the_rest_api_answers_them() {
 
     // A stale expectedVersion is refused like a stale If-Match.
     let stale = mcp
-        .call("pause_monitor", json!({"monitorId": id, "expectedVersion": 7}))
+        .call(
+            "pause_monitor",
+            json!({"monitorId": id, "expectedVersion": 7}),
+        )
         .await;
     tool_error(&stale, "VERSION_CONFLICT");
     let paused = ok(&mcp
-        .call("pause_monitor", json!({"monitorId": id, "expectedVersion": 1}))
+        .call(
+            "pause_monitor",
+            json!({"monitorId": id, "expectedVersion": 1}),
+        )
         .await);
     assert_eq!(paused["active"], json!(false), "{paused}");
 
     // An unknown tool is a protocol error, not a tool result.
     let (status, answer) = mcp
-        .request("tools/call", json!({"name": "drop_database", "arguments": {}}))
+        .request(
+            "tools/call",
+            json!({"name": "drop_database", "arguments": {}}),
+        )
         .await;
     assert_eq!(status, 200);
     assert!(answer["error"]["code"].is_i64(), "{answer}");
@@ -365,7 +394,10 @@ async fn a_missing_capability_is_a_tool_error_and_nothing_is_written() {
         )
         .await;
     let env = tool_error(&refused, "INSUFFICIENT_CAPABILITY");
-    assert!(env["message"].as_str().unwrap().contains("monitors:write"), "{env}");
+    assert!(
+        env["message"].as_str().unwrap().contains("monitors:write"),
+        "{env}"
+    );
     let all = ok(&mcp.call("search_monitors", json!({})).await);
     assert_eq!(all, json!([]));
     srv.stop().await;
@@ -404,7 +436,8 @@ async fn an_agent_acknowledges_an_alert() {
     assert_eq!(acked["id"], json!(alert_id));
     assert!(acked["acknowledgedAt"].is_string(), "{acked}");
     let via_rest = json_of(
-        ada.call(Method::GET, &format!("/alerts/{alert_id}"), None).await,
+        ada.call(Method::GET, &format!("/alerts/{alert_id}"), None)
+            .await,
         200,
     )
     .await;
@@ -471,7 +504,11 @@ async fn without_a_valid_token_the_answer_is_401_naming_the_resource_metadata() 
     }
     // GET (the server's stream) and DELETE are guarded the same way.
     for method in [Method::GET, Method::DELETE] {
-        let res = client.request(method, srv.url("/mcp")).send().await.unwrap();
+        let res = client
+            .request(method, srv.url("/mcp"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status().as_u16(), 401);
         assert!(res.headers().get("www-authenticate").is_some());
     }
@@ -549,8 +586,13 @@ async fn resources_and_prompts() {
             json!({"name": "write_postmortem", "arguments": {"incidentId": "inc_1"}}),
         )
         .await;
-    let text = p["result"]["messages"][0]["content"]["text"].as_str().unwrap();
-    assert!(text.contains("inc_1") && text.contains("get_incident"), "{text}");
+    let text = p["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("inc_1") && text.contains("get_incident"),
+        "{text}"
+    );
     srv.stop().await;
 }
 
@@ -629,8 +671,10 @@ async fn a_stateless_request_of_the_current_revision_needs_no_session() {
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
         .header("mcp-name", "get_monitor")
-        .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
-            "name": "get_monitor", "arguments": {"monitorId": created["id"]}, "_meta": meta}}))
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "get_monitor", "arguments": {"monitorId": created["id"]}, "_meta": meta}}),
+        )
         .send()
         .await
         .unwrap();
@@ -639,7 +683,10 @@ async fn a_stateless_request_of_the_current_revision_needs_no_session() {
     let ct = res.headers()["content-type"].to_str().unwrap().to_string();
     let text = res.text().await.unwrap();
     assert_eq!(status, 200, "{text}");
-    let answer = messages(&ct, &text).into_iter().find(|m| m["id"] == 9).unwrap();
+    let answer = messages(&ct, &text)
+        .into_iter()
+        .find(|m| m["id"] == 9)
+        .unwrap();
     assert_eq!(ok(&answer["result"]), created);
     srv.stop().await;
 }

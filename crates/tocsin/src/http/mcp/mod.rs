@@ -19,7 +19,7 @@ pub mod tools;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
@@ -126,19 +126,23 @@ async fn serve(state: AppState, transport: Transport, req: Request) -> Response 
         Err(e) => return refusal(&state, e),
     };
     parts.extensions.insert(caller);
-    transport
+    let ending = parts.method == Method::DELETE;
+    let mut response = transport
         .handle(Request::from_parts(parts, body))
         .await
-        .into_response()
+        .into_response();
+    // The session is gone once the DELETE is answered: say so with 200, which every SDK reads
+    // as success (some log the transport's 202 as a failed termination).
+    if ending && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 /// The error envelope for a refused request; a 401 names where OAuth clients discover how to
 /// get a token (RFC 9728).
 fn refusal(state: &AppState, e: DomainError) -> Response {
-    let unauthorized = matches!(
-        e,
-        DomainError::Unauthorized | DomainError::BadCredential(_)
-    );
+    let unauthorized = matches!(e, DomainError::Unauthorized | DomainError::BadCredential(_));
     let mut response = ApiError::Domain(e).into_response();
     if unauthorized {
         let base = state.config().public_url.as_str().trim_end_matches('/');

@@ -246,12 +246,12 @@ impl ServerHandler for TocsinMcp {
             ));
         };
         match read {
-            Ok(Ok(v)) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
-                v.to_string(),
-                uri,
-            )
-            .with_mime_type("application/json")])
-            .into()),
+            Ok(Ok(v)) => {
+                Ok(ReadResourceResult::new(vec![
+                    ResourceContents::text(v.to_string(), uri).with_mime_type("application/json")
+                ])
+                .into())
+            }
             Ok(Err(e)) => Err(ErrorData::internal_error(e.to_string(), None)),
             Err(e) => {
                 let env = ApiError::Domain(e).envelope();
