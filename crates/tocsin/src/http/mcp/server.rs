@@ -234,11 +234,11 @@ impl ServerHandler for TocsinMcp {
         let read = if let Some(id) = uri.strip_prefix(MONITOR_URI) {
             monitors::get(&self.core, &caller, id)
                 .await
-                .map(|v| serde_json::to_value(&v.value))
+                .map(|v| serde_json::to_value(v.value))
         } else if let Some(id) = uri.strip_prefix(STATUS_PAGE_URI) {
             status_pages::get(&self.core, &caller, id)
                 .await
-                .map(|(p, _)| serde_json::to_value(&p))
+                .map(|(p, _)| serde_json::to_value(p))
         } else {
             return Err(ErrorData::resource_not_found(
                 format!("no resource {uri}"),
@@ -257,7 +257,7 @@ impl ServerHandler for TocsinMcp {
                 let env = ApiError::Domain(e).envelope();
                 Err(ErrorData::resource_not_found(
                     format!("{}: {}", env.code, env.message),
-                    serde_json::to_value(&env).ok(),
+                    serde_json::to_value(env).ok(),
                 ))
             }
         }
