@@ -177,6 +177,11 @@ pub fn all() -> Vec<Scenario> {
             },
         },
         Scenario {
+            name: "mcp-get-monitor",
+            about: "POST /mcp tools/call get_monitor with an mcp token (stateless 2026-07-28 requests)",
+            setup: |fx| Box::pin(async move { super::mcp::get_monitor(fx).await }),
+        },
+        Scenario {
             name: "status-summary",
             about: "GET /api/v1/status-pages/{slug}/summary of a page of 50 components with 90 days of history",
             setup: |fx| Box::pin(async move { super::status_page::summary(fx).await }),

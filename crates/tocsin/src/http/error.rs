@@ -92,6 +92,12 @@ impl ApiError {
         }
     }
 
+    /// The error envelope of this error, for surfaces that carry it in their own framing (an
+    /// MCP tool error).
+    pub fn envelope(&self) -> ErrorBody {
+        self.body()
+    }
+
     fn body(&self) -> ErrorBody {
         let status = self.status();
         let mut body = ErrorBody {

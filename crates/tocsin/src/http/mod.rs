@@ -20,6 +20,7 @@ pub mod incidents;
 pub mod input_errors;
 pub mod invitations;
 pub mod maintenance;
+pub mod mcp;
 pub mod members;
 pub mod monitor_list;
 pub mod monitors;
@@ -75,6 +76,7 @@ pub fn router(state: AppState) -> Router {
         .merge(embed::plain_router())
         .merge(probe_socket::router())
         .merge(stream::router())
+        .merge(mcp::router(&state))
         .route("/", get(|| async { Redirect::temporary("/app/") }))
         .fallback(|| async { DomainError::NotFound(crate::domain::Resource::Route) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

@@ -22,6 +22,7 @@ pub mod inventory;
 pub mod invitations;
 pub mod leases;
 pub mod maintenance;
+pub mod mcp_sessions;
 pub mod members;
 pub mod monitor_channels;
 pub mod monitor_list;

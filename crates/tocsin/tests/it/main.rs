@@ -26,6 +26,7 @@ mod heartbeats;
 mod incidents;
 mod layers;
 mod maintenance;
+mod mcp;
 mod monitor_list;
 mod monitors;
 mod openapi;
