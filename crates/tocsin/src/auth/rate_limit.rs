@@ -62,6 +62,9 @@ impl<K: Hash + Eq + Clone> KeyedLimiter<K> {
     }
 }
 
+/// Dynamic client registrations (RFC 7591) allowed per client address and minute.
+pub const OAUTH_REGISTER_PER_MINUTE: u32 = 20;
+
 /// The limiters the API uses, built once.
 #[derive(Clone)]
 pub struct Limiters {
@@ -74,6 +77,8 @@ pub struct Limiters {
     pub push: KeyedLimiter<i64>,
     /// Pushes to unknown tokens per client IP: guessing costs the guesser, not the database.
     pub push_unknown_ip: KeyedLimiter,
+    /// OAuth client registrations per client address.
+    pub oauth_register_ip: KeyedLimiter,
 }
 
 impl Limiters {
@@ -90,6 +95,7 @@ impl Limiters {
             sign_up_ip: KeyedLimiter::per_minute(cfg.sign_up_per_ip),
             push: KeyedLimiter::per_minute(push_per_minute),
             push_unknown_ip: KeyedLimiter::per_minute(cfg.push_unknown_per_ip),
+            oauth_register_ip: KeyedLimiter::per_minute(OAUTH_REGISTER_PER_MINUTE),
         }
     }
 
@@ -100,6 +106,7 @@ impl Limiters {
         self.sign_up_ip.evict_idle();
         self.push.evict_idle();
         self.push_unknown_ip.evict_idle();
+        self.oauth_register_ip.evict_idle();
     }
 }
 

@@ -19,9 +19,11 @@ pub mod incidents;
 pub mod input_errors;
 pub mod invitations;
 pub mod maintenance;
+pub mod mcp_grants;
 pub mod members;
 pub mod monitor_list;
 pub mod monitors;
+pub mod oauth;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
@@ -66,6 +68,7 @@ pub fn router(state: AppState) -> Router {
     let app = Router::new()
         .merge(api)
         .merge(auth_routes::router())
+        .merge(oauth::router())
         .merge(alerts::link_router())
         .merge(public::pages_router())
         .merge(embed::plain_router())
@@ -125,8 +128,9 @@ async fn guard(req: Request, next: Next) -> Response {
     }
     // Pages for people answer their errors as pages.
     let path = req.uri().path();
-    let for_people =
-        path == crate::alerting::ack_link::ACK_PATH || path.starts_with(public::PAGES_PREFIX);
+    let for_people = path == crate::alerting::ack_link::ACK_PATH
+        || path == oauth::AUTHORIZE_PATH
+        || path.starts_with(public::PAGES_PREFIX);
     let response = next.run(req).await;
     if response.status().as_u16() >= 400 && !for_people {
         let is_json = response

@@ -27,6 +27,7 @@ mod layers;
 mod maintenance;
 mod monitor_list;
 mod monitors;
+mod oauth;
 mod openapi;
 mod postmortems;
 mod probes;
