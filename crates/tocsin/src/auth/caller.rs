@@ -14,10 +14,17 @@ use crate::store;
 /// How the caller authenticated.
 #[derive(Debug, Clone)]
 pub enum Via {
-    Session { session_id: String, role: Role },
-    ApiKey { key_id: String },
+    Session {
+        session_id: String,
+        role: Role,
+    },
+    ApiKey {
+        key_id: String,
+    },
     /// An OAuth access token of this grant (valid on `/mcp` only).
-    OAuth { grant_id: String },
+    OAuth {
+        grant_id: String,
+    },
 }
 
 /// An authenticated caller, bound to one workspace.

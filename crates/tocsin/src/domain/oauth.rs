@@ -16,7 +16,9 @@ use super::{DomainError, FieldError};
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::capability::{CapSet, Capability};
-use crate::auth::oauth::{self as rules, ACCESS_TTL_MS, CODE_TTL_MS, CONSENT_TTL_MS, REFRESH_TTL_MS};
+use crate::auth::oauth::{
+    self as rules, ACCESS_TTL_MS, CODE_TTL_MS, CONSENT_TTL_MS, REFRESH_TTL_MS,
+};
 use crate::auth::{caps, secrets, Caller, Via};
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
@@ -384,7 +386,10 @@ pub async fn authorize(
         ));
     }
     if q.state.as_deref().is_some_and(|s| s.len() > 1000) {
-        return Err(back("invalid_request", "state is longer than 1000 characters"));
+        return Err(back(
+            "invalid_request",
+            "state is longer than 1000 characters",
+        ));
     }
     let expected_resource = rules::resource(core.config());
     if let Some(r) = q.resource.as_deref() {
@@ -401,8 +406,12 @@ pub async fn authorize(
         None => None,
     };
     let scopes = match &asked {
-        Some(s) => rules::parse_scopes(s)
-            .map_err(|bad| back("invalid_scope", &format!("{bad} is not a scope this server grants")))?,
+        Some(s) => rules::parse_scopes(s).map_err(|bad| {
+            back(
+                "invalid_scope",
+                &format!("{bad} is not a scope this server grants"),
+            )
+        })?,
         None => crate::auth::capability::TOKEN_CAPABILITIES.to_vec(),
     };
     if scopes.is_empty() {
@@ -451,7 +460,10 @@ pub struct Consent {
 impl super::input::Validate for Consent {
     fn validate(&self) -> Vec<FieldError> {
         if self.consent_code.is_empty() || self.consent_code.len() > 200 {
-            vec![FieldError::new("consent_code", "must be the consent code of the page")]
+            vec![FieldError::new(
+                "consent_code",
+                "must be the consent code of the page",
+            )]
         } else {
             Vec::new()
         }
@@ -485,7 +497,9 @@ pub async fn consent(
     };
     let hash = secrets::hash(&input.consent_code);
     let mut tx = core.db().begin().await?;
-    let req = st::take_request(&mut *tx, &hash).await?.ok_or_else(unknown)?;
+    let req = st::take_request(&mut *tx, &hash)
+        .await?
+        .ok_or_else(unknown)?;
     if !secrets::hashes_equal(&req.consent_hash, &hash)
         || req.user_id != caller.user_id
         || req.workspace_id != caller.workspace_id
@@ -505,7 +519,10 @@ pub async fn consent(
                 &req.redirect_uri,
                 &[
                     ("error", Some("access_denied")),
-                    ("error_description", Some("The person declined the request.")),
+                    (
+                        "error_description",
+                        Some("The person declined the request."),
+                    ),
                     ("state", req.state.as_deref()),
                     ("iss", Some(issuer.as_str())),
                 ],
@@ -524,7 +541,10 @@ pub async fn consent(
             if let Some(extra) = narrowed.iter().find(|c| !asked.contains(c)) {
                 return Err(DomainError::field(
                     "scope",
-                    format!("{} was not asked for: you may only narrow the scopes", extra.as_str()),
+                    format!(
+                        "{} was not asked for: you may only narrow the scopes",
+                        extra.as_str()
+                    ),
                 ));
             }
             narrowed
@@ -610,7 +630,11 @@ async fn client_of(core: &Core, auth: &ClientAuth) -> Result<st::ClientRow, OAut
         Some((id, secret)) => (id.clone(), Some(secret.clone())),
         None => (
             auth.form_id.clone().ok_or_else(|| {
-                OAuthError::new(401, "invalid_client", "The request names no client (client_id).")
+                OAuthError::new(
+                    401,
+                    "invalid_client",
+                    "The request names no client (client_id).",
+                )
             })?,
             auth.form_secret.clone(),
         ),
@@ -686,7 +710,7 @@ async fn revoke_grant(
 ) -> Result<(), sqlx::Error> {
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;
-    let changed = st::revoke_grant(&mut *tx, &g.id, now).await?;
+    let changed = st::revoke_grant(&mut tx, &g.id, now).await?;
     if changed > 0 {
         audit::record(
             &mut *tx,
@@ -786,8 +810,14 @@ pub async fn token(
             if row.used_at.is_some() {
                 // RFC 6749 section 4.1.2: a code used twice revokes what it issued.
                 let actor = grant_actor(core, &grant, ip, user_agent).await?;
-                revoke_grant(core, &actor, &grant, "mcp_grant.revoke", "authorization code reused")
-                    .await?;
+                revoke_grant(
+                    core,
+                    &actor,
+                    &grant,
+                    "mcp_grant.revoke",
+                    "authorization code reused",
+                )
+                .await?;
                 return Err(OAuthError::invalid_grant(
                     "The authorization code was already used; the grant it made is revoked.",
                 ));
@@ -816,7 +846,7 @@ pub async fn token(
                     "The authorization code was already used.",
                 ));
             }
-            let answer = issue(&mut *tx, &grant, now).await?;
+            let answer = issue(&mut tx, &grant, now).await?;
             tx.commit().await?;
             Ok(answer)
         }
@@ -838,8 +868,9 @@ pub async fn token(
                 return Err(invalid());
             }
             if let Some(s) = form.scope.as_deref() {
-                let asked = rules::parse_scopes(s)
-                    .map_err(|bad| OAuthError::bad("invalid_scope", format!("{bad} is not a scope")))?;
+                let asked = rules::parse_scopes(s).map_err(|bad| {
+                    OAuthError::bad("invalid_scope", format!("{bad} is not a scope"))
+                })?;
                 let held = store::split_list(&grant.scopes);
                 if asked.iter().any(|c| !held.iter().any(|h| h == c.as_str())) {
                     return Err(OAuthError::bad(
@@ -859,7 +890,7 @@ pub async fn token(
                 drop(tx);
                 return Err(refresh_reused(core, grant, ip, user_agent).await);
             }
-            let answer = issue(&mut *tx, &grant, now).await?;
+            let answer = issue(&mut tx, &grant, now).await?;
             tx.commit().await?;
             Ok(answer)
         }
@@ -934,8 +965,14 @@ pub async fn revoke(
     }
     if row.kind == st::REFRESH {
         let actor = grant_actor(core, &grant, ip, user_agent).await?;
-        revoke_grant(core, &actor, &grant, "mcp_grant.revoke", "refresh token revoked by the client")
-            .await?;
+        revoke_grant(
+            core,
+            &actor,
+            &grant,
+            "mcp_grant.revoke",
+            "refresh token revoked by the client",
+        )
+        .await?;
     } else {
         st::delete_token(core.db().writer(), &hash).await?;
         // Forgets the grant's cached tokens; the others are read again on their next use.
@@ -952,6 +989,13 @@ pub(super) async fn revoke_for_person(
     caller: &Caller,
     grant: &st::GrantRow,
 ) -> Result<(), DomainError> {
-    revoke_grant(core, caller, grant, "mcp_grant.delete", "deleted by its person").await?;
+    revoke_grant(
+        core,
+        caller,
+        grant,
+        "mcp_grant.delete",
+        "deleted by its person",
+    )
+    .await?;
     Ok(())
 }

@@ -80,7 +80,10 @@ async fn preflight() -> Response {
         header::ACCESS_CONTROL_ALLOW_HEADERS,
         HeaderValue::from_static("Authorization, Content-Type, MCP-Protocol-Version"),
     );
-    h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
     r
 }
 
@@ -145,13 +148,14 @@ fn oauth_error(e: OAuthError, basic_used: bool) -> Response {
     cors(r)
 }
 
-fn limited(state: &AppState, parts_ip: Option<&str>) -> Result<(), Response> {
+/// The registration limit's refusal, if this address is over it.
+fn limited(state: &AppState, ip: Option<&str>) -> Option<Response> {
     state
         .limits()
         .oauth_register_ip
-        .check(parts_ip.unwrap_or("unknown"))
-        .map_err(|retry_after| DomainError::RateLimited { retry_after }.into_response())
-        .map_err(cors)
+        .check(ip.unwrap_or("unknown"))
+        .err()
+        .map(|retry_after| cors(DomainError::RateLimited { retry_after }.into_response()))
 }
 
 fn parts_of(headers: HeaderMap) -> Parts {
@@ -165,7 +169,7 @@ async fn register(
     meta: crate::domain::users::ClientMeta,
     body: Bytes,
 ) -> Response {
-    if let Err(r) = limited(&state, meta.ip.as_deref()) {
+    if let Some(r) = limited(&state, meta.ip.as_deref()) {
         return r;
     }
     let parsed: ClientMetadata = match serde_json::from_slice(&body) {

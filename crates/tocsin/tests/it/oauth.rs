@@ -188,7 +188,13 @@ async fn consent_with(
 }
 
 /// The whole flow up to an authorization code: (code, state).
-async fn code_for(srv: &TestServer, p: &Person, client_id: &str, challenge: &str, scope: &str) -> String {
+async fn code_for(
+    srv: &TestServer,
+    p: &Person,
+    client_id: &str,
+    challenge: &str,
+    scope: &str,
+) -> String {
     let res = consent_with(srv, p, client_id, challenge, scope, json!({"accept": true})).await;
     let answer = json_of(res, 200).await;
     let to = answer["redirectURI"].as_str().unwrap();
@@ -319,12 +325,12 @@ async fn registration_of_public_and_confidential_clients() {
         json!({"redirect_uris": [REDIRECT, "https://agent.example.com/cb"], "token_endpoint_auth_method": "none", "client_name": "Agent", "unknown_field": 1}),
     )
     .await;
-    assert_eq!(
-        res.headers().get("cache-control").unwrap(),
-        "no-store"
-    );
+    assert_eq!(res.headers().get("cache-control").unwrap(), "no-store");
     let public = json_of(res, 201).await;
-    assert!(public["client_id"].as_str().unwrap().starts_with("mcp_client_"));
+    assert!(public["client_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("mcp_client_"));
     assert!(public.get("client_secret").is_none(), "{public}");
     assert_eq!(public["token_endpoint_auth_method"], "none");
     assert_eq!(public["client_name"], "Agent");
@@ -354,7 +360,13 @@ async fn registration_of_public_and_confidential_clients() {
         ("code_verifier", verifier.as_str()),
     ];
     oauth_error(
-        post_form_auth(&srv, "/auth/oauth2/token", &pairs, Some((id, "mcp_cs_wrong"))).await,
+        post_form_auth(
+            &srv,
+            "/auth/oauth2/token",
+            &pairs,
+            Some((id, "mcp_cs_wrong")),
+        )
+        .await,
         401,
         "invalid_client",
     )
@@ -443,7 +455,11 @@ async fn registration_is_rate_limited_per_address() {
     for _ in 0..limit {
         public_client(&srv).await;
     }
-    let res = register(&srv, json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"})).await;
+    let res = register(
+        &srv,
+        json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}),
+    )
+    .await;
     let retry = res
         .headers()
         .get("retry-after")
@@ -515,9 +531,19 @@ async fn code_flow_with_pkce_refresh_rotation_and_reuse_revoking_the_grant() {
 
     // Access tokens are for /mcp only: REST says 403 SURFACE_NOT_ALLOWED; an unknown one 401.
     let rest = Bearer::new(&srv.base, &access1);
-    expect_error(rest.call(Method::GET, "/monitors", None).await, 403, "SURFACE_NOT_ALLOWED").await;
+    expect_error(
+        rest.call(Method::GET, "/monitors", None).await,
+        403,
+        "SURFACE_NOT_ALLOWED",
+    )
+    .await;
     let fake = Bearer::new(&srv.base, "mcp_at_notatoken");
-    expect_error(fake.call(Method::GET, "/monitors", None).await, 401, "UNAUTHORIZED").await;
+    expect_error(
+        fake.call(Method::GET, "/monitors", None).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
 
     // On /mcp the token is the person in their workspace with the granted scopes only.
     let caller = on_mcp(&srv, &access1).await.unwrap();
@@ -526,7 +552,9 @@ async fn code_flow_with_pkce_refresh_rotation_and_reuse_revoking_the_grant() {
     let caps: Vec<&str> = caller.caps.to_vec().iter().map(|c| c.as_str()).collect();
     assert_eq!(caps, ["monitors:read", "monitors:write", "identity:read"]);
     assert!(caller.require::<tocsin::auth::caps::MonitorsRead>().is_ok());
-    assert!(caller.require::<tocsin::auth::caps::MonitorsDelete>().is_err());
+    assert!(caller
+        .require::<tocsin::auth::caps::MonitorsDelete>()
+        .is_err());
 
     // The grant is listed, exactly the spec's item, with lastUsedAt recorded.
     let mut grants = Value::Null;
@@ -543,7 +571,14 @@ async fn code_flow_with_pkce_refresh_rotation_and_reuse_revoking_the_grant() {
     keys.sort();
     assert_eq!(
         keys,
-        ["clientId", "createdAt", "id", "lastUsedAt", "scopes", "updatedAt"]
+        [
+            "clientId",
+            "createdAt",
+            "id",
+            "lastUsedAt",
+            "scopes",
+            "updatedAt"
+        ]
     );
     assert_eq!(list[0]["clientId"], client_id.as_str());
     assert_eq!(
@@ -582,14 +617,27 @@ async fn code_flow_with_pkce_refresh_rotation_and_reuse_revoking_the_grant() {
     .await;
 
     // Reusing the spent refresh token revokes the whole grant: every token stops.
-    oauth_error(refresh(&srv, &client_id, &refresh1).await, 400, "invalid_grant").await;
-    oauth_error(refresh(&srv, &client_id, &refresh2).await, 400, "invalid_grant").await;
+    oauth_error(
+        refresh(&srv, &client_id, &refresh1).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
+    oauth_error(
+        refresh(&srv, &client_id, &refresh2).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
     assert_eq!(on_mcp(&srv, &access2).await.unwrap_err(), "UNAUTHORIZED");
     assert_eq!(on_mcp(&srv, &access1).await.unwrap_err(), "UNAUTHORIZED");
     let grants = json_of(p.call(Method::GET, "/mcp/grants", None).await, 200).await;
     assert_eq!(grants, json!([]));
     let actions = audit_actions(&p).await;
-    assert!(actions.contains(&"mcp_grant.create".to_string()), "{actions:?}");
+    assert!(
+        actions.contains(&"mcp_grant.create".to_string()),
+        "{actions:?}"
+    );
     assert!(
         actions.contains(&"mcp_grant.revoke_refresh_reuse".to_string()),
         "{actions:?}"
@@ -609,7 +657,12 @@ async fn codes_are_single_use_and_expire_after_60_seconds() {
     let t = json_of(exchange(&srv, &client_id, &code, &verifier).await, 200).await;
     let access = t["access_token"].as_str().unwrap();
     assert!(on_mcp(&srv, access).await.is_ok());
-    oauth_error(exchange(&srv, &client_id, &code, &verifier).await, 400, "invalid_grant").await;
+    oauth_error(
+        exchange(&srv, &client_id, &code, &verifier).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
     assert!(on_mcp(&srv, access).await.is_err());
     oauth_error(
         refresh(&srv, &client_id, t["refresh_token"].as_str().unwrap()).await,
@@ -622,7 +675,12 @@ async fn codes_are_single_use_and_expire_after_60_seconds() {
     let (verifier, challenge) = pkce();
     let code = code_for(&srv, &p, &client_id, &challenge, "monitors:read").await;
     clock.advance_ms(61_000);
-    oauth_error(exchange(&srv, &client_id, &code, &verifier).await, 400, "invalid_grant").await;
+    oauth_error(
+        exchange(&srv, &client_id, &code, &verifier).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
     let (verifier, challenge) = pkce();
     let code = code_for(&srv, &p, &client_id, &challenge, "monitors:read").await;
     clock.advance_ms(59_000);
@@ -637,7 +695,9 @@ async fn codes_are_single_use_and_expire_after_60_seconds() {
         200,
     )
     .await;
-    assert!(on_mcp(&srv, t["access_token"].as_str().unwrap()).await.is_ok());
+    assert!(on_mcp(&srv, t["access_token"].as_str().unwrap())
+        .await
+        .is_ok());
     srv.stop().await;
 }
 
@@ -712,16 +772,24 @@ async fn revocation_endpoint_and_grant_deletion() {
     let ada = srv.sign_up("bob@example.com").await;
     let key = ada.token(&["monitors:read"]).await;
     let bearer = Bearer::new(&srv.base, &key);
-    expect_error(bearer.call(Method::GET, "/mcp/grants", None).await, 403, "INSUFFICIENT_CAPABILITY").await;
+    expect_error(
+        bearer.call(Method::GET, "/mcp/grants", None).await,
+        403,
+        "INSUFFICIENT_CAPABILITY",
+    )
+    .await;
     // Someone else's grant is not found.
     expect_error(
-        ada.call(Method::DELETE, &format!("/mcp/grants/{id}"), None).await,
+        ada.call(Method::DELETE, &format!("/mcp/grants/{id}"), None)
+            .await,
         404,
         "MCP_GRANT_NOT_FOUND",
     )
     .await;
 
-    let res = p.call(Method::DELETE, &format!("/mcp/grants/{id}"), None).await;
+    let res = p
+        .call(Method::DELETE, &format!("/mcp/grants/{id}"), None)
+        .await;
     assert_eq!(res.status().as_u16(), 204);
     assert!(on_mcp(&srv, access).await.is_err());
     oauth_error(
@@ -731,7 +799,8 @@ async fn revocation_endpoint_and_grant_deletion() {
     )
     .await;
     expect_error(
-        p.call(Method::DELETE, &format!("/mcp/grants/{id}"), None).await,
+        p.call(Method::DELETE, &format!("/mcp/grants/{id}"), None)
+            .await,
         404,
         "MCP_GRANT_NOT_FOUND",
     )
@@ -741,8 +810,14 @@ async fn revocation_endpoint_and_grant_deletion() {
         json!([])
     );
     let actions = audit_actions(&p).await;
-    assert!(actions.contains(&"mcp_grant.delete".to_string()), "{actions:?}");
-    assert!(actions.contains(&"mcp_grant.revoke".to_string()), "{actions:?}");
+    assert!(
+        actions.contains(&"mcp_grant.delete".to_string()),
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&"mcp_grant.revoke".to_string()),
+        "{actions:?}"
+    );
     srv.stop().await;
 }
 
@@ -770,8 +845,12 @@ async fn scope_narrowing_refusal_and_the_role_ceiling() {
     let code = param(&to, "code").unwrap();
     let t = json_of(exchange(&srv, &client_id, &code, &verifier).await, 200).await;
     assert_eq!(t["scope"], "monitors:read incidents:read");
-    let caller = on_mcp(&srv, t["access_token"].as_str().unwrap()).await.unwrap();
-    assert!(!caller.caps.contains(tocsin::auth::Capability::MonitorsWrite));
+    let caller = on_mcp(&srv, t["access_token"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert!(!caller
+        .caps
+        .contains(tocsin::auth::Capability::MonitorsWrite));
 
     // Widening on the consent page is refused.
     let (_, challenge) = pkce();
@@ -789,7 +868,15 @@ async fn scope_narrowing_refusal_and_the_role_ceiling() {
 
     // Declining sends access_denied with the state.
     let (_, challenge) = pkce();
-    let res = consent_with(&srv, &p, &client_id, &challenge, "monitors:read", json!({"accept": false})).await;
+    let res = consent_with(
+        &srv,
+        &p,
+        &client_id,
+        &challenge,
+        "monitors:read",
+        json!({"accept": false}),
+    )
+    .await;
     let to = json_of(res, 200).await["redirectURI"]
         .as_str()
         .unwrap()
@@ -816,18 +903,26 @@ async fn scope_narrowing_refusal_and_the_role_ceiling() {
     let owner = srv.sign_up("owner@example.com").await;
     let inv = json_of(
         owner
-            .call(Method::POST, "/workspace/invitations", Some(json!({"email": "bob@example.com", "role": "member"})))
+            .call(
+                Method::POST,
+                "/workspace/invitations",
+                Some(json!({"email": "bob@example.com", "role": "member"})),
+            )
             .await,
         201,
     )
     .await;
     let bob = Person::sign_up(&srv, "bob@example.com").await;
     let url = inv["acceptUrl"].as_str().unwrap();
-    let token = url.split("token=").nth(1).map(str::to_string);
-    if let Some(token) = token {
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    {
         json_of(
-            bob.call(Method::POST, "/invitations/accept", Some(json!({"token": token})))
-                .await,
+            bob.call(
+                Method::POST,
+                "/invitations/accept",
+                Some(json!({"token": token})),
+            )
+            .await,
             200,
         )
         .await;
@@ -838,7 +933,11 @@ async fn scope_narrowing_refusal_and_the_role_ceiling() {
         let c = on_mcp(&srv, access).await.unwrap();
         assert_eq!(c.workspace_id, owner.workspace_id);
         let res = owner
-            .call(Method::DELETE, &format!("/workspace/members/{}", bob.user_id), None)
+            .call(
+                Method::DELETE,
+                &format!("/workspace/members/{}", bob.user_id),
+                None,
+            )
             .await;
         assert!(res.status().is_success(), "{}", res.status());
         assert_eq!(on_mcp(&srv, access).await.unwrap_err(), "UNAUTHORIZED");
@@ -861,24 +960,42 @@ async fn authorize_errors_and_consent_guards() {
     ] {
         let res = p.call(Method::GET, &path, None).await;
         assert_eq!(res.status().as_u16(), 400, "{path}");
-        let ct = res.headers().get("content-type").unwrap().to_str().unwrap().to_string();
+        let ct = res
+            .headers()
+            .get("content-type")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
         assert!(ct.starts_with("text/html"), "{ct}");
         assert!(res.text().await.unwrap().contains("cannot be completed"));
     }
     // A loopback redirect URI may use any port (RFC 8252).
-    let other_port = authorize_path(&client_id, &challenge, "monitors:read", "s")
-        .replace("33418", "40001");
+    let other_port =
+        authorize_path(&client_id, &challenge, "monitors:read", "s").replace("33418", "40001");
     let to = location(&p.call(Method::GET, &other_port, None).await);
     assert!(to.starts_with("/app/oauth/consent?"), "{to}");
 
     // Other errors go back to the client with the state.
     let base = authorize_path(&client_id, &challenge, "monitors:read", "s9");
     for (path, error) in [
-        (base.replace("code_challenge_method=S256", "code_challenge_method=plain"), "invalid_request"),
+        (
+            base.replace("code_challenge_method=S256", "code_challenge_method=plain"),
+            "invalid_request",
+        ),
         (base.replace(&challenge, ""), "invalid_request"),
-        (base.replace("response_type=code", "response_type=token"), "unsupported_response_type"),
-        (base.replace("scope=monitors%3Aread", "scope=nothing"), "invalid_scope"),
-        (format!("{base}&resource=https%3A%2F%2Fother.example.com%2Fmcp"), "invalid_target"),
+        (
+            base.replace("response_type=code", "response_type=token"),
+            "unsupported_response_type",
+        ),
+        (
+            base.replace("scope=monitors%3Aread", "scope=nothing"),
+            "invalid_scope",
+        ),
+        (
+            format!("{base}&resource=https%3A%2F%2Fother.example.com%2Fmcp"),
+            "invalid_target",
+        ),
     ] {
         let to = location(&p.call(Method::GET, &path, None).await);
         assert!(to.starts_with(REDIRECT), "{to}");
@@ -886,15 +1003,26 @@ async fn authorize_errors_and_consent_guards() {
         assert_eq!(param(&to, "state").as_deref(), Some("s9"));
     }
     // The right resource is accepted and bound into the grant.
-    let with_resource = format!("{base}&resource={}", form_urlencoded::byte_serialize(srv.url("/mcp").as_bytes()).collect::<String>());
+    let with_resource = format!(
+        "{base}&resource={}",
+        form_urlencoded::byte_serialize(srv.url("/mcp").as_bytes()).collect::<String>()
+    );
     let to = location(&p.call(Method::GET, &with_resource, None).await);
     assert!(to.starts_with("/app/oauth/consent?"), "{to}");
     let consent_code = param(&to, "consent_code").unwrap();
 
     // Consent needs the session and passes the Origin check; a code answers once.
-    let key = srv.sign_up("bob@example.com").await.token(&["monitors:read"]).await;
+    let key = srv
+        .sign_up("bob@example.com")
+        .await
+        .token(&["monitors:read"])
+        .await;
     let res = Bearer::new(&srv.base, &key)
-        .call(Method::POST, "/auth/oauth2/consent", Some(json!({"consent_code": consent_code, "accept": true})))
+        .call(
+            Method::POST,
+            "/auth/oauth2/consent",
+            Some(json!({"consent_code": consent_code, "accept": true})),
+        )
         .await;
     expect_error(res, 403, "INSUFFICIENT_CAPABILITY").await;
     let res = p
@@ -907,14 +1035,22 @@ async fn authorize_errors_and_consent_guards() {
         .unwrap();
     expect_error(res, 403, "INVALID_ORIGIN").await;
     json_of(
-        p.call(Method::POST, "/auth/oauth2/consent", Some(json!({"consent_code": consent_code, "accept": true})))
-            .await,
+        p.call(
+            Method::POST,
+            "/auth/oauth2/consent",
+            Some(json!({"consent_code": consent_code, "accept": true})),
+        )
+        .await,
         200,
     )
     .await;
     let body = expect_error(
-        p.call(Method::POST, "/auth/oauth2/consent", Some(json!({"consent_code": consent_code, "accept": true})))
-            .await,
+        p.call(
+            Method::POST,
+            "/auth/oauth2/consent",
+            Some(json!({"consent_code": consent_code, "accept": true})),
+        )
+        .await,
         400,
         "VALIDATION_ERROR",
     )
@@ -923,16 +1059,72 @@ async fn authorize_errors_and_consent_guards() {
 
     // The token endpoint's own errors.
     oauth_error(
-        post_form(&srv, "/auth/oauth2/token", &[("grant_type", "password"), ("client_id", &client_id)]).await,
+        post_form(
+            &srv,
+            "/auth/oauth2/token",
+            &[("grant_type", "password"), ("client_id", &client_id)],
+        )
+        .await,
         400,
         "unsupported_grant_type",
     )
     .await;
     oauth_error(
-        post_form(&srv, "/auth/oauth2/token", &[("grant_type", "authorization_code"), ("client_id", "mcp_client_nobody"), ("code", "x"), ("code_verifier", "y")]).await,
+        post_form(
+            &srv,
+            "/auth/oauth2/token",
+            &[
+                ("grant_type", "authorization_code"),
+                ("client_id", "mcp_client_nobody"),
+                ("code", "x"),
+                ("code_verifier", "y"),
+            ],
+        )
+        .await,
         401,
         "invalid_client",
     )
     .await;
     srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_grant_revoked_on_one_node_stops_on_the_other_at_once() {
+    let a = TestServer::start().await;
+    // Two nodes share a database on PostgreSQL only.
+    let Some(b) = a.start_beside(common::Options::default()).await else {
+        a.stop().await;
+        return;
+    };
+    let mut on_b = b.state.feed().subscribe_all();
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while on_b.recv().await.unwrap().notice != tocsin::cluster::feed::Notice::Resync {}
+    })
+    .await
+    .unwrap();
+    let client_id = public_client(&a).await;
+    let p = Person::sign_up(&a, "ada@example.com").await;
+    let (verifier, challenge) = pkce();
+    let code = code_for(&a, &p, &client_id, &challenge, "monitors:read").await;
+    let t = json_of(exchange(&a, &client_id, &code, &verifier).await, 200).await;
+    let access = t["access_token"].as_str().unwrap();
+    // Node b now holds the token in memory.
+    assert!(on_mcp(&b, access).await.is_ok());
+    let grants = json_of(p.call(Method::GET, "/mcp/grants", None).await, 200).await;
+    let id = grants[0]["id"].as_str().unwrap();
+    let res = p
+        .call(Method::DELETE, &format!("/mcp/grants/{id}"), None)
+        .await;
+    assert_eq!(res.status().as_u16(), 204);
+    // Well within the cache's 5 s lifetime: only the feed's notice can have dropped it.
+    let started = std::time::Instant::now();
+    while on_mcp(&b, access).await.is_ok() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(3),
+            "node b still accepts a revoked grant's token"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    b.stop().await;
+    a.stop().await;
 }
