@@ -30,6 +30,7 @@ struct Inner {
     db: Db,
     clock: SharedClock,
     keys: KeyCache,
+    oauth_tokens: crate::auth::oauth::TokenCache,
     mailer: Option<Mailer>,
     metrics: Metrics,
     link_secret: Vec<u8>,
@@ -88,6 +89,7 @@ impl Core {
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
             keys: KeyCache::default(),
+            oauth_tokens: Default::default(),
             mailer,
             metrics: Metrics::global(),
             link_secret,
@@ -111,6 +113,10 @@ impl Core {
     }
     pub fn keys(&self) -> &KeyCache {
         &self.0.keys
+    }
+    /// OAuth access tokens in memory (see [`crate::auth::oauth::cache`]).
+    pub fn oauth_tokens(&self) -> &crate::auth::oauth::TokenCache {
+        &self.0.oauth_tokens
     }
     /// The rendered public status pages (see [`crate::public::cache`]).
     pub fn status_pages(&self) -> &crate::public::cache::PageCache {
@@ -177,6 +183,7 @@ impl Core {
     /// process's other followers and to every other node.
     pub fn announce(&self, notice: crate::cluster::feed::Notice) {
         self.keys().apply(&notice);
+        self.oauth_tokens().apply(&notice);
         self.push_tokens().apply(&notice);
         self.status_pages().apply(&notice);
         self.0.feed.announce(notice);

@@ -14,8 +14,17 @@ use crate::store;
 /// How the caller authenticated.
 #[derive(Debug, Clone)]
 pub enum Via {
-    Session { session_id: String, role: Role },
-    ApiKey { key_id: String },
+    Session {
+        session_id: String,
+        role: Role,
+    },
+    ApiKey {
+        key_id: String,
+    },
+    /// An OAuth access token of this grant (valid on `/mcp` only).
+    OAuth {
+        grant_id: String,
+    },
 }
 
 /// An authenticated caller, bound to one workspace.
@@ -53,13 +62,14 @@ impl Caller {
         match self.via {
             Via::Session { .. } => Holder::Session,
             Via::ApiKey { .. } => Holder::ApiKey,
+            Via::OAuth { .. } => Holder::OAuthGrant,
         }
     }
 
     pub fn session_id(&self) -> Option<&str> {
         match &self.via {
             Via::Session { session_id, .. } => Some(session_id),
-            Via::ApiKey { .. } => None,
+            Via::ApiKey { .. } | Via::OAuth { .. } => None,
         }
     }
 }
@@ -108,7 +118,9 @@ macro_rules! requirement {
     };
 }
 
-/// Authenticates an API key for `surface` (`rest` or `mcp`).
+/// Authenticates a bearer token for `surface` (`rest` or `mcp`): a personal access token, or
+/// an OAuth access token, which is valid on `mcp` only (on `rest` a valid one is refused with
+/// 403 `SURFACE_NOT_ALLOWED`, an invalid one with 401).
 pub async fn authenticate_key(
     state: &Core,
     token: &str,
@@ -117,6 +129,18 @@ pub async fn authenticate_key(
     user_agent: Option<String>,
     surface: &'static str,
 ) -> Result<Caller, DomainError> {
+    if token.starts_with(super::oauth::ACCESS_TOKEN_PREFIX) {
+        let caller =
+            super::oauth::authenticate_access_token(state, token, now, ip, user_agent).await?;
+        return if surface == "mcp" {
+            Ok(caller)
+        } else {
+            Err(DomainError::Forbidden(
+                "SURFACE_NOT_ALLOWED",
+                format!("OAuth access tokens are valid on the mcp surface (/mcp) only, not on {surface}: call the REST API with a personal access token or the session cookie."),
+            ))
+        };
+    }
     if !token.starts_with(secrets::API_KEY_PREFIX) || token.len() > 256 {
         return Err(DomainError::BadCredential(CredentialProblem::MalformedKey));
     }

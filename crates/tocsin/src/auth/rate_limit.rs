@@ -74,6 +74,9 @@ impl<K: Hash + Eq + Clone> KeyedLimiter<K> {
     }
 }
 
+/// Dynamic client registrations (RFC 7591) allowed per client address and minute.
+pub const OAUTH_REGISTER_PER_MINUTE: u32 = 20;
+
 /// The limiters the API uses, built once.
 #[derive(Clone)]
 pub struct Limiters {
@@ -92,6 +95,8 @@ pub struct Limiters {
     pub subscribe_ip: KeyedLimiter,
     /// Status page subscription requests per (lowercased) email address.
     pub subscribe_email: KeyedLimiter,
+    /// OAuth client registrations per client address.
+    pub oauth_register_ip: KeyedLimiter,
 }
 
 impl Limiters {
@@ -111,6 +116,7 @@ impl Limiters {
             push_unknown_ip: KeyedLimiter::per_minute(cfg.push_unknown_per_ip),
             subscribe_ip: KeyedLimiter::per_minute(cfg.subscribe_per_ip),
             subscribe_email: KeyedLimiter::per_hour(cfg.subscribe_per_email_hour),
+            oauth_register_ip: KeyedLimiter::per_minute(OAUTH_REGISTER_PER_MINUTE),
         }
     }
 
@@ -124,6 +130,7 @@ impl Limiters {
         self.push_unknown_ip.evict_idle();
         self.subscribe_ip.evict_idle();
         self.subscribe_email.evict_idle();
+        self.oauth_register_ip.evict_idle();
     }
 }
 

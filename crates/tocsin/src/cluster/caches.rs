@@ -27,6 +27,7 @@ pub async fn run(core: Core, cancel: CancellationToken) {
             },
         };
         core.keys().apply(&notice);
+        core.oauth_tokens().apply(&notice);
         core.push_tokens().apply(&notice);
         if notice == Notice::Resync {
             if let Err(e) = core.push_tokens().preload(core.db()).await {

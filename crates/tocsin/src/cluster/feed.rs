@@ -86,6 +86,11 @@ pub enum Notice {
     StatusPageChanged {
         page_id: String,
     },
+    /// An OAuth grant was revoked (by its person, the revocation endpoint, or a reused
+    /// refresh token): forget its access tokens.
+    OAuthGrantRevoked {
+        grant_id: String,
+    },
     /// Notices may have been missed: reload or clear everything.
     Resync,
 }

@@ -46,6 +46,8 @@ pub enum Resource {
     Subscriber,
     /// A custom domain of a status page.
     Domain,
+    /// An OAuth grant of an MCP client.
+    McpGrant,
 }
 
 impl Resource {
@@ -71,6 +73,7 @@ impl Resource {
             Resource::PublishableKey => "PUBLISHABLE_KEY_NOT_FOUND",
             Resource::Subscriber => "SUBSCRIBER_NOT_FOUND",
             Resource::Domain => "DOMAIN_NOT_FOUND",
+            Resource::McpGrant => "MCP_GRANT_NOT_FOUND",
         }
     }
 
@@ -96,6 +99,7 @@ impl Resource {
             Resource::PublishableKey => "publishable key",
             Resource::Subscriber => "subscriber",
             Resource::Domain => "custom domain",
+            Resource::McpGrant => "MCP grant",
         }
     }
 }
@@ -122,6 +126,10 @@ pub enum CredentialProblem {
     ExpiredSession,
     /// The signed-in person belongs to no workspace any more.
     NoWorkspace,
+    /// An OAuth access token that matches no live grant (never issued, revoked, or for another
+    /// resource).
+    UnknownAccessToken,
+    ExpiredAccessToken,
 }
 
 impl CredentialProblem {
@@ -152,6 +160,12 @@ impl CredentialProblem {
                 "The session is not recognised (signed out or replaced): sign in again."
             }
             CredentialProblem::ExpiredSession => "The session has expired: sign in again.",
+            CredentialProblem::UnknownAccessToken => {
+                "The OAuth access token is not recognised or its grant was revoked: authorize the client again."
+            }
+            CredentialProblem::ExpiredAccessToken => {
+                "The OAuth access token has expired: get a new one from the token endpoint with the refresh token."
+            }
             CredentialProblem::NoWorkspace => {
                 "You are no longer a member of any workspace: ask a workspace owner or admin for an invitation, then sign in again."
             }
@@ -164,6 +178,7 @@ impl CredentialProblem {
 pub enum Holder {
     Session,
     ApiKey,
+    OAuthGrant,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -254,6 +269,10 @@ fn missing_capability(missing: &[Capability], holder: Holder) -> String {
     match holder {
         Holder::ApiKey => format!(
             "This API key lacks the {what} {}: create a key whose permissions include it (a key holds only what its creator's role grants).",
+            names(missing)
+        ),
+        Holder::OAuthGrant => format!(
+            "This OAuth grant lacks the {what} {}: authorize the client again and grant it.",
             names(missing)
         ),
         Holder::Session => format!(

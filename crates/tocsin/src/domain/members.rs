@@ -105,7 +105,7 @@ impl Validate for UpdateMember {}
 fn caller_role(c: &Caller) -> Option<Role> {
     match &c.via {
         Via::Session { role, .. } => Some(*role),
-        Via::ApiKey { .. } => None,
+        Via::ApiKey { .. } | Via::OAuth { .. } => None,
     }
 }
 

@@ -21,9 +21,11 @@ pub mod input_errors;
 pub mod invitations;
 pub mod maintenance;
 pub mod mcp;
+pub mod mcp_grants;
 pub mod members;
 pub mod monitor_list;
 pub mod monitors;
+pub mod oauth;
 pub mod openapi;
 pub mod ops;
 pub mod pagination;
@@ -70,6 +72,7 @@ pub fn router(state: AppState) -> Router {
     let app = Router::new()
         .merge(api)
         .merge(auth_routes::router())
+        .merge(oauth::router())
         .merge(alerts::link_router())
         .merge(public::pages_router())
         .merge(dashboard::router())
@@ -133,6 +136,7 @@ async fn guard(req: Request, next: Next) -> Response {
     // Pages for people answer their errors as pages.
     let path = req.uri().path();
     let for_people = path == crate::alerting::ack_link::ACK_PATH
+        || path == oauth::AUTHORIZE_PATH
         || path.starts_with(public::PAGES_PREFIX)
         || path.starts_with(subscribers::LINKS_PREFIX)
         || path == dashboard::PREFIX

@@ -22,6 +22,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::members::router())
         .merge(super::invitations::router())
         .merge(super::api_keys::router())
+        .merge(super::mcp_grants::router())
         .merge(super::audit::router())
         .merge(super::monitors::router())
         .merge(super::projects::router())

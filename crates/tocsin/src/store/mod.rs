@@ -27,6 +27,7 @@ pub mod members;
 pub mod monitor_channels;
 pub mod monitor_list;
 pub mod monitors;
+pub mod oauth;
 pub mod postmortems;
 pub mod probe_relay;
 pub mod probes;

@@ -29,6 +29,7 @@ mod maintenance;
 mod mcp;
 mod monitor_list;
 mod monitors;
+mod oauth;
 mod openapi;
 mod page_time;
 mod postmortems;
