@@ -550,7 +550,7 @@ pub async fn create(
     if let Some(u) = &first {
         store::incidents::insert_update(&mut *tx, u).await?;
     }
-    let queued = tell(core, &mut *tx, None, &row, first.as_ref(), now).await?;
+    let queued = tell(core, &mut tx, None, &row, first.as_ref(), now).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -633,7 +633,7 @@ async fn apply(
         if let Some(u) = &added {
             store::incidents::insert_update(&mut *tx, u).await?;
         }
-        let queued = tell(core, &mut *tx, Some(&row), &next, added.as_ref(), now).await?;
+        let queued = tell(core, &mut tx, Some(&row), &next, added.as_ref(), now).await?;
         audit::record(
             &mut *tx,
             caller,

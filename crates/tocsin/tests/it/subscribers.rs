@@ -517,8 +517,7 @@ async fn bad_requests_name_their_field_and_unknown_pages_are_not_found() {
     let (srv, _sink) = with_smtp(|_| {}).await;
     let ada = srv.sign_up("ada@example.com").await;
     let (_, comps) = published_page(&ada, "strict").await;
-    let (other_page, other_comps) = published_page(&ada, "other").await;
-    let _ = other_page;
+    let (_, other_comps) = published_page(&ada, "other").await;
     for email in ["not-an-address", "a@b", "two words@example.com", ""] {
         let err = expect_error(
             subscribe(&srv, "strict", json!({"email": email})).await,

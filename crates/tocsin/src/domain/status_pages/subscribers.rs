@@ -161,7 +161,7 @@ pub async fn subscribe(
         }
     };
     if let Some(row) = &pending {
-        subscriber_mail::enqueue_confirmation(&mut *tx, row, page_data, &names, now).await?;
+        subscriber_mail::enqueue_confirmation(&mut tx, row, page_data, &names, now).await?;
     }
     tx.commit().await?;
     if pending.is_some() {
@@ -198,11 +198,15 @@ pub enum LinkOutcome {
     Invalid,
 }
 
+/// A link's subscriber with its page's name and public address.
+type Found = (SubscriberRow, String, String);
+
+/// The subscriber a link names, or what to tell the person instead.
 async fn resolve(
     core: &Core,
     kind: LinkKind,
     token: &str,
-) -> Result<Result<(SubscriberRow, String, String), LinkOutcome>, DomainError> {
+) -> Result<Result<Found, LinkOutcome>, DomainError> {
     let now = core.clock().now_ms();
     let links = links(core);
     let id = match links.check(kind, token, now) {
