@@ -436,7 +436,9 @@ mod tests {
             Some(Refused::TooManyForWorkspace)
         );
         drop(one);
-        assert!(hub.subscribe("w", Some("1.1.1.1")).is_ok());
+        let _again = hub
+            .subscribe("w", Some("1.1.1.1"))
+            .expect("the address's stream was released");
         assert_eq!(hub.open_streams(), 2);
     }
 
