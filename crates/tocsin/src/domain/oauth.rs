@@ -431,7 +431,8 @@ pub async fn authorize(
         scopes: store::join_list(scopes.iter().map(|c| c.as_str())),
         state: q.state.clone(),
         code_challenge: challenge.to_string(),
-        resource: Some(expected_resource),
+        // Bound when the client names it (RFC 8707); every node then checks it on `/mcp`.
+        resource: q.resource.as_ref().map(|_| expected_resource),
         expires_at: now + CONSENT_TTL_MS,
     };
     let mut tx = core.db().begin().await?;

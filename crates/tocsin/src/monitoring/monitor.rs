@@ -369,7 +369,8 @@ mod tests {
 
     #[test]
     fn a_corrupt_value_is_an_error_naming_its_field() {
-        let cases: [(&str, fn(&mut MonitorRow)); 7] = [
+        type Spoil = fn(&mut MonitorRow);
+        let cases: [(&str, Spoil); 7] = [
             ("type", |r| r.kind_text = "GOPHER".into()),
             ("status", |r| r.status_text = "SIDEWAYS".into()),
             ("regions", |r| r.regions = "local".into()),

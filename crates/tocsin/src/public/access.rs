@@ -114,7 +114,7 @@ impl Gate {
             return false;
         };
         let domain = domain.to_ascii_lowercase();
-        self.allowed_domains.iter().any(|d| *d == domain)
+        self.allowed_domains.contains(&domain)
     }
 }
 

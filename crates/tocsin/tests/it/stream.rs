@@ -434,3 +434,31 @@ async fn a_change_made_by_the_scheduling_node_reaches_a_stream_on_the_other() {
     b.stop().await;
     a.stop().await;
 }
+
+#[tokio::test]
+async fn the_bench_clients_hold_their_streams_open() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("bench-live@example.com").await;
+    let token = u.token(&["monitors:read"]).await;
+    let addr: std::net::SocketAddr = srv.base.trim_start_matches("http://").parse().unwrap();
+    let streams = tokio::task::spawn_blocking(move || {
+        tocsin::bench::streams::Streams::open(addr, &token, 40).unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(streams.open_now(), 40);
+    assert_eq!(streams.ended(), 0);
+    assert_eq!(srv.state.live().open_streams(), 40);
+    tokio::task::spawn_blocking(move || streams.stop())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while srv.state.live().open_streams() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "streams still counted after closing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    srv.stop().await;
+}

@@ -421,12 +421,12 @@ pub async fn check_now(
             async move {
                 let deadline = monitoring::scheduler::on_demand_deadline(m);
                 let hb = tokio::select! {
-                    outcome = monitoring::scheduler::check_in(core, m, &region, deadline) => {
+                    outcome = monitoring::scheduler::check_in(core, m, region, deadline) => {
                         let outcome = outcome?;
-                        monitoring::cycle::heartbeat_of(m, &region, ran_at, &outcome, Some(id))
+                        monitoring::cycle::heartbeat_of(m, region, ran_at, &outcome, Some(id))
                     }
                     () = cancel.cancelled() => {
-                        monitoring::on_demand::cancelled_heartbeat(m, &region, ran_at, id)
+                        monitoring::on_demand::cancelled_heartbeat(m, region, ran_at, id)
                     }
                 };
                 if let Err(e) = core.heartbeats().submit(hb).await {
