@@ -247,8 +247,9 @@ pub async fn default_channel(state: &Core, workspace_id: &str, url: &str) -> any
             workspace_id: workspace_id.to_string(),
             name: "bench receiver".into(),
             kind: "WEBHOOK".into(),
-            config: json!({"url": url, "secret": crate::alerting::channels::webhook::generate_secret()})
-                .to_string(),
+            config:
+                json!({"url": url, "secret": crate::alerting::channels::webhook::generate_secret()})
+                    .to_string(),
             events: json!(["alert.opened"]).to_string(),
             is_default: 1,
             enabled: 1,

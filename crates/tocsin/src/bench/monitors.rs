@@ -602,8 +602,7 @@ impl Session<'_> {
                             "{:.1} MB",
                             f.rss_growth_bytes as f64 / (1024.0 * 1024.0)
                         ),
-                        pass: f.rss_growth_bytes
-                            <= super::alerting::TARGET_STORM_RSS_GROWTH_BYTES,
+                        pass: f.rss_growth_bytes <= super::alerting::TARGET_STORM_RSS_GROWTH_BYTES,
                     });
                 }
                 summary.alerts = Some(f);

@@ -251,10 +251,22 @@ mod tests {
                 r#"{{"status":"{page}","components":[{{"name":"Other","status":"OPERATIONAL"}},{{"name":"Flip","status":"{comp}"}}]}}"#
             )
         };
-        assert_eq!(classify(body("OPERATIONAL", "OPERATIONAL").as_bytes()), Shown::Old);
-        assert_eq!(classify(body("PARTIAL_OUTAGE", "MAJOR_OUTAGE").as_bytes()), Shown::New);
-        assert_eq!(classify(body("OPERATIONAL", "MAJOR_OUTAGE").as_bytes()), Shown::Mixed);
-        assert_eq!(classify(body("MAJOR_OUTAGE", "OPERATIONAL").as_bytes()), Shown::Mixed);
+        assert_eq!(
+            classify(body("OPERATIONAL", "OPERATIONAL").as_bytes()),
+            Shown::Old
+        );
+        assert_eq!(
+            classify(body("PARTIAL_OUTAGE", "MAJOR_OUTAGE").as_bytes()),
+            Shown::New
+        );
+        assert_eq!(
+            classify(body("OPERATIONAL", "MAJOR_OUTAGE").as_bytes()),
+            Shown::Mixed
+        );
+        assert_eq!(
+            classify(body("MAJOR_OUTAGE", "OPERATIONAL").as_bytes()),
+            Shown::Mixed
+        );
         assert_eq!(classify(b"not json"), Shown::Mixed);
     }
 }

@@ -40,8 +40,8 @@ pub mod serve;
 pub mod state;
 pub mod status_page_domains;
 pub mod status_pages;
-pub mod subscribers;
 pub mod stream;
+pub mod subscribers;
 pub mod workspace;
 
 use std::any::Any;

@@ -44,6 +44,6 @@ mod shutdown_binary;
 mod sign_in_binary;
 mod smoke;
 mod status_pages;
-mod subscribers;
 mod stream;
+mod subscribers;
 mod workspace;

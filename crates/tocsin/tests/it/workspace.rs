@@ -524,9 +524,7 @@ async fn notification_channel_quota_answers_402_and_usage_counts_channels_and_pa
     })
     .await;
     let ada = srv.sign_up("ada@example.com").await;
-    let hook = |name: &str| {
-        json!({"name": name, "type": "WEBHOOK", "config": {"url": "http://127.0.0.1:9/hook"}})
-    };
+    let hook = |name: &str| json!({"name": name, "type": "WEBHOOK", "config": {"url": "http://127.0.0.1:9/hook"}});
     json_of(
         ada.call(Method::POST, "/notification-channels", Some(hook("one")))
             .await,
