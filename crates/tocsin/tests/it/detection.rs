@@ -413,8 +413,10 @@ async fn a_monitor_nobody_checks_says_it_is_stale_and_fresh_again() {
         async move {
             let started = Instant::now();
             loop {
-                let m = srv.get(&format!("/monitors/{id}")).await;
+                // Events first: the state is written in the event's transaction, so a read
+                // after the event is seen shows it (the other order can see the event only).
                 let events = kinds(&srv.events(&id).await);
+                let m = srv.get(&format!("/monitors/{id}")).await;
                 if events.last().map(String::as_str) == Some(want) {
                     return (m, events);
                 }
@@ -506,12 +508,20 @@ async fn a_status_change_is_stamped_when_decided_and_a_frozen_probe_is_not_seen(
         assert!(started.elapsed() < Duration::from_secs(15), "{events:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let hbs = srv.heartbeats(&id).await;
-    let first = hbs
-        .iter()
-        .map(|h| h["createdAt"].as_str().unwrap().to_string())
-        .min()
-        .unwrap();
+    // The cycle commits its status change before the heartbeat writer stores the check's
+    // result, so the heartbeat may follow the event by a moment.
+    let first = loop {
+        let hbs = srv.heartbeats(&id).await;
+        if let Some(first) = hbs
+            .iter()
+            .map(|h| h["createdAt"].as_str().unwrap().to_string())
+            .min()
+        {
+            break first;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no heartbeat");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     let ms = |s: &str| {
         chrono::DateTime::parse_from_rfc3339(s)
             .unwrap()
