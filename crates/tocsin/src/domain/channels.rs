@@ -226,6 +226,31 @@ fn prepare_config(kind: ChannelType, mut config: Value) -> Result<Value, DomainE
     Ok(config)
 }
 
+/// Under `--notify-deny-private-addresses`, a URL the config names that every request would
+/// be refused for is refused now, on its field, rather than failing at every delivery.
+async fn check_destinations(core: &Core, config: &Value) -> Result<(), DomainError> {
+    if !core.config().notify_deny_private_addresses {
+        return Ok(());
+    }
+    let mut errors = Vec::new();
+    for (field, url) in channels::written_urls(config) {
+        if let Some(ip) = channels::outbound::private_destination(&url).await {
+            errors.push(FieldError::new(
+                field,
+                format!(
+                    "points at {ip}, a loopback, private or link-local address, which this \
+                     server does not call (--notify-deny-private-addresses)"
+                ),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.into())
+    }
+}
+
 /// Creates a channel. The response is the only read that shows a WEBHOOK's `secret`.
 pub async fn create(
     core: &Core,
@@ -236,6 +261,7 @@ pub async fn create(
     input.check()?;
     check_relay(core, input.kind)?;
     let config = prepare_config(input.kind, input.config)?;
+    check_destinations(core, &config).await?;
     let current = store::channels::count(core.db().reader(), &caller.workspace_id).await?;
     crate::domain::plans::ensure_room(
         core,
@@ -374,7 +400,9 @@ pub async fn update(
     }
     if let Some(config) = &input.config {
         let merged = channels::keep_secrets(kind, config, &stored_config(&row));
-        row.config = prepare_config(kind, merged)?.to_string();
+        let config = prepare_config(kind, merged)?;
+        check_destinations(core, &config).await?;
+        row.config = config.to_string();
     }
     if let Some(n) = &input.name {
         row.name = n.trim().to_string();

@@ -19,6 +19,16 @@ use crate::http::AppState;
 
 const TAG: &str = "Notifications";
 
+/// What create and update say of the URLs a config names.
+const DESTINATIONS: &str = "Every URL in `config` (`url`, `webhookUrl`, `serverUrl`, `apiUrl`, \
+    `homeserverUrl`) must be an absolute http(s) URL that some server could answer: port 0, an \
+    unspecified, broadcast or multicast address, or a name under `.invalid` is refused on its \
+    field (`VALIDATION_ERROR`). When the server runs with `--notify-deny-private-addresses`, a \
+    URL whose host is, or resolves only to, a loopback, private or link-local address is \
+    refused the same way (and every send checks again, since names change). Whether the \
+    receiver answers right now is not judged: `POST .../test` sends a real message and its \
+    outcome is in the delivery history.";
+
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()
         .api_route(
@@ -32,6 +42,7 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("createNotificationChannel").tag(TAG).summary(
                     "Create a channel; a WEBHOOK's signing secret (generated when not given) is shown in this response only (`notifications:write`)",
                 )
+                .description(DESTINATIONS)
             }),
         )
         .api_route(
@@ -45,6 +56,7 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("updateNotificationChannel").tag(TAG).summary(
                     "Edit a channel; `********` keeps a stored secret; version-locked with If-Match (`notifications:write`)",
                 )
+                .description(DESTINATIONS)
             })
             .delete_with(delete, |op| {
                 op.id("deleteNotificationChannel").tag(TAG).summary(

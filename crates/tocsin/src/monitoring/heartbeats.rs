@@ -821,7 +821,11 @@ fn run_on_own_thread(
 fn in_window(code: i64, excluded: bool) -> i64 {
     use crate::store::status as st;
     let own = st::from_code(code).ok();
-    st::maintenance_code(if excluded { None } else { own })
+    if excluded {
+        st::excluded_code(own)
+    } else {
+        st::maintenance_code(own)
+    }
 }
 
 fn answer(reply: Option<Reply>, result: Result<HeartbeatRef, WriteError>) {

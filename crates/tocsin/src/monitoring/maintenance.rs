@@ -24,9 +24,8 @@
 //!   be checked: it takes, in the same transaction as the clearing ([`release_push`]), the
 //!   status of what its job last said during the window, stepped now as that push would be
 //!   outside one: `up` gives `UP`, `down` gives `DOWN` with its alert. When the job said
-//!   nothing since the monitor went into maintenance, when a missed check-in came after its
-//!   last push, or when the push's own result was not kept (a window excluded from uptime
-//!   stores its heartbeats as bare `MAINTENANCE`), it goes `PENDING`
+//!   nothing since the monitor went into maintenance, or when a missed check-in came after its
+//!   last push, it goes `PENDING`
 //!   (`tocsin_core::leave_maintenance`) and its next push or missed deadline decides, the
 //!   deadline counting as always from its last push or answered check-in.
 //!
@@ -52,7 +51,7 @@ use crate::push::PushStatus;
 use crate::store::heartbeats::{self as hb_store, ListFilter};
 use crate::store::maintenance::{self as store, WindowRow};
 use crate::store::monitors::{self, MonitorRow};
-use crate::store::status::{self as stored_status, Tally};
+use crate::store::status as stored_status;
 use crate::store::Backend;
 
 /// Longest sleep between looks at the clock, so a clock that jumps costs at most this.
@@ -338,8 +337,7 @@ async fn release_push(core: &Core, monitor_id: &str, now_ms: i64) -> Result<(), 
 
 /// What the job's last push said (and its message), when that push came while the monitor
 /// was in maintenance (at or after it went there) and no missed check-in was answered after
-/// it; `None` otherwise, or when its heartbeat kept no result of its own (a window excluded
-/// from uptime stores bare `MAINTENANCE`).
+/// it; `None` otherwise, or when its heartbeat kept no result of its own.
 async fn last_push_said(
     tx: &mut crate::store::Tx,
     m: &MonitorRow,
@@ -366,9 +364,9 @@ async fn last_push_said(
     let Some(beat) = beats.into_iter().find(|b| b.region == LOCAL_REGION) else {
         return Ok(None);
     };
-    let said = match stored_status::tally(beat.status) {
-        Tally::Counted(c) if c == stored_status::UP => PushStatus::Up,
-        Tally::Counted(c) if c == stored_status::DOWN => PushStatus::Down,
+    let said = match stored_status::own_result(beat.status) {
+        Some(Status::Up) => PushStatus::Up,
+        Some(Status::Down) => PushStatus::Down,
         _ => return Ok(None),
     };
     Ok(Some((said, beat.message)))

@@ -3,10 +3,13 @@
 //! spelling, [`Status::as_str`]) and the small integer of `heartbeats.status`.
 //!
 //! A heartbeat taken inside a maintenance window reads as `MAINTENANCE`, but its code also
-//! keeps how it counts in uptime figures: [`MAINTENANCE`] (4) when the window is excluded from
-//! uptime (it counts in nothing), or `MAINTENANCE_COUNTED + own` (6 to 9) when it is not and
-//! the check's own result (UP, DOWN, DEGRADED, CHANGED) counts. [`tally`] is the one reading of
-//! a code for the figures; [`codes_of`] the codes a status filter matches.
+//! keeps how it counts in uptime figures: `MAINTENANCE_COUNTED + own` (6 to 9) when the window
+//! counts and the check's own result (UP, DOWN, DEGRADED, CHANGED) counts with it; when the
+//! window is excluded from uptime it counts in nothing, as [`MAINTENANCE`] (4, no result
+//! known) or `MAINTENANCE_EXCLUDED + own` (10 to 13, the result kept only so that a push
+//! monitor can take its job's last word when the window ends). [`tally`] is the one reading of
+//! a code for the figures; [`own_result`] the result a maintenance code kept; [`codes_of`] the
+//! codes a status filter matches.
 //!
 //! Reading is fallible on purpose: a value no status spells is a corrupt (or foreign) row, and
 //! callers must report it rather than guess a status — a silent `PENDING` would hide an outage.
@@ -43,6 +46,8 @@ pub const PENDING: i64 = code(Status::Pending);
 pub const MAINTENANCE: i64 = code(Status::Maintenance);
 /// Added to a check's own code (UP 0 ... CHANGED 3) for a maintenance heartbeat that counts.
 const MAINTENANCE_COUNTED: i64 = 6;
+/// Added to a check's own code for a maintenance heartbeat excluded from uptime.
+const MAINTENANCE_EXCLUDED: i64 = 10;
 
 /// The code of a heartbeat inside a maintenance window: excluded from uptime (`counted` is
 /// `None`), or counted as the check's own result.
@@ -52,6 +57,27 @@ pub const fn maintenance_code(counted: Option<Status>) -> i64 {
             MAINTENANCE_COUNTED + code(s)
         }
         _ => MAINTENANCE,
+    }
+}
+
+/// The code of a heartbeat inside a window excluded from uptime that still keeps the check's
+/// own result (`MAINTENANCE` when there is none to keep).
+pub const fn excluded_code(own: Option<Status>) -> i64 {
+    match own {
+        Some(s @ (Status::Up | Status::Down | Status::Degraded | Status::Changed)) => {
+            MAINTENANCE_EXCLUDED + code(s)
+        }
+        _ => MAINTENANCE,
+    }
+}
+
+/// The check's own result a maintenance heartbeat code kept, counted or not; `None` for any
+/// other code, and for a bare [`MAINTENANCE`].
+pub fn own_result(c: i64) -> Option<Status> {
+    match c {
+        6..=9 => from_code(c - MAINTENANCE_COUNTED).ok(),
+        10..=13 => from_code(c - MAINTENANCE_EXCLUDED).ok(),
+        _ => None,
     }
 }
 
@@ -71,7 +97,7 @@ pub enum Tally {
 pub const fn tally(c: i64) -> Tally {
     match c {
         0..=3 => Tally::Counted(c),
-        MAINTENANCE => Tally::Excluded,
+        MAINTENANCE | 10..=13 => Tally::Excluded,
         6..=9 => Tally::Counted(c - MAINTENANCE_COUNTED),
         _ => Tally::NoVerdict,
     }
@@ -80,7 +106,7 @@ pub const fn tally(c: i64) -> Tally {
 /// Every code a heartbeat of status `s` may be stored with (for a status filter).
 pub fn codes_of(s: Status) -> Vec<i64> {
     match s {
-        Status::Maintenance => vec![MAINTENANCE, 6, 7, 8, 9],
+        Status::Maintenance => vec![MAINTENANCE, 6, 7, 8, 9, 10, 11, 12, 13],
         s => vec![code(s)],
     }
 }
@@ -99,7 +125,7 @@ pub const fn code(s: Status) -> i64 {
 
 /// The status a stored heartbeat code stands for.
 pub fn from_code(c: i64) -> Result<Status, CorruptStatus> {
-    if matches!(c, 6..=9) {
+    if matches!(c, 6..=13) {
         return Ok(Status::Maintenance);
     }
     Status::ALL
@@ -119,7 +145,7 @@ mod tests {
             assert_eq!(from_code(code(s)), Ok(s));
         }
         assert_eq!(from_text("Up"), Err(CorruptStatus::Text("Up".into())));
-        assert_eq!(from_code(10), Err(CorruptStatus::Code(10)));
+        assert_eq!(from_code(14), Err(CorruptStatus::Code(14)));
         assert_eq!((UP, DOWN, DEGRADED), (0, 1, 2));
     }
 
@@ -132,7 +158,17 @@ mod tests {
             assert_eq!(from_code(c), Ok(Status::Maintenance));
             assert_eq!(tally(c), Tally::Counted(code(own)));
             assert!(codes_of(Status::Maintenance).contains(&c));
+            assert_eq!(own_result(c), Some(own));
+            // Excluded from uptime: in no figure, but the result is kept.
+            let x = excluded_code(Some(own));
+            assert_eq!(from_code(x), Ok(Status::Maintenance));
+            assert_eq!(tally(x), Tally::Excluded);
+            assert_eq!(own_result(x), Some(own));
+            assert!(codes_of(Status::Maintenance).contains(&x));
         }
+        assert_eq!(excluded_code(None), MAINTENANCE);
+        assert_eq!(own_result(MAINTENANCE), None);
+        assert_eq!(own_result(DOWN), None);
         assert_eq!(tally(PENDING), Tally::NoVerdict);
         assert_eq!(tally(DOWN), Tally::Counted(DOWN));
         assert_eq!(codes_of(Status::Up), vec![UP]);

@@ -238,6 +238,22 @@ async fn bad_configs_name_their_field_and_nothing_is_stored() {
             "config.url",
         ),
         (
+            json!({"name": "x", "type": "WEBHOOK", "config": {"url": "http://hooks.example.invalid/x"}}),
+            "config.url",
+        ),
+        (
+            json!({"name": "x", "type": "WEBHOOK", "config": {"url": "http://0.0.0.0:8080/x"}}),
+            "config.url",
+        ),
+        (
+            json!({"name": "x", "type": "WEBHOOK", "config": {"url": "http://10.0.0.1:0/x"}}),
+            "config.url",
+        ),
+        (
+            json!({"name": "x", "type": "GOTIFY", "config": {"serverUrl": "http://255.255.255.255", "appToken": "t"}}),
+            "config.serverUrl",
+        ),
+        (
             json!({"name": "x", "type": "WEBHOOK", "config": {"url": "http://x", "secret": "plain"}}),
             "config.secret",
         ),
@@ -894,23 +910,31 @@ async fn sms_number_lists_are_checked_number_by_number() {
 #[tokio::test]
 async fn private_addresses_are_refused_when_the_operator_says_so() {
     let rx = Receiver::start().await;
-    let srv = TestServer::start_with(Options {
-        clock: None,
-        tweak: Some(Box::new(|c| c.notify_deny_private_addresses = true)),
-    })
-    .await;
+    // Channels stored before the operator turned the setting on ...
+    let srv = TestServer::start().await;
     let ada = srv.sign_up("ada@example.com").await;
-    // A literal loopback address, and a name that resolves to one (judged by the resolver).
-    for url in [
+    let urls = [
         rx.url("/hook"),
         format!("http://localhost:{}/hook", rx.addr.port()),
-    ] {
+    ];
+    let mut ids = Vec::new();
+    for url in &urls {
         let ch = channel(
             &ada,
             json!({"name": "lan", "type": "WEBHOOK", "config": {"url": url}}),
         )
         .await;
-        let id = ch["id"].as_str().unwrap();
+        ids.push(ch["id"].as_str().unwrap().to_string());
+    }
+    let srv = srv
+        .restart_same_port(Options {
+            clock: None,
+            tweak: Some(Box::new(|c| c.notify_deny_private_addresses = true)),
+        })
+        .await;
+    // ... are refused at every send: a literal loopback address, and a name that resolves to
+    // one (judged by the resolver, so a name that changed its address is caught too).
+    for (url, id) in urls.iter().zip(&ids) {
         ada.call(
             Method::POST,
             &format!("/notification-channels/{id}/test"),
@@ -926,6 +950,58 @@ async fn private_addresses_are_refused_when_the_operator_says_so() {
         );
     }
     assert_eq!(rx.count(), 0, "nothing reached the private address");
+    // New ones, and edits, are refused on the field that names the address; nothing is
+    // stored or changed.
+    for url in &urls {
+        let res = ada
+            .call(
+                Method::POST,
+                "/notification-channels",
+                Some(json!({"name": "lan", "type": "WEBHOOK", "config": {"url": url}})),
+            )
+            .await;
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(err["field"], "config.url", "{url}: {err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains("--notify-deny-private-addresses"),
+            "{err}"
+        );
+    }
+    let res = ada
+        .call(
+            Method::POST,
+            "/notification-channels",
+            Some(json!({"name": "lan", "type": "NTFY",
+                "config": {"topic": "ops", "serverUrl": "http://10.0.0.7:8080"}})),
+        )
+        .await;
+    let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert_eq!(err["field"], "config.serverUrl", "{err}");
+    let res = ada
+        .call(
+            Method::PATCH,
+            &format!("/notification-channels/{}", ids[0]),
+            Some(json!({"config": {"url": "http://192.168.1.20/hook"}})),
+        )
+        .await;
+    let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert_eq!(err["field"], "config.url", "{err}");
+    let page = json_of(
+        ada.call(Method::GET, "/notification-channels", None).await,
+        200,
+    )
+    .await;
+    let stored = page["notificationChannels"].as_array().unwrap();
+    assert_eq!(stored.len(), 2, "{page}");
+    assert!(
+        stored
+            .iter()
+            .all(|c| c["config"]["url"] != "http://192.168.1.20/hook"),
+        "{page}"
+    );
     srv.stop().await;
 }
 

@@ -834,8 +834,8 @@ async fn a_push_monitor_that_heard_nothing_in_a_window_is_pending_when_it_ends()
         ev("down", "PENDING", "DOWN", true)
     );
 
-    // A window kept out of uptime stores its pushes as bare MAINTENANCE, without the job's
-    // result: the monitor leaves it PENDING, and the next push decides.
+    // A window kept out of uptime counts its pushes in no figure but keeps what the job
+    // said: the monitor leaves it with the status of that last push.
     clock.set_ms(T0 + 130_000);
     assert_eq!(push("").await, 202);
     create_window(
@@ -848,10 +848,27 @@ async fn a_push_monitor_that_heard_nothing_in_a_window_is_pending_when_it_ends()
     clock.set_ms(T0 + 150_000);
     assert_eq!(push("").await, 202);
     engine_at(&srv, &clock, T0 + 170_000).await;
-    assert_eq!(status(&u, &id).await, "PENDING");
-    clock.set_ms(T0 + 180_000);
-    assert_eq!(push("").await, 202);
     assert_eq!(status(&u, &id).await, "UP");
+    assert_eq!(
+        event_list(&u, &id).await[0],
+        ev("up", "MAINTENANCE", "UP", false)
+    );
+    // The same with a job that said `down` inside the excluded window: DOWN, alerting.
+    create_window(
+        &u,
+        json!({"monitorId": id, "title": "y", "startsAt": rfc(T0 + 180_000),
+               "endsAt": rfc(T0 + 200_000), "excludeFromUptime": true}),
+    )
+    .await;
+    engine_at(&srv, &clock, T0 + 180_000).await;
+    clock.set_ms(T0 + 190_000);
+    assert_eq!(push("?status=down").await, 202);
+    engine_at(&srv, &clock, T0 + 200_000).await;
+    assert_eq!(status(&u, &id).await, "DOWN");
+    assert_eq!(
+        event_list(&u, &id).await[0],
+        ev("down", "MAINTENANCE", "DOWN", true)
+    );
     srv.stop().await;
 }
 

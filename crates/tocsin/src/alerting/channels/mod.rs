@@ -337,17 +337,64 @@ pub fn parse_stored<T: DeserializeOwned>(config: &Value) -> Result<T, RenderErro
     })
 }
 
-/// An absolute `http`/`https` URL with a host, at most 2,000 characters.
+/// An absolute `http`/`https` URL with a host, at most 2,000 characters, that some server
+/// could answer: not port 0, not an unspecified, broadcast or multicast address, not a name
+/// under `.invalid` (RFC 6761 guarantees it never resolves). Whether the receiver is up is
+/// not judged here (it may be down for a minute while the channel is set up): the test send
+/// and the delivery history say that.
 pub fn check_url(field: &str, url: &str, errors: &mut Vec<ConfigError>) {
-    let ok = url.len() <= 2_000
-        && url::Url::parse(url)
-            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
-    if !ok {
+    let parsed = (url.len() <= 2_000)
+        .then(|| url::Url::parse(url).ok())
+        .flatten()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+    let Some(u) = parsed else {
         errors.push(ConfigError::new(
             field,
             "must be an absolute http:// or https:// URL",
         ));
+        return;
+    };
+    if let Some(why) = unreachable(&u) {
+        errors.push(ConfigError::new(field, why));
     }
+}
+
+/// Why no request to `u` could ever be answered, if that is so.
+fn unreachable(u: &url::Url) -> Option<&'static str> {
+    use std::net::IpAddr;
+    if u.port() == Some(0) {
+        return Some("cannot be reached: port 0 is not a port a server listens on");
+    }
+    let ip = match u.host()? {
+        url::Host::Domain(d) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            if d == "invalid" || d.ends_with(".invalid") {
+                return Some("cannot be reached: names under .invalid never resolve");
+            }
+            return None;
+        }
+        url::Host::Ipv4(v4) => IpAddr::V4(v4),
+        url::Host::Ipv6(v6) => IpAddr::V6(v6),
+    };
+    let never = match ip {
+        IpAddr::V4(v4) => v4.is_unspecified() || v4.is_broadcast() || v4.is_multicast(),
+        IpAddr::V6(v6) => v6.is_unspecified() || v6.is_multicast(),
+    };
+    never.then_some(
+        "cannot be reached: an unspecified, broadcast or multicast address is no destination",
+    )
+}
+
+/// The URLs a config names itself (`url` and every `...Url` key), with their field paths:
+/// the destinations a request of this channel may go to besides the provider's own host.
+pub fn written_urls(config: &Value) -> Vec<(String, String)> {
+    let Some(obj) = config.as_object() else {
+        return Vec::new();
+    };
+    obj.iter()
+        .filter(|(k, _)| *k == "url" || k.ends_with("Url"))
+        .filter_map(|(k, v)| Some((format!("config.{k}"), v.as_str()?.to_string())))
+        .collect()
 }
 
 /// 1 to `max` characters, none of them control characters.

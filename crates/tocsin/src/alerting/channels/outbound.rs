@@ -109,6 +109,28 @@ impl Resolve for PublicOnly {
     }
 }
 
+/// The address that would make a request to `url` refused under
+/// `--notify-deny-private-addresses`: a private literal, or a name whose every address is
+/// private. A name that does not resolve now is not judged (DNS may be down for a moment;
+/// the attempt would say so).
+pub async fn private_destination(url: &str) -> Option<IpAddr> {
+    let url = url::Url::parse(url).ok()?;
+    match url.host()? {
+        url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)).filter(|ip| is_private(*ip)),
+        url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)).filter(|ip| is_private(*ip)),
+        url::Host::Domain(name) => {
+            let lookup = tokio::net::lookup_host((name, 0));
+            let all: Vec<SocketAddr> = tokio::time::timeout(CONNECT_TIMEOUT, lookup)
+                .await
+                .ok()?
+                .ok()?
+                .collect();
+            let first = all.first()?.ip();
+            all.iter().all(|a| is_private(a.ip())).then_some(first)
+        }
+    }
+}
+
 fn same_host(a: &url::Url, b: &url::Url) -> bool {
     a.host_str() == b.host_str() && a.port_or_known_default() == b.port_or_known_default()
 }
