@@ -55,7 +55,7 @@ use target::LocalServer;
 middleware stack\n  push       POST /push/{token} over --push-tokens distinct tokens, then a \
 burst of --push-burst x its rate\n  workspace  GET /workspace with a bearer API key: the authenticated, cached \
 hot path\n  mcp-get-monitor  POST /mcp tools/call get_monitor with an mcp token\n  status-summary  GET /api/v1/status-pages/bench/summary: a published page of 50 \
-components with 90 days of history\n  status-page  GET /s/bench: the same page as HTML\n  status-badge  GET /api/v1/embed/badge.svg: the same page's SVG badge by publishable key\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
+components with 90 days of history\n  status-summary-gzip  the same summary with Accept-Encoding: gzip, as browsers send it\n  status-page  GET /s/bench: the same page as HTML\n  status-badge  GET /api/v1/embed/badge.svg: the same page's SVG badge by publishable key\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
 Monitor scenarios (run only when named; the real scheduler against a loopback target):\n  \
 checks            4,000 HTTP monitors every 2 s: checks/s, every heartbeat stored, bytes per \
 heartbeat\n  scheduler-100k    100,000 monitors every 60 s: start lateness, busiest second\n  \

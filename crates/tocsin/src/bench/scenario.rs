@@ -62,6 +62,15 @@ impl RequestSpec {
         self.headers.push((header::AUTHORIZATION, value));
         Ok(self)
     }
+
+    /// The request as a browser sends it: it accepts a gzip-compressed answer.
+    pub fn gzip(mut self) -> RequestSpec {
+        self.headers.push((
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static("gzip, deflate, br"),
+        ));
+        self
+    }
 }
 
 /// What a scenario's setup can use.
@@ -185,6 +194,11 @@ pub fn all() -> Vec<Scenario> {
             name: "status-summary",
             about: "GET /api/v1/status-pages/{slug}/summary of a page of 50 components with 90 days of history",
             setup: |fx| Box::pin(async move { super::status_page::summary(fx).await }),
+        },
+        Scenario {
+            name: "status-summary-gzip",
+            about: "The same summary fetched as browsers and the embed widget fetch it (Accept-Encoding: gzip): the cached compressed copy",
+            setup: |fx| Box::pin(async move { Ok(super::status_page::summary(fx).await?.gzip()) }),
         },
         Scenario {
             name: "status-page",

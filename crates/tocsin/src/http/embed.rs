@@ -24,7 +24,7 @@ use super::public::CachedJson;
 use crate::domain::{CredentialProblem, DomainError, FieldError};
 use crate::http::error::{error_response, ApiError, ApiResult};
 use crate::http::AppState;
-use crate::public::badge::{self, Metric, Style};
+use crate::public::badge::{Metric, Style};
 
 const TAG: &str = "Embed";
 const WIDGET: &str = include_str!("../public/widget.js");
@@ -245,14 +245,16 @@ async fn badge(
         )])
     })?;
     let r = super::public::published(&state, &key.0).await?;
-    let (label, value, colour) = badge::parts(&r.snapshot, q.component.as_deref(), metric)
+    let drawn = r
+        .badges
+        .get(&r.snapshot, q.component.as_deref(), metric, style)
         .map_err(|_| {
             DomainError::from(vec![FieldError::new(
                 "component",
                 "not a component of this page",
             )])
         })?;
-    let mut res = badge::svg(&label, &value, colour, style).into_response();
+    let mut res = drawn.into_response();
     let h = res.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

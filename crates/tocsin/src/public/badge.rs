@@ -7,7 +7,7 @@
 use super::snapshot::{PageStatus, Snapshot};
 
 /// How a badge is drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Style {
     Flat,
     FlatSquare,
@@ -26,7 +26,7 @@ impl Style {
 }
 
 /// What a badge shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
     Status,
     /// Uptime over the window: 0 = 24h, 1 = 7d, 2 = 30d, 3 = 90d.
@@ -150,6 +150,46 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
         .replace('\'', "&apos;")
+}
+
+/// The badges drawn from one rendered page, by what was asked (component, metric, style):
+/// a README badge is fetched over and over while its page does not change, and the page's
+/// render is replaced (with a fresh memo) when it does. Bounded: a page has at most a few
+/// hundred components, times five metrics and three styles.
+#[derive(Debug, Default)]
+pub struct Memo(std::sync::Mutex<std::collections::HashMap<MemoKey, bytes::Bytes>>);
+
+type MemoKey = (Option<String>, Metric, Style);
+
+/// Entries kept at most; past it the memo starts over (only unknown-to-us keys can grow it).
+const MEMO_MAX: usize = 4_096;
+
+impl Memo {
+    /// The badge for this request, drawn once per rendered page.
+    pub fn get(
+        &self,
+        s: &Snapshot,
+        component: Option<&str>,
+        metric: Metric,
+        style: Style,
+    ) -> Result<bytes::Bytes, BadgeError> {
+        let key = (component.map(str::to_string), metric, style);
+        if let Some(hit) = self.lock().get(&key) {
+            return Ok(hit.clone());
+        }
+        let (label, value, colour) = parts(s, component, metric)?;
+        let drawn = bytes::Bytes::from(svg(&label, &value, colour, style));
+        let mut map = self.lock();
+        if map.len() >= MEMO_MAX {
+            map.clear();
+        }
+        map.insert(key, drawn.clone());
+        Ok(drawn)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<MemoKey, bytes::Bytes>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// The badge as an SVG document.

@@ -80,6 +80,8 @@ pub struct Rendered {
     pub csp: String,
     /// `Last-Modified`, as an HTTP date.
     pub last_modified: String,
+    /// The SVG badges drawn from this render.
+    pub badges: super::badge::Memo,
 }
 
 impl Rendered {
@@ -96,6 +98,7 @@ impl Rendered {
             atom: Body::of(feed::atom(&snapshot).into_bytes()),
             csp: page.csp,
             last_modified,
+            badges: super::badge::Memo::default(),
             snapshot,
         })
     }
