@@ -180,7 +180,7 @@ function PolicyForm(props: { policy?: Policy; channels: Channel[]; onSaved: (p: 
           aria-describedby={err('name') ? `${key}-name-error` : undefined}
         />
       </Field>
-      {err('steps') && <p class="error" role="alert">{err('steps')}</p>}
+      {error instanceof ApiError && error.forField('steps') && <p class="error" role="alert">{error.forField('steps')}</p>}
       <ol class="step-list">
         {steps.map((s, i) => {
           const id = `${key}-s${i}`;
