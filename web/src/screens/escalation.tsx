@@ -51,7 +51,7 @@ export function Escalation() {
       <h1>Escalation policies</h1>
       <p class="muted">
         A policy notifies more people the longer an alert stays open: each step is sent its delay after the alert opened,
-        unless the alert was acknowledged or resolved by then. Pick a policy on a monitor to use it.
+        unless the alert was acknowledged or resolved by then. A monitor follows the policy named in its <code>escalationPolicyId</code> (set through the API).
       </p>
       <ErrorNote error={policies.error ?? channels.error ?? error} />
       <p class="sr-only" role="status" aria-live="polite">{said}</p>
