@@ -18,6 +18,10 @@ import { Channels } from './screens/channels';
 import { Workspace } from './screens/workspace';
 import { AcceptInvitation } from './screens/invitation';
 import { Maintenance } from './screens/maintenance';
+import { Projects } from './screens/projects';
+import { Escalation } from './screens/escalation';
+import { McpGrants } from './screens/mcp-grants';
+import { Settings } from './screens/settings';
 
 export const session = signal<Session | null | undefined>(undefined);
 const workspaces = signal<Schemas['MyWorkspace'][]>([]);
@@ -55,6 +59,10 @@ const NAV: [string, string][] = [
   ['/maintenance', 'Maintenance'],
   ['/api-keys', 'API keys'],
   ['/workspace', 'Workspace'],
+  ['/projects', 'Projects'],
+  ['/escalation', 'Escalation'],
+  ['/mcp-grants', 'MCP grants'],
+  ['/settings', 'Settings'],
 ];
 
 function Header() {
@@ -123,6 +131,10 @@ function Screen() {
   if (p === '/channels') return <Channels />;
   if (p === '/maintenance') return <Maintenance />;
   if (p === '/workspace') return <Workspace />;
+  if (p === '/projects') return <Projects />;
+  if (p === '/escalation') return <Escalation />;
+  if (p === '/mcp-grants') return <McpGrants />;
+  if (p === '/settings') return <Settings />;
   if (p === '/status-pages') return <StatusPages />;
   if ((m = match('/status-pages/:id', p))) return <StatusPageDetail id={m.id} />;
   return (
