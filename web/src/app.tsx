@@ -14,6 +14,7 @@ import { MonitorForm } from './screens/monitor-form';
 import { Alerts } from './screens/alerts';
 import { ApiKeys } from './screens/api-keys';
 import { StatusPageDetail, StatusPages } from './screens/status-pages';
+import { statusPageScreen } from './screens/status-page-admin';
 import { Channels } from './screens/channels';
 import { Workspace } from './screens/workspace';
 import { AcceptInvitation } from './screens/invitation';
@@ -124,6 +125,10 @@ function Screen() {
   if (p === '/maintenance') return <Maintenance />;
   if (p === '/workspace') return <Workspace />;
   if (p === '/status-pages') return <StatusPages />;
+  if (p.startsWith('/status-pages/')) {
+    const section = statusPageScreen(p);
+    if (section) return section;
+  }
   if ((m = match('/status-pages/:id', p))) return <StatusPageDetail id={m.id} />;
   return (
     <main id="main">
