@@ -3,7 +3,7 @@
 // and move down buttons). The list owns no order: it asks its owner to move an item by key,
 // and announces each move in a live region for screen-reader users.
 import type { ComponentChildren, VNode } from 'preact';
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** Moves the item with key `key` to index `to` (clamped); the same array when nothing moves. */
 export function moveTo<T>(items: T[], keyOf: (t: T) => string, key: string, to: number): T[] {
@@ -48,13 +48,31 @@ export function Sortable<T>(props: {
   const latest = useRef(items);
   latest.current = items;
 
-  const move = (key: string, to: number) => {
+  // The control to give focus back to once a move has re-rendered: the browser drops focus
+  // when the focused element is moved in the document.
+  const refocus = useRef<{ key: string; control: 'handle' | 'up' | 'down' } | null>(null);
+  useEffect(() => {
+    const r = refocus.current;
+    if (!r) return;
+    refocus.current = null;
+    const row = Array.from(list.current?.children ?? []).find((el) => (el as HTMLElement).dataset.key === r.key);
+    const target = row?.querySelector<HTMLElement>(r.control === 'handle' ? '.handle' : `[data-move="${r.control}"]`);
+    if (target && document.activeElement !== target) target.focus();
+  });
+
+  const move = (key: string, to: number, control: 'handle' | 'up' | 'down') => {
     const now = latest.current;
     const target = Math.max(0, Math.min(now.length - 1, to));
-    const item = now.find((t) => keyOf(t) === key);
-    if (!item) return;
+    const from = now.findIndex((t) => keyOf(t) === key);
+    if (from < 0) return;
+    const name = labelOf(now[from]);
+    if (from === target) {
+      setSaid(`${name} is already ${target === 0 ? 'first' : 'last'}.`);
+      return;
+    }
+    refocus.current = { key, control };
     onMove(key, target);
-    setSaid(`${labelOf(item)}: position ${target + 1} of ${now.length}`);
+    setSaid(`${name}: position ${target + 1} of ${now.length}`);
   };
   const indexOf = (key: string) => latest.current.findIndex((t) => keyOf(t) === key);
 
@@ -83,22 +101,31 @@ export function Sortable<T>(props: {
           if (e.button !== 0) return;
           e.preventDefault();
           (e.currentTarget as HTMLElement).focus();
-          (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
           setDragging(key);
+          // Listened for on the window, not captured by the handle: reordering moves the
+          // handle's element in the document, which would end a capture.
+          const moveWith = (ev: PointerEvent) => {
+            if (ev.pointerId !== e.pointerId || held.current !== key) return;
+            const to = slotAt(key, ev.clientY);
+            if (to !== indexOf(key)) move(key, to, 'handle');
+          };
+          const end = (ev: PointerEvent) => {
+            if (ev.pointerId !== e.pointerId) return;
+            setDragging(null);
+            removeEventListener('pointermove', moveWith);
+            removeEventListener('pointerup', end);
+            removeEventListener('pointercancel', end);
+          };
+          addEventListener('pointermove', moveWith);
+          addEventListener('pointerup', end);
+          addEventListener('pointercancel', end);
         }}
-        onPointerMove={(e) => {
-          if (held.current !== key) return;
-          const to = slotAt(key, e.clientY);
-          if (to !== indexOf(key)) move(key, to);
-        }}
-        onPointerUp={() => setDragging(null)}
-        onPointerCancel={() => setDragging(null)}
         onKeyDown={(e) => {
           const i = indexOf(key);
           const to = { ArrowUp: i - 1, ArrowDown: i + 1, Home: 0, End: latest.current.length - 1 }[e.key];
           if (to === undefined) return;
           e.preventDefault();
-          move(key, to);
+          move(key, to, 'handle');
         }}
       >
         <span aria-hidden="true">⠿</span>
@@ -106,10 +133,10 @@ export function Sortable<T>(props: {
     );
     const buttons = (
       <span class="move-buttons">
-        <button type="button" class="icon" aria-label={`Move ${name} up`} onClick={() => move(key, indexOf(key) - 1)}>
+        <button type="button" class="icon" aria-label={`Move ${name} up`} data-move="up" onClick={() => move(key, indexOf(key) - 1, 'up')}>
           <span aria-hidden="true">↑</span>
         </button>
-        <button type="button" class="icon" aria-label={`Move ${name} down`} onClick={() => move(key, indexOf(key) + 1)}>
+        <button type="button" class="icon" aria-label={`Move ${name} down`} data-move="down" onClick={() => move(key, indexOf(key) + 1, 'down')}>
           <span aria-hidden="true">↓</span>
         </button>
       </span>

@@ -26,7 +26,7 @@ function Snippet({ id, title, text, children }: { id: string; title: string; tex
         <CopyButton text={text} what={title.toLowerCase()} />
       </div>
       {children}
-      <pre aria-labelledby={id} tabIndex={0}><code data-testid={`${id}-code`}>{text}</code></pre>
+      <pre><code data-testid={`${id}-code`}>{text}</code></pre>
     </div>
   );
 }

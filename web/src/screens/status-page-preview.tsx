@@ -89,7 +89,7 @@ function Page(props: { draft: Draft; historyDays: number; components: Schemas['S
     <div class="pv-body" lang={d.language || 'en'}>
       <div class="top">
         <div class="wrap">
-          <div class="pv-h1" role="presentation">
+          <div class="pv-h1">
             {logoShown ? <img class="logo" src={d.logoUrl} alt={d.name} /> : d.name}
             {d.logoUrl && !logoShown && <span class="pv-logo-note"> (logo from {hostOf(d.logoUrl)})</span>}
           </div>
