@@ -179,7 +179,7 @@ export function Branding({ id }: { id: string }) {
           <div class="actions">
             <button type="submit" class="primary" disabled={!changed}>Save branding</button>
             <button type="button" disabled={!changed} onClick={() => put(fromPage(page))}>Discard changes</button>
-            <span role="status" class="muted">{saved ? 'Saved: the public page shows it now.' : changed ? 'Unsaved changes (shown in the preview).' : ''}</span>
+            <span role="status" class="muted">{saved ? 'Saved: the public page shows it within seconds.' : changed ? 'Unsaved changes (shown in the preview).' : ''}</span>
           </div>
         </form>
         <section class="preview-pane" aria-labelledby="pv-h">
