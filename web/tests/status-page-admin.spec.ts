@@ -142,10 +142,14 @@ test('branding shows in the preview before saving, then on the public page', asy
   await page.getByRole('button', { name: 'Save branding' }).click();
   await expect(page.locator('#b-bg-error')).toBeVisible();
   await page.getByLabel('Background colour', { exact: true }).fill('');
+  await page.getByLabel('Time zone').fill('Nowhere/Special');
+  await expect(preview.locator('.overall')).toContainText('unknown time zone');
+  await page.getByLabel('Time zone').fill('Europe/Berlin');
+  await expect(preview.locator('.overall')).not.toContainText('unknown');
   await axe(page, 'branding');
-  await shot(page, 'status-page-branding');
   await page.getByRole('button', { name: 'Save branding' }).click();
   await expect(page.getByText('Saved: the public page shows it within seconds.')).toBeVisible();
+  await shot(page, 'status-page-branding');
 
   const pub = await page.context().newPage();
   await pub.goto(`/s/${SLUG}`);

@@ -63,12 +63,20 @@ function classOf(m: Schemas['Monitor'] | undefined): (typeof LEVELS)[number] {
 
 /** Now, written in the draft's language and zone, or why it cannot be. */
 function nowIn(language: string, timezone: string): string {
+  const zone = timezone || 'UTC';
   try {
-    return new Intl.DateTimeFormat(language || 'en', {
-      dateStyle: 'medium', timeStyle: 'short', timeZone: timezone || 'UTC', timeZoneName: 'short',
-    }).format(new Date());
+    new Intl.DateTimeFormat('en', { timeZone: zone });
   } catch {
-    return `(unknown time zone “${timezone}”)`;
+    return `(unknown time zone “${zone}”)`;
+  }
+  const options: Intl.DateTimeFormatOptions = {
+    year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: zone, timeZoneName: 'short',
+  };
+  try {
+    return new Intl.DateTimeFormat(language || 'en', options).format(new Date());
+  } catch {
+    // A language tag the browser does not know: English words, the zone still applied.
+    return new Intl.DateTimeFormat('en', options).format(new Date());
   }
 }
 
