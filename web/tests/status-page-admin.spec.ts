@@ -276,3 +276,19 @@ test('a publishable key is minted once, with the embed snippets', async () => {
   const refused = await fetch(`${base}/api/v1/embed/badge.svg?token=${key}`);
   expect(refused.status).toBe(401);
 });
+
+test('the new screens fit 360 px and pass axe in the dark scheme', async () => {
+  const base = new URL(pageUrl).pathname;
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  for (const [sub, heading] of [['', 'Components'], ['/branding', 'Preview'], ['/postmortems', 'Failover took 14 minutes'], ['/subscribers', 'No subscribers yet'], ['/embed', 'Embed snippets']]) {
+    await page.goto(base + sub);
+    await expect(page.getByRole('heading', { name: heading })).toBeVisible();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, `${sub || 'overview'} at 360 px`).toBeLessThanOrEqual(0);
+    await axe(page, `${sub || 'overview'} (dark, 360 px)`);
+  }
+  await shot(page, 'embed-360-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 800 });
+});
