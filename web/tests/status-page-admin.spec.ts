@@ -277,6 +277,33 @@ test('a publishable key is minted once, with the embed snippets', async () => {
   expect(refused.status).toBe(401);
 });
 
+test('a group moves as a block, and its components within it', async () => {
+  await page.goto(pageUrl);
+  for (const name of ['CDN', 'DNS']) {
+    await page.getByLabel('Component name').fill(name);
+    await page.getByLabel('Group (optional)').fill('Edge');
+    await page.getByRole('button', { name: 'Add component' }).click();
+    await expect(page.locator('#comp-h + ul')).toContainText(name);
+  }
+  expect(await order(page)).toEqual(['Website', 'Database', 'API', 'Edge group', 'CDN', 'DNS']);
+  await page.getByRole('button', { name: 'Drag to reorder group Edge', exact: true }).focus();
+  await page.keyboard.press('Home');
+  expect(await order(page)).toEqual(['Edge group', 'CDN', 'DNS', 'Website', 'Database', 'API']);
+  await page.getByRole('button', { name: 'Drag to reorder DNS', exact: true }).focus();
+  await page.keyboard.press('ArrowUp');
+  expect(await order(page)).toEqual(['Edge group', 'DNS', 'CDN', 'Website', 'Database', 'API']);
+  await page.getByRole('button', { name: 'Save order' }).click();
+  await expect(page.getByRole('button', { name: 'Save order' })).toHaveCount(0);
+  const pub = await page.context().newPage();
+  await pub.goto(`/s/${SLUG}`);
+  await expect(async () => {
+    await pub.reload();
+    expect((await pub.locator('.component .name').allTextContents()).map((t) => t.trim())).toEqual(['DNS', 'CDN', 'Website', 'Database', 'API']);
+  }).toPass({ timeout: 15_000 });
+  await expect(pub.locator('.group h3')).toHaveText('Edge');
+  await pub.close();
+});
+
 test('the new screens fit 360 px and pass axe in the dark scheme', async () => {
   const base = new URL(pageUrl).pathname;
   await page.setViewportSize({ width: 360, height: 740 });
