@@ -14,6 +14,7 @@ import { MonitorForm } from './screens/monitor-form';
 import { Alerts } from './screens/alerts';
 import { ApiKeys } from './screens/api-keys';
 import { StatusPageDetail, StatusPages } from './screens/status-pages';
+import { statusPageScreen } from './screens/status-page-admin';
 import { Channels } from './screens/channels';
 import { Workspace } from './screens/workspace';
 import { AcceptInvitation } from './screens/invitation';
@@ -136,6 +137,10 @@ function Screen() {
   if (p === '/mcp-grants') return <McpGrants />;
   if (p === '/settings') return <Settings />;
   if (p === '/status-pages') return <StatusPages />;
+  if (p.startsWith('/status-pages/')) {
+    const section = statusPageScreen(p);
+    if (section) return section;
+  }
   if ((m = match('/status-pages/:id', p))) return <StatusPageDetail id={m.id} />;
   return (
     <main id="main">

@@ -1,10 +1,14 @@
 // Status pages: the list and a create form; one page's components (each optionally showing
-// a monitor), publish and unpublish, and its incidents (open, post an update, resolve, publish).
+// a monitor, put in order by `status-page-components.tsx`), publish and unpublish, and its
+// incidents (open, post an update, resolve, publish). The page's other screens (branding,
+// postmortems, subscribers, embedding) are reached by the tabs of `status-page-admin.tsx`.
 import { useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { when } from '../format';
 import { Link, navigate } from '../router';
 import { Badge, Empty, ErrorNote, Field, useLoad } from '../ui';
+import { ComponentsEditor } from './status-page-components';
+import { StatusPageTabs } from './status-page-admin';
 
 export function StatusPages() {
   const pages = useLoad(() => call(api.GET('/status-pages')), []);
@@ -89,20 +93,13 @@ export function StatusPageDetail({ id }: { id: string }) {
     const f = new FormData(form);
     const next: Schemas['ComponentInput'][] = [
       ...list.map((c) => ({ id: c.id, name: c.name, group: c.group, monitorId: c.monitorId, description: c.description })),
-      { name: String(f.get('name')), monitorId: String(f.get('monitor') || '') || null },
+      { name: String(f.get('name')), monitorId: String(f.get('monitor') || '') || null, group: String(f.get('group') || '').trim() || null },
     ];
     run(async () => {
       await call(api.PUT('/status-pages/{page_id}/components', { params: { path }, body: next }));
       form.reset();
     });
   };
-  const removeComponent = (cid: string) =>
-    run(() =>
-      call(api.PUT('/status-pages/{page_id}/components', {
-        params: { path },
-        body: list.filter((c) => c.id !== cid).map((c) => ({ id: c.id, name: c.name, group: c.group, monitorId: c.monitorId, description: c.description })),
-      })),
-    );
   const openIncident = (e: Event) => {
     e.preventDefault();
     const form = e.target as HTMLFormElement;
@@ -138,19 +135,11 @@ export function StatusPageDetail({ id }: { id: string }) {
           )}
         </div>
       </div>
+      <StatusPageTabs id={id} />
       <ErrorNote error={error} />
       <section aria-labelledby="comp-h">
         <h2 id="comp-h">Components</h2>
-        {list.length === 0 ? <p>No components yet. Add the services your users care about; link each to a monitor to show its status.</p> : (
-          <ul class="plain">
-            {list.map((c) => (
-              <li>
-                {c.name} {c.monitorId && <span class="muted">· {monitors.data?.find((m) => m.id === c.monitorId)?.name ?? 'monitor'}</span>}{' '}
-                <button type="button" class="link" onClick={() => removeComponent(c.id)} aria-label={`Remove ${c.name}`}>Remove</button>
-              </li>
-            ))}
-          </ul>
-        )}
+        <ComponentsEditor pageId={id} components={list} monitors={monitors.data ?? []} onSaved={() => comps.reload()} />
         <form class="inline-form" onSubmit={addComponent}>
           <Field label="Component name" id="c-name" error={fe(`${list.length}.name`)}>
             <input id="c-name" name="name" required />
@@ -160,6 +149,10 @@ export function StatusPageDetail({ id }: { id: string }) {
               <option value="">None (set by incidents)</option>
               {(monitors.data ?? []).map((m) => <option value={m.id}>{m.name}</option>)}
             </select>
+          </Field>
+          <Field label="Group (optional)" id="c-group" error={fe(`${list.length}.group`)}>
+            <input id="c-group" name="group" list="c-groups" maxLength={100} />
+            <datalist id="c-groups">{[...new Set(list.map((c) => c.group).filter(Boolean))].map((g) => <option value={g ?? ''} />)}</datalist>
           </Field>
           <button type="submit">Add component</button>
         </form>
