@@ -5,6 +5,11 @@
 // shown on the policy field; an edit sends only what changed. Axe runs on the form.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+mkdirSync(shots, { recursive: true });
 
 const EMAIL = `mo+${Date.now()}@example.com`;
 const PASSWORD = 'correct horse battery';
@@ -66,11 +71,14 @@ test('a monitor is created with a policy, projects and a channel, and edited', a
   await projects.getByRole('checkbox', { name: 'Beta' }).check();
   await channels.getByRole('checkbox', { name: /Ops webhook/ }).check();
   await axe(page, 'monitor form (new)');
+  await page.locator('#m-policy').evaluate((el) => el.closest('.field')!.scrollIntoView());
+  await page.screenshot({ path: `${shots}monitor-form-routing.png` });
   await page.getByRole('button', { name: 'Create monitor' }).click();
 
   await expect(page.getByRole('heading', { level: 1, name: /Checkout/ })).toBeVisible();
   const id = page.url().split('/').pop()!;
   await expect(page.getByTestId('monitor-routing')).toHaveText('Escalation policy: Paging · Projects: Alpha, Beta');
+  await page.screenshot({ path: `${shots}monitor-detail-routing.png` });
   const m = await rest(page, 'GET', `/monitors/${id}`);
   expect(m.escalationPolicyId).toBe(ids.Paging);
   expect([...(m.projectIds as string[])].sort()).toEqual([ids.Alpha, ids.Beta].sort());
@@ -104,7 +112,7 @@ test('a monitor is created with a policy, projects and a channel, and edited', a
   expect(patch.escalationPolicyId).toBeNull();
   expect(patch.projectIds).toEqual([ids.Alpha]);
   expect('notificationChannelIds' in patch).toBe(false);
-  await expect(page.getByTestId('monitor-routing')).toHaveText('Projects: Alpha');
+  await expect(page.getByTestId('monitor-routing')).toHaveText('Project: Alpha');
   const after = await rest(page, 'GET', `/monitors/${id}`);
   expect(after.escalationPolicyId).toBeNull();
   expect(after.projectIds).toEqual([ids.Alpha]);
