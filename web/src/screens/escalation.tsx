@@ -51,7 +51,8 @@ export function Escalation() {
       <h1>Escalation policies</h1>
       <p class="muted">
         A policy notifies more people the longer an alert stays open: each step is sent its delay after the alert opened,
-        unless the alert was acknowledged or resolved by then. A monitor follows the policy named in its <code>escalationPolicyId</code> (set through the API).
+        unless the alert was acknowledged or resolved by then. A monitor follows the policy chosen in its form: open the monitor,
+        then Edit, and pick the policy under “Escalation policy” (or choose it when you <Link href="/monitors/new">create a monitor</Link>).
       </p>
       <ErrorNote error={policies.error ?? channels.error ?? error} />
       <p class="sr-only" role="status" aria-live="polite">{said}</p>

@@ -1,7 +1,8 @@
 // One monitor: status, uptime over 24 h / 7 d / 30 d / 90 d, the response-time chart (hourly
 // average and p95 for the last week from the hourly rollups, raw checks for recent hours),
 // the recent checks with timings, assertion results and region, the status-change timeline,
-// and the actions: pause or resume, check now, edit, delete. Updates arrive live.
+// the escalation policy and projects it is in, and the actions: pause or resume, check now,
+// edit, delete. Updates arrive live.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -9,7 +10,7 @@ import { api, call, type Monitor, type Schemas } from '../api/client';
 import { ago, ms, pct, when } from '../format';
 import { onLive } from '../live';
 import { Link, navigate } from '../router';
-import { Badge, ErrorNote } from '../ui';
+import { Badge, ErrorNote, useLoad } from '../ui';
 
 type Heartbeat = Schemas['Heartbeat'];
 type Hourly = Schemas['HourlyStat'];
@@ -33,6 +34,32 @@ async function loadAll(id: string): Promise<Data> {
     call(api.GET('/monitors/{monitor_id}/events', { params: { path } })),
   ]);
   return { monitor, uptime, hourly, beats, events };
+}
+
+/** One line naming the monitor's escalation policy and projects, fetched only when it has any. */
+function Routing({ monitor: m }: { monitor: Monitor }) {
+  const policy = m.escalationPolicyId;
+  const ids = m.projectIds;
+  // Keyed by the ids, so the live reloads of the monitor do not refetch the names.
+  const names = useLoad(async () => {
+    const [policies, projects] = await Promise.all([
+      policy ? call(api.GET('/escalation-policies')) : Promise.resolve([]),
+      ids.length ? call(api.GET('/projects')) : Promise.resolve([]),
+    ]);
+    return {
+      policy: policies.find((p) => p.id === policy)?.name ?? policy,
+      projects: ids.map((id) => projects.find((p) => p.id === id)?.name ?? id),
+    };
+  }, [policy, ids.join(',')]);
+  if (!policy && !ids.length) return null;
+  const n = names.data;
+  return (
+    <p class="muted" data-testid="monitor-routing">
+      {policy && <>Escalation policy: <Link href="/escalation">{n?.policy ?? '…'}</Link></>}
+      {policy && ids.length > 0 && ' · '}
+      {ids.length > 0 && <>Project{ids.length === 1 ? '' : 's'}: {n ? n.projects.join(', ') : '…'}</>}
+    </p>
+  );
 }
 
 export function MonitorDetail({ id }: { id: string }) {
@@ -129,6 +156,7 @@ export function MonitorDetail({ id }: { id: string }) {
         {m.type} · {m.url ?? (m.host ? `${m.host}${m.port ? `:${m.port}` : ''}` : 'push')} · every {m.interval}s · last check{' '}
         {ago(m.lastCheckAt)}
       </p>
+      <Routing monitor={m} />
       <ErrorNote error={error} />
       {note && <p class="notice" role="status">{note}</p>}
       <section aria-labelledby="uptime-h">

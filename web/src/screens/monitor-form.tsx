@@ -1,11 +1,14 @@
 // Create or edit a monitor of any type. The common settings, the target the type needs (URL,
 // host and port), the type's own `config` keys, and a JSON box for the rarer keys (assertions,
-// TLS, auth...). The server validates; its errors are shown beside the field they name.
+// TLS, auth...), and where its alerts go: the escalation policy, the projects it belongs to and
+// its own notification channels, picked from the workspace's. The server validates; its errors
+// are shown beside the field they name.
 // A new PUSH monitor's push URL is shown once, as the API gives its token only once.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, call, type Monitor, type MonitorType } from '../api/client';
 import { Link, navigate } from '../router';
-import { copy, ErrorNote, Field } from '../ui';
+import { copy, ErrorNote, Field, useLoad } from '../ui';
 
 const TYPES: MonitorType[] = ['HTTP', 'TCP', 'PING', 'DNS', 'DNS_DIFF', 'WEBSOCKET', 'PUSH'];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -35,12 +38,18 @@ interface FormState {
   description: string;
   c: Record<string, string>;
   extra: string;
+  /** Escalation policy id; '' for none. */
+  policy: string;
+  projects: string[];
+  /** Own notification channels, in the order they are notified. */
+  channels: string[];
 }
 
 function blank(): FormState {
   return {
     name: '', type: 'HTTP', url: '', host: '', port: '', interval: '60', timeout: '', retries: '0',
     gracePeriod: '', tags: '', description: '', c: { method: 'GET', recordType: 'A' }, extra: '',
+    policy: '', projects: [], channels: [],
   };
 }
 
@@ -60,6 +69,7 @@ function fromMonitor(m: Monitor): FormState {
     interval: String(m.interval), timeout: m.timeout?.toString() ?? '', retries: String(m.retries ?? 0),
     gracePeriod: m.gracePeriod?.toString() ?? '', tags: m.tags.join(', '), description: m.description ?? '',
     c, extra: Object.keys(cfg).length ? JSON.stringify(cfg, null, 2) : '',
+    policy: m.escalationPolicyId ?? '', projects: [...m.projectIds], channels: [...m.notificationChannelIds],
   };
 }
 
@@ -125,15 +135,79 @@ function toBody(f: FormState): Record<string, unknown> {
   return body;
 }
 
+const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => b[i] === x);
+
+/** Where alerts go and which projects: all of it on create, only what changed on update. */
+function routing(f: FormState, was: FormState | null): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (was ? f.policy !== was.policy : f.policy) out.escalationPolicyId = f.policy || null;
+  // Project order is each project's own; membership is all that the form changes.
+  if (was ? !sameSet(f.projects, was.projects) : f.projects.length) out.projectIds = f.projects;
+  // Channels are notified in order, so a new order is a change.
+  if (was ? !sameList(f.channels, was.channels) : f.channels.length) out.notificationChannelIds = f.channels;
+  return out;
+}
+
+/** A checkbox list of the workspace's items; the ticked ids keep their order, new ones last. */
+function Picker(props: {
+  id: string;
+  legend: string;
+  items: { id: string; name: string; note?: string }[] | undefined;
+  value: string[];
+  onChange: (ids: string[]) => void;
+  error?: string;
+  hint: string;
+  empty: ComponentChildren;
+}) {
+  const { id, items, value, error } = props;
+  const described = [error ? `${id}-error` : '', `${id}-hint`].filter(Boolean).join(' ');
+  return (
+    <fieldset id={id} class={`picker${error ? ' has-error' : ''}`} aria-describedby={described} aria-busy={items ? undefined : 'true'}>
+      <legend>{props.legend}</legend>
+      {items && items.length === 0 && <p class="muted">{props.empty}</p>}
+      <div class="caps">
+        {items?.map((it) => (
+          <label class="check">
+            <input
+              type="checkbox"
+              name={id}
+              value={it.id}
+              checked={value.includes(it.id)}
+              aria-invalid={error ? 'true' : undefined}
+              onChange={(e) => {
+                const on = (e.target as HTMLInputElement).checked;
+                props.onChange(on ? [...value.filter((x) => x !== it.id), it.id] : value.filter((x) => x !== it.id));
+              }}
+            />
+            {it.name}
+            {it.note && <span class="muted">&nbsp;{it.note}</span>}
+          </label>
+        ))}
+      </div>
+      <small class="hint" id={`${id}-hint`}>{props.hint}</small>
+      {error && <small class="error" id={`${id}-error`} role="alert">{error}</small>}
+    </fieldset>
+  );
+}
+
 export function MonitorForm({ id }: { id?: string }) {
   const [f, setF] = useState<FormState | null>(id ? null : blank());
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [push, setPush] = useState<{ id: string; token: string } | null>(null);
+  // The monitor as loaded, to send only what the edit changed.
+  const [was, setWas] = useState<FormState | null>(null);
+  const policies = useLoad(() => call(api.GET('/escalation-policies')), []);
+  const projects = useLoad(() => call(api.GET('/projects')), []);
+  const channels = useLoad(() => call(api.GET('/notification-channels', { params: { query: { limit: 200 } } })), []);
 
   useEffect(() => {
     if (!id) return;
-    call(api.GET('/monitors/{monitor_id}', { params: { path: { monitor_id: id } } })).then((m) => setF(fromMonitor(m)), setError);
+    call(api.GET('/monitors/{monitor_id}', { params: { path: { monitor_id: id } } })).then((m) => {
+      setF(fromMonitor(m));
+      setWas(fromMonitor(m));
+    }, setError);
   }, [id]);
 
   if (push) {
@@ -162,6 +236,14 @@ export function MonitorForm({ id }: { id?: string }) {
       if (m) return m;
     }
     return undefined;
+  };
+  /** The error on a list field or on any of its items (`projectIds.2`). */
+  const listErr = (name: string) => {
+    if (!(error instanceof ApiError)) return undefined;
+    const own = error.forField(name);
+    if (own) return own;
+    const items = Object.entries(error.fieldErrors).filter(([k]) => k.startsWith(`${name}.`));
+    return items.length ? [...new Set(items.flatMap(([, m]) => m))].join(' ') : undefined;
   };
   const input = (key: keyof FormState, label: string, props: Record<string, unknown> = {}, hint?: string) => (
     <Field label={label} id={`m-${key}`} error={err(key)} hint={hint}>
@@ -203,7 +285,7 @@ export function MonitorForm({ id }: { id?: string }) {
     setBusy(true);
     setError(null);
     try {
-      const body = toBody(f);
+      const body = { ...toBody(f), ...routing(f, id ? was : null) };
       if (id) {
         delete body.type;
         await call(api.PATCH('/monitors/{monitor_id}', { params: { path: { monitor_id: id } }, body: body as never }));
@@ -274,6 +356,46 @@ export function MonitorForm({ id }: { id?: string }) {
         <Field label="Description" id="m-description" error={err('description')}>
           <textarea id="m-description" value={f.description} onInput={(e) => upd({ description: (e.target as HTMLTextAreaElement).value })} />
         </Field>
+        <Field
+          label="Escalation policy"
+          id="m-policy"
+          error={err('escalationPolicyId')}
+          hint="Who is notified, and when, while an alert stays open. Policies are set up under Escalation."
+        >
+          <select
+            id="m-policy"
+            name="escalationPolicyId"
+            value={f.policy}
+            onChange={(e) => upd({ policy: (e.target as HTMLSelectElement).value })}
+            aria-invalid={err('escalationPolicyId') ? 'true' : undefined}
+            aria-describedby={err('escalationPolicyId') ? 'm-policy-error m-policy-hint' : 'm-policy-hint'}
+          >
+            <option value="">None</option>
+            {(policies.data ?? []).map((p) => <option value={p.id}>{p.name}</option>)}
+            {f.policy && policies.data && !policies.data.some((p) => p.id === f.policy) && <option value={f.policy}>{f.policy}</option>}
+          </select>
+        </Field>
+        <Picker
+          id="m-channels"
+          legend="Notification channels"
+          items={channels.data?.notificationChannels.map((c) => ({ id: c.id, name: c.name, note: c.type }))}
+          value={f.channels}
+          onChange={(channels) => upd({ channels })}
+          error={listErr('notificationChannelIds')}
+          hint="Notified when the monitor goes down or comes back. None ticked and no policy: the workspace's default channels."
+          empty={<>No notification channels yet. <Link href="/channels">Add one</Link>.</>}
+        />
+        <Picker
+          id="m-projects"
+          legend="Projects"
+          items={projects.data?.map((p) => ({ id: p.id, name: p.name }))}
+          value={f.projects}
+          onChange={(projects) => upd({ projects })}
+          error={listErr('projectIds')}
+          hint="Groups the monitor belongs to."
+          empty={<>No projects yet. <Link href="/projects">Create one</Link>.</>}
+        />
+        <ErrorNote error={policies.error ?? projects.error ?? channels.error} />
         <details open={!!f.extra}>
           <summary>Advanced settings (JSON)</summary>
           <Field label="Other config keys" id="m-extra" error={err('extra', 'config')} hint="Assertions, TLS, auth, headers… as in the API's config schema for this type.">
