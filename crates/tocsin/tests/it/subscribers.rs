@@ -51,7 +51,7 @@ async fn published_page(u: &User, slug: &str) -> (String, Vec<String>) {
     (id, comps)
 }
 
-async fn subscribe(srv: &TestServer, slug: &str, body: Value) -> reqwest::Response {
+pub async fn subscribe(srv: &TestServer, slug: &str, body: Value) -> reqwest::Response {
     reqwest::Client::new()
         .post(srv.url(&format!("/api/v1/status-pages/{slug}/subscribers")))
         .json(&body)
@@ -82,7 +82,7 @@ fn decode_qp(raw: &str) -> String {
 }
 
 /// The mails to `to` so far, decoded.
-fn mails_to(sink: &Sink, to: &str) -> Vec<String> {
+pub fn mails_to(sink: &Sink, to: &str) -> Vec<String> {
     sink.messages
         .lock()
         .unwrap()
@@ -97,7 +97,7 @@ fn mails_to(sink: &Sink, to: &str) -> Vec<String> {
 }
 
 /// Waits until `to` has received `n` mails (10 s at most); returns them.
-async fn wait_mails(sink: &Sink, to: &str, n: usize) -> Vec<String> {
+pub async fn wait_mails(sink: &Sink, to: &str, n: usize) -> Vec<String> {
     for _ in 0..200 {
         let got = mails_to(sink, to);
         if got.len() >= n {
@@ -124,7 +124,7 @@ fn link(mail: &str, path: &str) -> String {
 }
 
 /// The value of header `name` in `mail` (folded lines unfolded).
-fn header(mail: &str, name: &str) -> Option<String> {
+pub fn header(mail: &str, name: &str) -> Option<String> {
     let head = mail.split("\r\n\r\n").next().unwrap_or(mail);
     let mut unfolded: Vec<String> = Vec::new();
     for line in head.lines() {
@@ -141,7 +141,7 @@ fn header(mail: &str, name: &str) -> Option<String> {
 }
 
 /// Follows the verify link of the latest confirmation mail to `to` (its `n`-th mail).
-async fn verify(srv: &TestServer, sink: &Sink, to: &str, n: usize) {
+pub async fn verify(srv: &TestServer, sink: &Sink, to: &str, n: usize) {
     let mails = wait_mails(sink, to, n).await;
     let mail = mails.last().unwrap();
     assert!(
