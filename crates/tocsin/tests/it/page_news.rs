@@ -243,8 +243,10 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
     );
     let t = T0 + 17 * DAY;
     clock.set_ms(t);
-    // Two subscribers concerned: the whole page's and the API component's.
-    assert_eq!(maintenance_notice::run_due(&srv.state, t).await.unwrap(), 2);
+    // Two subscribers concerned, the whole page's and the API component's (the worker on this
+    // node may get there first: then this run finds it done).
+    let queued = maintenance_notice::run_due(&srv.state, t).await.unwrap();
+    assert!(queued == 2 || queued == 0, "{queued}");
     let mails = wait_mails(&sink, "reader@example.com", 4).await;
     assert_eq!(
         header(&mails[3], "Subject").unwrap(),

@@ -344,13 +344,21 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
     );
 
     // The mails went through the outbox and are its history: delivered, to the subscriber.
-    let rows: Vec<(Option<String>, String, String)> = sqlx::query_as(
-        "SELECT channel_id, event, status FROM deliveries WHERE subscriber_id = $1 ORDER BY id",
-    )
-    .bind(reader["id"].as_str().unwrap())
-    .fetch_all(srv.state.db().reader())
-    .await
-    .unwrap();
+    // The sink has a mail as soon as it is sent; the worker records the attempt just after.
+    let mut rows: Vec<(Option<String>, String, String)> = Vec::new();
+    for _ in 0..100 {
+        rows = sqlx::query_as(
+            "SELECT channel_id, event, status FROM deliveries WHERE subscriber_id = $1 ORDER BY id",
+        )
+        .bind(reader["id"].as_str().unwrap())
+        .fetch_all(srv.state.db().reader())
+        .await
+        .unwrap();
+        if rows.iter().all(|r| r.2 == "DELIVERED") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let events: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
     assert_eq!(
         events,
