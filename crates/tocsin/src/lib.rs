@@ -22,6 +22,7 @@ pub mod monitoring;
 pub mod probes;
 pub mod public;
 pub mod push;
+pub mod schema;
 pub mod server;
 pub mod store;
 pub mod telemetry;

@@ -231,6 +231,11 @@ fn spawn_workers(
             state.clone(),
             judging.clone(),
         )));
+        // Announcing maintenance as it comes within the horizon: also the scheduling node's.
+        workers.push(tokio::spawn(crate::alerting::maintenance_notice::run(
+            state.clone(),
+            judging.clone(),
+        )));
         workers.push(tokio::spawn(crate::monitoring::maintenance::run(
             state.clone(),
             judging.clone(),

@@ -48,6 +48,16 @@ impl Links {
         }
     }
 
+    /// The server's public address, without a trailing slash.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The link secret, for the other links a notification carries (`super::subscriber_mail`).
+    pub(super) fn secret(&self) -> &[u8] {
+        &self.secret
+    }
+
     /// A token acknowledging `alert_id`, valid until `now_ms + LIFETIME_MS`.
     pub fn token(&self, alert_id: &str, now_ms: i64) -> String {
         signed::sign(

@@ -134,8 +134,9 @@ async fn open(
         return Ok(0);
     }
     tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
-    super::auto_incidents::opened(
+    let told = super::auto_incidents::opened(
         &mut *conn,
+        links,
         &alert.workspace_id,
         &m.id,
         &m.name,
@@ -145,7 +146,7 @@ async fn open(
     .await?;
     let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
     let data = alert_data(links, &alert, &m, now);
-    send(
+    let sent = send(
         conn,
         &targets,
         &alert.workspace_id,
@@ -154,7 +155,8 @@ async fn open(
         &data,
         opened_at,
     )
-    .await
+    .await?;
+    Ok(told + sent)
 }
 
 /// Resolves the monitor's unresolved alert, if any, and sends `alert.resolved`.
@@ -177,9 +179,15 @@ async fn resolve(
     alert.next_escalation_at = None;
     alert.updated_at = at;
     tracing::info!(alert = %alert.id, monitor = %alert.monitor_id, "alert resolved");
-    super::auto_incidents::recovered(&mut *conn, &alert.workspace_id, &alert.monitor_id, at)
-        .await?;
-    notify_reached(conn, links, &alert, AlertEvent::AlertResolved, at).await
+    let told = super::auto_incidents::recovered(
+        &mut *conn,
+        links,
+        &alert.workspace_id,
+        &alert.monitor_id,
+        at,
+    )
+    .await?;
+    Ok(told + notify_reached(conn, links, &alert, AlertEvent::AlertResolved, at).await?)
 }
 
 /// Sends `event` about `alert` to the channels it has reached: the monitor's own (or the

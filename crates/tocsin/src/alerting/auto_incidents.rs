@@ -5,29 +5,38 @@
 //! monitor recovered) a system-generated update resolves the incident.
 //!
 //! Runs inside the transition's transaction ([`super::alerts::react`]), so an incident exists
-//! exactly when its alert does: a crash cannot leave one without the other. At most one
+//! exactly when its alert does: a crash cannot leave one without the other. Each opening and
+//! resolution tells channels and subscribers exactly what the same write through the API
+//! would (`super::incident_notify::tell`, in the same transaction): `incident.created` and
+//! `incident.resolved` webhook events, and, for a PUBLISHED incident, the subscribers' emails. At most one
 //! unresolved automatic incident per page and monitor (a unique index holds it; the insert
 //! checks first so a transaction is never aborted by it). The public pages see the change
 //! through their digest (`store::status_pages::digest` reads incidents), within a second.
 
 use serde_json::json;
 
+use super::ack_link::Links;
+use super::incident_notify;
+use super::subscriber_mail::SubscriberLinks;
 use crate::ids::new_id;
 use crate::store::incidents::{self, IncidentRow, UpdateRow};
 use crate::store::status_pages;
 
 const SEVERITY: &str = "MAJOR";
 
-/// An alert opened on `monitor_id` (named `monitor_name`) for `cause`.
+/// An alert opened on `monitor_id` (named `monitor_name`) for `cause`. Returns how many
+/// deliveries it queued.
 pub async fn opened(
     conn: &mut sqlx::AnyConnection,
+    links: &Links,
     workspace_id: &str,
     monitor_id: &str,
     monitor_name: &str,
     cause: &str,
     at: i64,
 ) -> Result<usize, sqlx::Error> {
-    let mut opened = 0;
+    let links = SubscriberLinks::from(links);
+    let mut queued = 0;
     for page in status_pages::auto_incident_pages(&mut *conn, workspace_id, monitor_id).await? {
         if incidents::open_auto(&mut *conn, &page.page_id, monitor_id)
             .await?
@@ -60,53 +69,57 @@ pub async fn opened(
             archived_at: None,
         };
         incidents::insert(&mut *conn, &row).await?;
-        incidents::insert_update(
-            &mut *conn,
-            &UpdateRow {
-                id: new_id(),
-                incident_id: row.id.clone(),
-                workspace_id: workspace_id.to_string(),
-                message: format!("We are investigating: {cause}."),
-                status: "INVESTIGATING".into(),
-                system_generated: 1,
-                created_at: at,
-                updated_at: None,
-            },
-        )
-        .await?;
+        let first = UpdateRow {
+            id: new_id(),
+            incident_id: row.id.clone(),
+            workspace_id: workspace_id.to_string(),
+            message: format!("We are investigating: {cause}."),
+            status: "INVESTIGATING".into(),
+            system_generated: 1,
+            created_at: at,
+            updated_at: None,
+        };
+        incidents::insert_update(&mut *conn, &first).await?;
+        queued += incident_notify::tell(&mut *conn, &links, None, &row, Some(&first), at).await?;
         tracing::info!(incident = %row.id, page = %page.page_id, monitor = %monitor_id, "incident opened automatically");
-        opened += 1;
     }
-    Ok(opened)
+    Ok(queued)
 }
 
-/// The alert on `monitor_id` resolved: resolve its pages' automatic incidents.
+/// The alert on `monitor_id` resolved: resolve its pages' automatic incidents. Returns how
+/// many deliveries it queued.
 pub async fn recovered(
     conn: &mut sqlx::AnyConnection,
+    links: &Links,
     workspace_id: &str,
     monitor_id: &str,
     at: i64,
 ) -> Result<usize, sqlx::Error> {
+    let links = SubscriberLinks::from(links);
     let open = incidents::unresolved_auto_for_monitor(&mut *conn, workspace_id, monitor_id).await?;
-    for mut row in open.iter().cloned() {
-        incidents::insert_update(
-            &mut *conn,
-            &UpdateRow {
-                id: new_id(),
-                incident_id: row.id.clone(),
-                workspace_id: workspace_id.to_string(),
-                message: "The service has recovered and is operating normally.".into(),
-                status: "RESOLVED".into(),
-                system_generated: 1,
-                created_at: at,
-                updated_at: None,
-            },
-        )
-        .await?;
+    let mut queued = 0;
+    for before in open {
+        let resolved = UpdateRow {
+            id: new_id(),
+            incident_id: before.id.clone(),
+            workspace_id: workspace_id.to_string(),
+            message: "The service has recovered and is operating normally.".into(),
+            status: "RESOLVED".into(),
+            system_generated: 1,
+            created_at: at,
+            updated_at: None,
+        };
+        incidents::insert_update(&mut *conn, &resolved).await?;
+        let mut row = before.clone();
         row.status = "RESOLVED".into();
         row.resolved_at = Some(at);
         row.updated_at = at;
-        incidents::update(&mut *conn, &row, None).await?;
+        if incidents::update(&mut *conn, &row, None).await? == 0 {
+            continue;
+        }
+        queued +=
+            incident_notify::tell(&mut *conn, &links, Some(&before), &row, Some(&resolved), at)
+                .await?;
     }
-    Ok(open.len())
+    Ok(queued)
 }

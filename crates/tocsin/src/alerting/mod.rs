@@ -10,10 +10,15 @@
 //! - `channels/` — the channel types: one provider file per type behind one trait (config,
 //!   secrets, the provider's message format), and the one outbound HTTP client.
 //! - `deliver.rs` — the delivery worker: claims due attempts, sends, records, retries.
+//! - `incident_view.rs` — the API record of an incident and its updates, the one mapping the
+//!   REST answers, the public pages and the notifications' `data` share.
 //! - `incident_notify.rs` — `incident.*` events to channels and incident news to status page
-//!   subscribers, enqueued with the incident write.
-//! - `subscriber_mail.rs` — subscriber email (confirmation, incident news) through the same
-//!   outbox, and its signed verify and unsubscribe links.
+//!   subscribers, enqueued with the incident write (the API's and the automatic ones alike).
+//! - `subscriber_mail.rs` — subscriber email (confirmation, incident news, scheduled
+//!   maintenance) through the same outbox, and its signed verify and unsubscribe links.
+//! - `maintenance_notice.rs` — announcing a maintenance window to the subscribers of the pages
+//!   showing its monitor, once per schedule, with the window write or by a worker on the
+//!   scheduling node when it comes within the public pages' horizon.
 //! - `auto_incidents.rs` — status page incidents opened and resolved with an alert, for pages
 //!   that ask for them.
 
@@ -25,5 +30,7 @@ pub mod deliver;
 pub mod escalation;
 pub mod event;
 pub mod incident_notify;
+pub mod incident_view;
+pub mod maintenance_notice;
 pub mod outbox;
 pub mod subscriber_mail;

@@ -1,5 +1,5 @@
-//! Email to status page subscribers: the confirmation of a new subscription and the news of
-//! published incidents, with the signed links they carry.
+//! Email to status page subscribers: the confirmation of a new subscription, the news of
+//! published incidents and scheduled maintenance, with the signed links they carry.
 //!
 //! **Why the deliveries table.** Subscriber email is queued as rows of `deliveries`, the
 //! outbox channel notifications use, addressed to a subscriber instead of a channel (migration
@@ -23,10 +23,11 @@
 //! **When.** Subscribers hear of an incident when it becomes public (created PUBLISHED, or
 //! published later: `incident.created`), when an update is posted to a published incident
 //! (`incident.updated`), and when a published incident is resolved (`incident.resolved`); see
-//! `domain::incidents`. A subscriber who chose components hears only of incidents naming one of
-//! them. Maintenance announcements are not sent: a maintenance window belongs to monitors, not
-//! to a page, and has no "published" moment to announce (a window edited ten times would mail
-//! ten times); that needs its own announce action.
+//! `alerting::incident_notify` (for the API's incidents and the automatic ones alike). A
+//! subscriber who chose components hears only of incidents naming one of them. Scheduled
+//! maintenance is announced once per window schedule when it enters the page's maintenance
+//! list (`super::maintenance_notice` decides when; [`MAINTENANCE_EVENT`]), to subscribers of
+//! the whole page or of a component over the window's monitor.
 
 use std::sync::Arc;
 
@@ -51,6 +52,9 @@ pub const UNSUBSCRIBE_PATH: &str = "/api/v1/subscribers/unsubscribe";
 
 /// The `event` of a confirmation delivery (not a channel event: channels never see it).
 pub const CONFIRM_EVENT: &str = "subscription.confirm";
+
+/// The `event` of a maintenance announcement (subscribers only: channels never see it).
+pub const MAINTENANCE_EVENT: &str = "maintenance.scheduled";
 
 const VERIFY_PREFIX: &str = "subv:";
 const UNSUBSCRIBE_PREFIX: &str = "subu:";
@@ -131,6 +135,13 @@ impl SubscriberLinks {
     }
 }
 
+impl From<&super::ack_link::Links> for SubscriberLinks {
+    /// The same address and secret as the alert links: what the status transition path holds.
+    fn from(l: &super::ack_link::Links) -> SubscriberLinks {
+        SubscriberLinks::new(l.base(), l.secret())
+    }
+}
+
 /// The page facts every subscriber email carries (`data.statusPage`).
 pub fn page_data(page_id: &str, name: &str, slug: &str, links: &SubscriberLinks) -> Value {
     json!({"id": page_id, "name": name, "slug": slug, "url": links.page_url(slug)})
@@ -197,6 +208,123 @@ pub async fn enqueue_incident(
         n += 1;
     }
     Ok(n)
+}
+
+/// Queues a maintenance announcement (`data` holds `statusPage`, `components` and
+/// `maintenance`) for every active subscriber of the page concerned by `components` (the
+/// page's components over the window's monitor), in the caller's transaction. Returns how
+/// many emails it queued.
+pub async fn enqueue_maintenance(
+    conn: &mut sqlx::AnyConnection,
+    ws: &str,
+    page_id: &str,
+    components: &[String],
+    data: &Value,
+    now: i64,
+) -> Result<usize, sqlx::Error> {
+    let targets = subscribers::active(&mut *conn, ws, page_id).await?;
+    let body = json!({
+        "type": MAINTENANCE_EVENT,
+        "timestamp": crate::clock::rfc3339(now),
+        "data": data,
+    });
+    let payload = body.to_string();
+    let mut n = 0;
+    for s in targets.iter().filter(|s| s.concerned_by(components)) {
+        enqueue(conn, s, MAINTENANCE_EVENT, &payload, now).await?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A moment of a maintenance announcement in the window's zone: `Fri 27 Nov 2026 02:00 CET`
+/// (UTC when the zone does not parse).
+fn local_time(rfc: &str, zone: &str) -> String {
+    let tz: chrono_tz::Tz = zone.parse().unwrap_or(chrono_tz::UTC);
+    match chrono::DateTime::parse_from_rfc3339(rfc) {
+        Ok(t) => t
+            .with_timezone(&tz)
+            .format("%a %-d %b %Y %H:%M %Z")
+            .to_string(),
+        Err(_) => rfc.to_string(),
+    }
+}
+
+/// The maintenance announcement of a delivery.
+fn maintenance_email(
+    data: &Value,
+    page_name: &str,
+    page_url: &str,
+    unsubscribe_url: String,
+) -> SubscriberEmail {
+    let title = text_at(data, &["maintenance", "title"]);
+    let description = text_at(data, &["maintenance", "description"]);
+    let zone = text_at(data, &["maintenance", "timezone"]);
+    let from = local_time(&text_at(data, &["maintenance", "startsAt"]), &zone);
+    let to = local_time(&text_at(data, &["maintenance", "endsAt"]), &zone);
+    let components: Vec<String> = data
+        .get("components")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_default();
+    let repeats = match text_at(data, &["maintenance", "recurring"]).as_str() {
+        "daily" => Some("every day"),
+        "weekly" => Some("every week"),
+        "monthly" => Some("every month"),
+        "cron" => Some("on a regular schedule"),
+        _ => None,
+    };
+    let subject = format!("[{page_name}] Scheduled maintenance: {title}");
+    let when = format!("From {from} to {to}");
+    let affected = format!("Affected: {}", components.join(", "));
+    let repeat_line = repeats.map(|r| {
+        format!("This maintenance repeats {r} at the same time; this is the only email about it unless its schedule changes.")
+    });
+    let mut text = format!(
+        "Scheduled maintenance on {page_name}: {title}
+{when}
+{affected}
+"
+    );
+    if let Some(r) = &repeat_line {
+        text.push_str(&format!(
+            "{r}
+"
+        ));
+    }
+    if !description.is_empty() {
+        text.push_str(&format!(
+            "
+{description}
+"
+        ));
+    }
+    text.push_str(&format!(
+        "
+Status page: {page_url}
+
+Unsubscribe: {unsubscribe_url}
+"
+    ));
+    let html = shell(
+        &subject,
+        html! {
+            h1 { "Scheduled maintenance: " (title) }
+            p { strong { (when) } }
+            p { (affected) }
+            @if let Some(r) = &repeat_line { p { (r) } }
+            @if !description.is_empty() {
+                @for line in description.lines() { p { (line) } }
+            }
+            p { a href=(page_url) { "View the status page of " (page_name) } }
+        },
+        &unsubscribe_url,
+    );
+    SubscriberEmail {
+        subject,
+        text,
+        html,
+        unsubscribe_url,
+    }
 }
 
 /// One email, rendered.
@@ -292,6 +420,14 @@ pub fn render(
             unsubscribe_url,
         });
     }
+    if event == MAINTENANCE_EVENT {
+        return Some(maintenance_email(
+            &data,
+            &page_name,
+            &page_url,
+            unsubscribe_url,
+        ));
+    }
     let event = AlertEvent::parse(event)?;
     let title = text_at(&data, &["incident", "title"]);
     let status = text_at(&data, &["incident", "status"]);
@@ -373,5 +509,28 @@ mod tests {
         assert!(m.text.contains(&m.unsubscribe_url));
         assert!(m.html.contains("/api/v1/subscribers/unsubscribe?token="));
         assert!(render("alert.opened", &body, "s1", &l, 0).is_none());
+    }
+
+    #[test]
+    fn maintenance_mail_gives_the_times_in_the_windows_zone_and_says_it_repeats() {
+        let l = SubscriberLinks::new("http://x", b"secret");
+        let body = json!({"type": MAINTENANCE_EVENT, "timestamp": "2026-11-26T00:00:00.000Z",
+            "data": {"statusPage": {"name": "Acme", "url": "http://x/s/acme"},
+                     "components": ["API"],
+                     "maintenance": {"title": "<i>DB</i> upgrade", "description": "Read-only.",
+                                     "startsAt": "2026-11-27T01:00:00.000Z",
+                                     "endsAt": "2026-11-27T02:00:00.000Z",
+                                     "timezone": "Europe/Berlin", "recurring": "weekly"}}})
+        .to_string();
+        let m = render(MAINTENANCE_EVENT, &body, "s1", &l, 0).unwrap_or_else(|| panic!("none"));
+        assert_eq!(m.subject, "[Acme] Scheduled maintenance: <i>DB</i> upgrade");
+        assert!(
+            m.text
+                .contains("From Fri 27 Nov 2026 02:00 CET to Fri 27 Nov 2026 03:00 CET"),
+            "{}",
+            m.text
+        );
+        assert!(m.text.contains("Affected: API") && m.text.contains("repeats every week"));
+        assert!(m.html.contains("&lt;i&gt;DB&lt;/i&gt;") && m.text.contains(&m.unsubscribe_url));
     }
 }

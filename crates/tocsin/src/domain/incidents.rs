@@ -19,29 +19,32 @@
 //! - Text (titles, messages) is stored as given, HTML included; the pages escape it on output.
 //!
 //! Every write enqueues its `incident.*` webhook events and subscriber emails in its
-//! transaction ([`news_events`] decides which; `alerting::incident_notify` sends), is audited
-//! in its transaction and then announced
-//! ([`Notice::StatusPageChanged`]) so every node drops its rendered copy of the page.
-//! [`incident_view`] is the one mapping from rows to the API shape; the public pages use it
-//! with `store::incidents::public_for_page`.
+//! transaction (`alerting::incident_notify::tell`, which [`news_events`] decides for, the same
+//! one the incidents a monitor's alert opens use), is audited in its transaction and then
+//! announced ([`Notice::StatusPageChanged`]) so every node drops its rendered copy of the page.
+//! The records and [`incident_view`], the one mapping from rows to the API shape, live in
+//! `alerting::incident_view` (the notifications render them too) and are re-exported here; the
+//! public pages use them with `store::incidents::public_for_page`.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
 use super::input::{check_name, double_option, Validate};
-use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
-use crate::alerting::event::AlertEvent;
-use crate::alerting::incident_notify::{self, IncidentNews};
-use crate::alerting::subscriber_mail::{self, SubscriberLinks};
+use crate::alerting::incident_notify;
+pub use crate::alerting::incident_notify::news_events;
+pub use crate::alerting::incident_view::{
+    incident_record, incident_view, update_record, Incident, IncidentList, IncidentSeverity,
+    IncidentStatus, IncidentUpdate, IncidentVisibility, IncidentWithUpdates,
+};
+use crate::alerting::subscriber_mail::SubscriberLinks;
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller};
-use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
 use crate::store::incidents::{IncidentFilter, IncidentRow, UpdateRow};
@@ -57,213 +60,6 @@ pub const MAX_LIMIT: u32 = 200;
 /// How many times a write is retried when another write changed the incident between its read
 /// and its write (PostgreSQL only: on SQLite writes are serialised).
 const ATTEMPTS: usize = 5;
-
-/// Where the incident stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum IncidentStatus {
-    Investigating,
-    Identified,
-    Monitoring,
-    Resolved,
-}
-
-impl IncidentStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IncidentStatus::Investigating => "INVESTIGATING",
-            IncidentStatus::Identified => "IDENTIFIED",
-            IncidentStatus::Monitoring => "MONITORING",
-            IncidentStatus::Resolved => "RESOLVED",
-        }
-    }
-
-    /// The stored word; anything else reads as INVESTIGATING (only this module writes it).
-    pub fn parse(s: &str) -> IncidentStatus {
-        match s {
-            "IDENTIFIED" => IncidentStatus::Identified,
-            "MONITORING" => IncidentStatus::Monitoring,
-            "RESOLVED" => IncidentStatus::Resolved,
-            _ => IncidentStatus::Investigating,
-        }
-    }
-}
-
-/// How bad the incident is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum IncidentSeverity {
-    None,
-    Minor,
-    Major,
-    Critical,
-}
-
-impl IncidentSeverity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IncidentSeverity::None => "NONE",
-            IncidentSeverity::Minor => "MINOR",
-            IncidentSeverity::Major => "MAJOR",
-            IncidentSeverity::Critical => "CRITICAL",
-        }
-    }
-
-    pub fn parse(s: &str) -> IncidentSeverity {
-        match s {
-            "MINOR" => IncidentSeverity::Minor,
-            "MAJOR" => IncidentSeverity::Major,
-            "CRITICAL" => IncidentSeverity::Critical,
-            _ => IncidentSeverity::None,
-        }
-    }
-}
-
-/// Who sees the incident: DRAFT only the workspace, PUBLISHED the public page too, SCHEDULED
-/// the public page once `scheduledFor` has passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum IncidentVisibility {
-    Draft,
-    Published,
-    Scheduled,
-}
-
-impl IncidentVisibility {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IncidentVisibility::Draft => "DRAFT",
-            IncidentVisibility::Published => store::incidents::PUBLISHED,
-            IncidentVisibility::Scheduled => store::incidents::SCHEDULED,
-        }
-    }
-
-    /// The stored word; anything else reads as DRAFT, the one that shows nothing publicly.
-    pub fn parse(s: &str) -> IncidentVisibility {
-        match s {
-            store::incidents::PUBLISHED => IncidentVisibility::Published,
-            store::incidents::SCHEDULED => IncidentVisibility::Scheduled,
-            _ => IncidentVisibility::Draft,
-        }
-    }
-}
-
-/// An incident on a status page.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
-pub struct Incident {
-    pub id: String,
-    pub status_page_id: String,
-    pub workspace_id: String,
-    pub title: String,
-    pub status: IncidentStatus,
-    pub severity: IncidentSeverity,
-    pub visibility: IncidentVisibility,
-    /// Components of the incident's page.
-    pub affected_component_ids: Vec<String>,
-    /// The monitor whose alert opened it, for an auto-generated incident.
-    pub source_monitor_id: Option<String>,
-    /// Opened by a monitor's alert rather than by a person.
-    pub auto_generated: bool,
-    #[schemars(with = "Timestamp")]
-    pub created_at: String,
-    #[schemars(with = "Timestamp")]
-    pub updated_at: String,
-    /// Set while the status is RESOLVED.
-    #[schemars(with = "Option<Timestamp>")]
-    pub resolved_at: Option<String>,
-    /// Set while the visibility is PUBLISHED.
-    #[schemars(with = "Option<Timestamp>")]
-    pub published_at: Option<String>,
-    /// Set while the visibility is SCHEDULED: when the public page starts showing it.
-    #[schemars(with = "Option<Timestamp>")]
-    pub scheduled_for: Option<String>,
-    /// When it was archived; archived incidents leave the public page.
-    #[schemars(with = "Option<Timestamp>")]
-    pub archived_at: Option<String>,
-}
-
-/// One message on an incident's timeline; its `status` is what the incident moved to.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
-pub struct IncidentUpdate {
-    pub id: String,
-    pub incident_id: String,
-    pub message: String,
-    pub status: IncidentStatus,
-    /// Written by the service (a resolve or reopen without a message), not by a person.
-    pub system_generated: bool,
-    #[schemars(with = "Timestamp")]
-    pub created_at: String,
-    /// Updates are not edited: always null for now.
-    #[schemars(with = "Option<Timestamp>")]
-    pub updated_at: Option<String>,
-}
-
-/// One page of incidents and how many match the filters in all.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
-pub struct IncidentList {
-    pub incidents: Vec<Incident>,
-    /// Incidents matching the filters, across all pages.
-    pub total: i64,
-}
-
-/// An incident and its updates, newest first.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
-pub struct IncidentWithUpdates {
-    pub incident: Incident,
-    pub updates: Vec<IncidentUpdate>,
-}
-
-/// The API shape of a stored incident.
-pub fn incident_record(r: &IncidentRow) -> Incident {
-    Incident {
-        id: r.id.clone(),
-        status_page_id: r.status_page_id.clone(),
-        workspace_id: r.workspace_id.clone(),
-        title: r.title.clone(),
-        status: IncidentStatus::parse(&r.status),
-        severity: IncidentSeverity::parse(&r.severity),
-        visibility: IncidentVisibility::parse(&r.visibility),
-        affected_component_ids: r.component_ids(),
-        source_monitor_id: r.source_monitor_id.clone(),
-        auto_generated: r.auto_generated != 0,
-        created_at: rfc3339(r.created_at),
-        updated_at: rfc3339(r.updated_at),
-        resolved_at: r.resolved_at.map(rfc3339),
-        published_at: r.published_at.map(rfc3339),
-        scheduled_for: r.scheduled_for.map(rfc3339),
-        archived_at: r.archived_at.map(rfc3339),
-    }
-}
-
-/// The API shape of a stored update.
-pub fn update_record(u: &UpdateRow) -> IncidentUpdate {
-    IncidentUpdate {
-        id: u.id.clone(),
-        incident_id: u.incident_id.clone(),
-        message: u.message.clone(),
-        status: IncidentStatus::parse(&u.status),
-        system_generated: u.system_generated != 0,
-        created_at: rfc3339(u.created_at),
-        updated_at: u.updated_at.map(rfc3339),
-    }
-}
-
-/// An incident with its updates (given newest first, as the store reads them): the one
-/// mapping the REST answers and the public pages share. Pure.
-pub fn incident_view(row: &IncidentRow, updates: &[UpdateRow]) -> IncidentWithUpdates {
-    IncidentWithUpdates {
-        incident: incident_record(row),
-        updates: updates.iter().map(update_record).collect(),
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Field checks
@@ -982,48 +778,8 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     Ok(())
 }
 
-/// Which events an incident write makes (pure): the channels' event, always
-/// (`incident.created` for a new incident, `incident.resolved` when it becomes RESOLVED,
-/// `incident.updated` for any other change), and the subscribers' event, only for news the
-/// public may see — the incident is PUBLISHED and not archived after the write:
-/// `incident.created` when it becomes public (filed PUBLISHED, or published later),
-/// `incident.resolved` when a public incident is resolved, `incident.updated` when an update is
-/// posted to it. Edits of a public incident's title or components email nobody, and a
-/// SCHEDULED incident whose time comes is shown on the page but not emailed (no write happens
-/// then).
-pub fn news_events(
-    before: Option<&IncidentRow>,
-    after: &IncidentRow,
-    update_added: bool,
-) -> (AlertEvent, Option<AlertEvent>) {
-    let resolved = |r: &IncidentRow| IncidentStatus::parse(&r.status) == IncidentStatus::Resolved;
-    let public = |r: &IncidentRow| {
-        IncidentVisibility::parse(&r.visibility) == IncidentVisibility::Published
-            && r.archived_at.is_none()
-    };
-    let became_resolved = resolved(after) && !before.is_some_and(resolved);
-    let webhook = match before {
-        None => AlertEvent::IncidentCreated,
-        Some(_) if became_resolved => AlertEvent::IncidentResolved,
-        Some(_) => AlertEvent::IncidentUpdated,
-    };
-    let email = if !public(after) {
-        None
-    } else if !before.is_some_and(public) {
-        Some(AlertEvent::IncidentCreated)
-    } else if became_resolved {
-        Some(AlertEvent::IncidentResolved)
-    } else if update_added {
-        Some(AlertEvent::IncidentUpdated)
-    } else {
-        None
-    };
-    (webhook, email)
-}
-
-/// Enqueues what an incident write tells channels and subscribers ([`news_events`]) in the
-/// write's transaction; returns how many deliveries it queued. `data` is `{"statusPage",
-/// "incident", "update"}` (the update this write added, else null).
+/// Enqueues what an incident write tells channels and subscribers in the write's transaction
+/// (`alerting::incident_notify::tell`, which the incidents a monitor opens by itself use too).
 async fn tell(
     core: &Core,
     conn: &mut sqlx::AnyConnection,
@@ -1032,26 +788,8 @@ async fn tell(
     update: Option<&UpdateRow>,
     now: i64,
 ) -> Result<usize, DomainError> {
-    let (webhook, email) = news_events(before, after, update.is_some());
     let links = SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret());
-    let page = store::status_pages::get(&mut *conn, &after.workspace_id, &after.status_page_id)
-        .await?
-        .map(|p| subscriber_mail::page_data(&p.id, &p.name, &p.slug, &links));
-    let affected = after.component_ids();
-    let news = IncidentNews {
-        workspace_id: &after.workspace_id,
-        page_id: &after.status_page_id,
-        webhook,
-        email,
-        affected: &affected,
-        data: json!({
-            "statusPage": page,
-            "incident": incident_record(after),
-            "update": update.map(update_record),
-        }),
-        now,
-    };
-    Ok(incident_notify::enqueue(conn, &news).await?)
+    Ok(incident_notify::tell(conn, &links, before, after, update, now).await?)
 }
 
 fn announce(core: &Core, page_id: &str) {
@@ -1118,6 +856,7 @@ mod tests {
 
     #[test]
     fn only_public_news_is_emailed_and_every_change_is_a_webhook_event() {
+        use crate::alerting::event::AlertEvent;
         use AlertEvent::{IncidentCreated as C, IncidentResolved as R, IncidentUpdated as U};
         let mut draft = row();
         set_visibility(&mut draft, IncidentVisibility::Draft, None, 4);

@@ -8,6 +8,12 @@
 //! `tocsin_core::maintenance`'s, which also validates them. Every write is audited and then
 //! announced ([`Notice::MaintenanceChanged`]) so the maintenance engine on the scheduling node
 //! (`monitoring::maintenance`), wherever it runs, reloads the monitor's windows.
+//!
+//! A create or update whose window has an occurrence within the public pages' horizon
+//! announces it to the subscribers of the pages showing its monitor in the same transaction
+//! (`alerting::maintenance_notice::announce`: once per window schedule, so an edit of the
+//! words mails nobody and a moved window is announced again); windows further ahead are
+//! announced by that module's worker on the scheduling node.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -18,6 +24,8 @@ use tocsin_core::maintenance::{Frequency, Recurring};
 use super::input::{check_name, double_option, Validate};
 use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
+use crate::alerting::maintenance_notice;
+use crate::alerting::subscriber_mail::SubscriberLinks;
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller};
@@ -265,6 +273,7 @@ pub async fn create(
     check_monitor(core, &caller.workspace_id, &row.monitor_id).await?;
     let mut tx = core.db().begin().await?;
     store::maintenance::insert(&mut *tx, &row).await?;
+    let queued = maintenance_notice::announce(&mut tx, &links(core), &row, now).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -279,6 +288,9 @@ pub async fn create(
     .await?;
     tx.commit().await?;
     announce(core, &row.monitor_id);
+    if queued > 0 {
+        core.wake_deliveries();
+    }
     Ok(view(&row))
 }
 
@@ -378,6 +390,7 @@ pub async fn update(
         expected,
         DomainError::NotFound(Resource::MaintenanceWindow),
     )?;
+    let queued = maintenance_notice::announce(&mut tx, &links(core), &row, now).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -394,6 +407,9 @@ pub async fn update(
     announce(core, &row.monitor_id);
     if previous_monitor != row.monitor_id {
         announce(core, &previous_monitor);
+    }
+    if queued > 0 {
+        core.wake_deliveries();
     }
     let row = load(core, caller, id).await?;
     Ok((view(&row), row.version))
@@ -426,6 +442,10 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     tx.commit().await?;
     announce(core, &row.monitor_id);
     Ok(())
+}
+
+fn links(core: &Core) -> SubscriberLinks {
+    SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret())
 }
 
 fn announce(core: &Core, monitor_id: &str) {

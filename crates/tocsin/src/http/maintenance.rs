@@ -39,7 +39,17 @@ const SCHEDULE: &str = "While a window is active its monitor's status is MAINTEN
     Uptime: with `excludeFromUptime: true` the checks inside the window count in no uptime \
     figure, hourly stat or report (and end an outage there); with false they count by the \
     check's own result, as if there were no window. This is decided when each check is \
-    stored, so editing or deleting a window later does not change past figures.";
+    stored, so editing or deleting a window later does not change past figures.\n\n\
+    Subscribers: a window is announced by email to the verified subscribers of every published \
+    status page with a component over its monitor (those who chose components only when one \
+    of those is among them) when it appears on the page's scheduled maintenance list: when it \
+    is created or changed with an occurrence in progress or starting within 14 days, else \
+    when its next occurrence comes within 14 days (checked every 30 s). Each window is \
+    announced once per schedule (monitor, `startsAt`, `endsAt`, `timezone`, `recurring`): \
+    editing its title or description sends nothing, moving it announces it again, and a \
+    recurring window is announced once, for its first occurrence, the email saying how it \
+    repeats. Nothing is sent when an occurrence starts or ends, or when a window is deleted. \
+    The emails go through the notification outbox (retried like every delivery).";
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()

@@ -381,7 +381,7 @@ fn sign_in_page(state: &AppState, r: &Rendered, slug: &str, wrong: bool) -> Resp
             sign_in_at: &page_url,
         },
     };
-    let page = crate::public::html::sign_in(&kind);
+    let page = crate::public::html::sign_in(&kind, &r.snapshot.summary.page.branding.language);
     let mut res = (StatusCode::UNAUTHORIZED, page.body).into_response();
     let h = res.headers_mut();
     h.insert(
@@ -412,10 +412,20 @@ async fn enter_password(
     let ip = crate::http::auth::client_ip(&parts, state.config().trust_forwarded_for)
         .unwrap_or_else(|| "unknown".to_string());
     if let Err(retry_after) = state.limits().page_password_ip.check(&ip) {
-        let mut res = page_error(
+        // In the page's language when the page can be read (from the rendered cache).
+        let language = match rendered(&state, &p.slug).await {
+            Ok(Some(r)) => r.snapshot.summary.page.branding.language.clone(),
+            _ => "en".to_string(),
+        };
+        let (t, lang) = crate::public::lang::sign_in(&language);
+        let mut res = (
             StatusCode::TOO_MANY_REQUESTS,
-            "Too many attempts",
-            "Too many passwords were tried from your address. Please wait a minute and try again.",
+            crate::public::html::message_in(lang, t.too_many_title, t.too_many_text),
+        )
+            .into_response();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
         );
         if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
             res.headers_mut().insert(header::RETRY_AFTER, v);

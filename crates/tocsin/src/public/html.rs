@@ -425,9 +425,14 @@ pub fn postmortem(s: &Snapshot, title: &str, body_html: &str, published_ms: i64)
 
 /// A page for people saying something went wrong (404 and the like).
 pub fn message(title: &str, text: &str) -> String {
+    message_in("en", title, text)
+}
+
+/// [`message`] in language `lang` (the `<html lang>` of the words given).
+pub fn message_in(lang: &str, title: &str, text: &str) -> String {
     html! {
         (DOCTYPE)
-        html lang="en" {
+        html lang=(lang) {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
@@ -449,42 +454,44 @@ pub enum SignIn<'a> {
     EmailDomains { sign_in_at: &'a str },
 }
 
-/// The page shown instead of a private status page to someone not let in. It names neither
-/// the page nor anything on it, and carries its own CSP (no script, forms to this origin).
-pub fn sign_in(kind: &SignIn<'_>) -> Html {
+/// The page shown instead of a private status page to someone not let in, in the page's
+/// `language` (`lang::sign_in`). It names neither the page nor anything on it, and carries its
+/// own CSP (no script, forms to this origin).
+pub fn sign_in(kind: &SignIn<'_>, language: &str) -> Html {
+    let (t, html_lang) = lang::sign_in(language);
     let style = "body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:10vh auto;padding:0 1rem}\
                  input,button{font:inherit;padding:.4rem .6rem}label{display:block;margin:.5rem 0 .2rem}\
                  .err{color:#b00020}@media(prefers-color-scheme:dark){body{background:#111;color:#eee}.err{color:#ff8a80}}";
     let body = html! {
         (DOCTYPE)
-        html lang="en" {
+        html lang=(html_lang) {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="color-scheme" content="light dark";
                 meta name="robots" content="noindex";
-                title { "Private status page" }
+                title { (t.title) }
                 style { (PreEscaped(style)) }
             }
             body {
                 main {
-                    h1 { "Private status page" }
+                    h1 { (t.title) }
                     @match kind {
                         SignIn::Password { action, wrong } => {
-                            p { "This status page is private. Enter its password to see it." }
-                            @if *wrong { p.err role="alert" { "That password is not right. Please try again." } }
+                            p { (t.password_intro) }
+                            @if *wrong { p.err role="alert" { (t.wrong_password) } }
                             form method="post" action=(action) {
-                                label for="password" { "Password" }
+                                label for="password" { (t.password_label) }
                                 input #password type="password" name="password" required autocomplete="current-password" autofocus;
-                                " " button type="submit" { "View the page" }
+                                " " button type="submit" { (t.submit) }
                             }
                         }
                         SignIn::EmailDomains { sign_in_at } => {
-                            p { "This status page is private: only people of the organisation that runs it can see it." }
+                            p { (t.domains_intro) }
                             p {
-                                "Sign in to this service with your work email address, then open the page at "
+                                (t.domains_before_link)
                                 a href=(sign_in_at) { (sign_in_at) }
-                                ". If you cannot, ask the organisation for access."
+                                (t.domains_after_link)
                             }
                         }
                     }

@@ -3,6 +3,9 @@
 //! Spanish, Portuguese, Italian and Dutch. Any other language, or a regional tag of none of
 //! these, falls back to English; `pt-BR` and `de-AT` take their base language's table. The
 //! time zone is the caller's (the page's IANA zone): this module only writes.
+//!
+//! The sign-in page of a private page ([`sign_in`]) is written in the same languages: every
+//! string a visitor reads there, and the refusal when too many passwords were tried.
 
 use chrono::{DateTime, Datelike, NaiveDate};
 use chrono_tz::Tz;
@@ -157,12 +160,7 @@ const NL: Table = Table {
 };
 
 fn table(language: &str) -> &'static Table {
-    let base = language
-        .split(['-', '_'])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    match base.as_str() {
+    match base(language).as_str() {
         "de" => &DE,
         "fr" => &FR,
         "es" => &ES,
@@ -171,6 +169,146 @@ fn table(language: &str) -> &'static Table {
         "nl" => &NL,
         _ => &EN,
     }
+}
+
+/// Every string of a private page's sign-in page, in one language.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SignInText {
+    /// The page's title and heading.
+    pub title: &'static str,
+    /// Above the password form.
+    pub password_intro: &'static str,
+    /// After a refused password.
+    pub wrong_password: &'static str,
+    pub password_label: &'static str,
+    pub submit: &'static str,
+    /// A page for people of allowed email domains.
+    pub domains_intro: &'static str,
+    /// Before and after the page's address on this server's own host.
+    pub domains_before_link: &'static str,
+    pub domains_after_link: &'static str,
+    /// The refusal when too many passwords were tried from one address.
+    pub too_many_title: &'static str,
+    pub too_many_text: &'static str,
+}
+
+const SIGN_IN_EN: SignInText = SignInText {
+    title: "Private status page",
+    password_intro: "This status page is private. Enter its password to see it.",
+    wrong_password: "That password is not right. Please try again.",
+    password_label: "Password",
+    submit: "View the page",
+    domains_intro:
+        "This status page is private: only people of the organisation that runs it can see it.",
+    domains_before_link:
+        "Sign in to this service with your work email address, then open the page at ",
+    domains_after_link: ". If you cannot, ask the organisation for access.",
+    too_many_title: "Too many attempts",
+    too_many_text:
+        "Too many passwords were tried from your address. Please wait a minute and try again.",
+};
+
+const SIGN_IN_DE: SignInText = SignInText {
+    title: "Private Statusseite",
+    password_intro: "Diese Statusseite ist privat. Geben Sie ihr Passwort ein, um sie zu sehen.",
+    wrong_password: "Dieses Passwort ist nicht richtig. Bitte versuchen Sie es erneut.",
+    password_label: "Passwort",
+    submit: "Seite anzeigen",
+    domains_intro: "Diese Statusseite ist privat: Nur Personen der Organisation, die sie betreibt, können sie sehen.",
+    domains_before_link: "Melden Sie sich mit Ihrer beruflichen E-Mail-Adresse bei diesem Dienst an und öffnen Sie dann die Seite unter ",
+    domains_after_link: ". Falls das nicht möglich ist, bitten Sie die Organisation um Zugang.",
+    too_many_title: "Zu viele Versuche",
+    too_many_text: "Von Ihrer Adresse wurden zu viele Passwörter ausprobiert. Bitte warten Sie eine Minute und versuchen Sie es erneut.",
+};
+
+const SIGN_IN_FR: SignInText = SignInText {
+    title: "Page de statut privée",
+    password_intro: "Cette page de statut est privée. Saisissez son mot de passe pour la voir.",
+    wrong_password: "Ce mot de passe n’est pas correct. Veuillez réessayer.",
+    password_label: "Mot de passe",
+    submit: "Voir la page",
+    domains_intro: "Cette page de statut est privée : seules les personnes de l’organisation qui la gère peuvent la voir.",
+    domains_before_link: "Connectez-vous à ce service avec votre adresse e-mail professionnelle, puis ouvrez la page à l’adresse ",
+    domains_after_link: ". Si vous ne le pouvez pas, demandez l’accès à l’organisation.",
+    too_many_title: "Trop de tentatives",
+    too_many_text: "Trop de mots de passe ont été essayés depuis votre adresse. Veuillez patienter une minute et réessayer.",
+};
+
+const SIGN_IN_ES: SignInText = SignInText {
+    title: "Página de estado privada",
+    password_intro: "Esta página de estado es privada. Introduce su contraseña para verla.",
+    wrong_password: "Esa contraseña no es correcta. Inténtalo de nuevo.",
+    password_label: "Contraseña",
+    submit: "Ver la página",
+    domains_intro: "Esta página de estado es privada: solo las personas de la organización que la gestiona pueden verla.",
+    domains_before_link: "Inicia sesión en este servicio con tu correo electrónico del trabajo y abre la página en ",
+    domains_after_link: ". Si no puedes, pide acceso a la organización.",
+    too_many_title: "Demasiados intentos",
+    too_many_text: "Se han probado demasiadas contraseñas desde tu dirección. Espera un minuto y vuelve a intentarlo.",
+};
+
+const SIGN_IN_PT: SignInText = SignInText {
+    title: "Página de status privada",
+    password_intro: "Esta página de status é privada. Digite a senha para vê-la.",
+    wrong_password: "Essa senha não está correta. Tente novamente.",
+    password_label: "Senha",
+    submit: "Ver a página",
+    domains_intro: "Esta página de status é privada: somente pessoas da organização que a mantém podem vê-la.",
+    domains_before_link: "Entre neste serviço com seu e-mail de trabalho e depois abra a página em ",
+    domains_after_link: ". Se não conseguir, peça acesso à organização.",
+    too_many_title: "Tentativas demais",
+    too_many_text: "Foram tentadas senhas demais a partir do seu endereço. Aguarde um minuto e tente novamente.",
+};
+
+const SIGN_IN_IT: SignInText = SignInText {
+    title: "Pagina di stato privata",
+    password_intro: "Questa pagina di stato è privata. Inserisci la password per vederla.",
+    wrong_password: "La password non è corretta. Riprova.",
+    password_label: "Password",
+    submit: "Visualizza la pagina",
+    domains_intro: "Questa pagina di stato è privata: solo le persone dell’organizzazione che la gestisce possono vederla.",
+    domains_before_link: "Accedi a questo servizio con il tuo indirizzo email di lavoro, poi apri la pagina all’indirizzo ",
+    domains_after_link: ". Se non puoi, chiedi l’accesso all’organizzazione.",
+    too_many_title: "Troppi tentativi",
+    too_many_text: "Dal tuo indirizzo sono state provate troppe password. Attendi un minuto e riprova.",
+};
+
+const SIGN_IN_NL: SignInText = SignInText {
+    title: "Privé-statuspagina",
+    password_intro: "Deze statuspagina is privé. Voer het wachtwoord in om hem te bekijken.",
+    wrong_password: "Dat wachtwoord klopt niet. Probeer het opnieuw.",
+    password_label: "Wachtwoord",
+    submit: "Pagina bekijken",
+    domains_intro: "Deze statuspagina is privé: alleen mensen van de organisatie die hem beheert kunnen hem zien.",
+    domains_before_link: "Meld je bij deze dienst aan met je zakelijke e-mailadres en open dan de pagina op ",
+    domains_after_link: ". Lukt dat niet, vraag de organisatie dan om toegang.",
+    too_many_title: "Te veel pogingen",
+    too_many_text: "Er zijn te veel wachtwoorden geprobeerd vanaf je adres. Wacht een minuut en probeer het opnieuw.",
+};
+
+/// The base language of a tag (`pt-BR` → `pt`), lowercase.
+fn base(language: &str) -> String {
+    language
+        .split(['-', '_'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// The sign-in page's strings in `language`, and the `<html lang>` they are in: the page's own
+/// tag for a language written here, `en` for any other (the strings are then English).
+pub fn sign_in(language: &str) -> (&'static SignInText, &str) {
+    let text = match base(language).as_str() {
+        "en" => &SIGN_IN_EN,
+        "de" => &SIGN_IN_DE,
+        "fr" => &SIGN_IN_FR,
+        "es" => &SIGN_IN_ES,
+        "pt" => &SIGN_IN_PT,
+        "it" => &SIGN_IN_IT,
+        "nl" => &SIGN_IN_NL,
+        _ => return (&SIGN_IN_EN, "en"),
+    };
+    (text, language)
 }
 
 fn fill(t: &Table, pattern: &str, d: NaiveDate) -> String {
@@ -236,6 +374,14 @@ mod tests {
         assert_eq!(date("fr", day(2026, 8, 1)), "1er août 2026");
         assert_eq!(day_month("de-AT", d), "5. März");
         assert_eq!(day_month("en", d), "Mar 5");
+    }
+
+    #[test]
+    fn the_sign_in_page_speaks_the_pages_language_or_english() {
+        assert_eq!(sign_in("fr").0.submit, "Voir la page");
+        assert_eq!(sign_in("pt-BR"), (&SIGN_IN_PT, "pt-BR"));
+        assert_eq!(sign_in("DE").0.title, "Private Statusseite");
+        assert_eq!(sign_in("ja"), (&SIGN_IN_EN, "en"));
     }
 
     #[test]

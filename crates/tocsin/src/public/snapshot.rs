@@ -28,8 +28,8 @@ use crate::store::{self, status_pages::PageRow};
 
 const DAY_MS: i64 = 86_400_000;
 const HOUR_MS: i64 = 3_600_000;
-/// How far ahead scheduled maintenance is announced.
-const MAINTENANCE_HORIZON_DAYS: i64 = 14;
+/// How far ahead scheduled maintenance is listed: as far as it is announced to subscribers.
+const MAINTENANCE_HORIZON_MS: i64 = crate::alerting::maintenance_notice::HORIZON_MS;
 /// The most incidents one page shows (active and past together).
 const MAX_INCIDENTS: i64 = 500;
 
@@ -242,7 +242,7 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
 
     // Maintenance: which days of the bars held a window, and what is active or upcoming.
     let bars_from = from_ms(first_day * DAY_MS - offset_ms);
-    let horizon = from_ms(now + MAINTENANCE_HORIZON_DAYS * DAY_MS);
+    let horizon = from_ms(now + MAINTENANCE_HORIZON_MS);
     let mut maintenance_days: HashMap<String, Vec<i64>> = HashMap::new();
     let mut upcoming = Vec::new();
     for w in store::maintenance::of_monitors(reader, &page.workspace_id, &monitor_ids).await? {

@@ -1,6 +1,7 @@
 //! Maintenance windows: the rows behind `/maintenance-windows`, the reads the maintenance
 //! engine needs (every window, one monitor's windows, a digest to notice other nodes' edits),
-//! the query status pages use (every window of their monitors), and the
+//! the query status pages use (every window of their monitors), the announcements made to
+//! status page subscribers (`maintenance_announcements`, one row per window and schedule), and the
 //! monitor columns the engine writes (`maintenance_until`, `maintenance_excluded`; state, not
 //! settings, so they never bump the monitor's `version`).
 //!
@@ -252,4 +253,58 @@ pub async fn set_monitor_window<'e>(
     .execute(e)
     .await?
     .rows_affected())
+}
+
+/// Records that `window_id`'s schedule `key` was announced; `false` when it already was (by
+/// another node, the worker or an earlier write), in which case the caller sends nothing. The
+/// insert never fails on the duplicate, so it cannot abort the caller's transaction.
+pub async fn mark_announced<'e>(
+    e: impl Exec<'e>,
+    w: &WindowRow,
+    key: &str,
+    occurrence_start: i64,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO maintenance_announcements (window_id, schedule_key, workspace_id, \
+         occurrence_start, announced_at) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (window_id, schedule_key) DO NOTHING",
+    )
+    .bind(&w.id)
+    .bind(key)
+    .bind(&w.workspace_id)
+    .bind(occurrence_start)
+    .bind(now_ms)
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The conditions of a window that may still be owed an announcement (alias `w`): not over
+/// (recurring, or ending after `$1`) and over a monitor some published status page shows.
+const OWED: &str = "(w.frequency IS NOT NULL OR w.ends_at > $1) AND EXISTS (\
+     SELECT 1 FROM status_page_components c JOIN status_pages p ON p.id = c.status_page_id \
+     WHERE c.monitor_id = w.monitor_id AND p.published = 1)";
+
+/// Windows that may still be owed an announcement at `now_ms` (see [`OWED`]), every workspace's.
+pub async fn to_announce<'e>(e: impl Exec<'e>, now_ms: i64) -> Result<Vec<WindowRow>, sqlx::Error> {
+    let cols = COLUMNS
+        .split(',')
+        .map(|c| format!("w.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!("SELECT {cols} FROM maintenance_windows w WHERE {OWED} ORDER BY w.id");
+    sqlx::query_as(&sql).bind(now_ms).fetch_all(e).await
+}
+
+/// The schedule keys already announced of the windows [`to_announce`] reads: (window id, key).
+pub async fn announced_keys<'e>(
+    e: impl Exec<'e>,
+    now_ms: i64,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT a.window_id, a.schedule_key FROM maintenance_announcements a \
+         JOIN maintenance_windows w ON w.id = a.window_id WHERE {OWED}"
+    );
+    sqlx::query_as(&sql).bind(now_ms).fetch_all(e).await
 }

@@ -411,3 +411,49 @@ pub async fn auto_incident_pages<'e>(
     }
     Ok(out)
 }
+
+/// A published page showing a monitor: its name and address, and its components over it.
+#[derive(Debug, Clone)]
+pub struct ShowingPage {
+    pub page_id: String,
+    pub name: String,
+    pub slug: String,
+    pub component_ids: Vec<String>,
+    pub component_names: Vec<String>,
+}
+
+/// The published pages of workspace `ws` that show `monitor_id`, with their components over it
+/// (in page order).
+pub async fn published_showing<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    monitor_id: &str,
+) -> Result<Vec<ShowingPage>, sqlx::Error> {
+    let rows: Vec<(String, String, String, String, String)> = sqlx::query_as(
+        "SELECT p.id, p.name, p.slug, c.id, c.name FROM status_pages p \
+         JOIN status_page_components c ON c.status_page_id = p.id \
+         WHERE p.workspace_id = $1 AND c.monitor_id = $2 AND p.published = 1 \
+         ORDER BY p.id, c.position",
+    )
+    .bind(ws)
+    .bind(monitor_id)
+    .fetch_all(e)
+    .await?;
+    let mut out: Vec<ShowingPage> = Vec::new();
+    for (page_id, name, slug, cid, cname) in rows {
+        match out.last_mut() {
+            Some(p) if p.page_id == page_id => {
+                p.component_ids.push(cid);
+                p.component_names.push(cname);
+            }
+            _ => out.push(ShowingPage {
+                page_id,
+                name,
+                slug,
+                component_ids: vec![cid],
+                component_names: vec![cname],
+            }),
+        }
+    }
+    Ok(out)
+}
