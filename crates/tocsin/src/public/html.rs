@@ -367,6 +367,28 @@ pub fn page(s: &Snapshot) -> Html {
                             @for i in list { (incident(s, i, 4)) }
                         }
                     }
+                    section.subscribe aria-labelledby="h-subscribe" {
+                        h2 #h-subscribe { "Get updates by email" }
+                        form method="post" action={ (base) "subscribe" } {
+                            label for="sub-email" { "Email address" }
+                            div.field {
+                                input #sub-email type="email" name="email" required autocomplete="email" maxlength="254";
+                                button type="submit" { "Subscribe" }
+                            }
+                            @if sum.components.len() > 1 {
+                                details {
+                                    summary { "Only some components" }
+                                    fieldset {
+                                        legend { "Tell me about" }
+                                        @for c in &sum.components {
+                                            label.pick { input type="checkbox" name="component" value=(c.id); " " (c.name) }
+                                        }
+                                    }
+                                }
+                            }
+                            p.fine { "We email a link to confirm first. Every email has a link to unsubscribe." }
+                        }
+                    }
                 }
                 footer.bottom {
                     div.wrap {
@@ -439,6 +461,22 @@ pub fn message_in(lang: &str, title: &str, text: &str) -> String {
                 title { (title) }
             }
             body { main { h1 { (title) } p { (text) } } }
+        }
+    }
+    .into_string()
+}
+
+/// [`message`] with a link under the text (back to where the person came from).
+pub fn message_with_link(title: &str, text: &str, href: &str, link: &str) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+            }
+            body { main { h1 { (title) } p { (text) } p { a href=(href) { (link) } } } }
         }
     }
     .into_string()

@@ -721,3 +721,72 @@ async fn channels_taking_incident_events_get_them_as_webhooks() {
     assert_eq!(rx.count(), 3, "the alert-only channel got nothing");
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn the_public_page_has_an_email_form_that_subscribes_like_the_api() {
+    let (srv, sink) = with_smtp(|_| {}).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (id, comps) = published_page(&ada, "acme").await;
+    let page = reqwest::get(srv.url("/s/acme"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(r#"<form method="post" action="/s/acme/subscribe">"#),
+        "{page}"
+    );
+    assert!(page.contains(&format!(r#"name="component" value="{}""#, comps[1])));
+    let form = |body: &'static str| {
+        let url = srv.url("/s/acme/subscribe");
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(body)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    // A bad address: an HTML page saying so, nothing stored.
+    let res = form("email=not-an-address").await;
+    assert_eq!(res.status(), 400);
+    assert!(res
+        .headers()
+        .get("content-type")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(res.text().await.unwrap().contains("not an email address"));
+    assert!(subscribers(&ada, &id).await.is_empty());
+    // A good one, for one component: the confirmation email, and the subscriber listed
+    // with that component once confirmed.
+    let body: &'static str =
+        Box::leak(format!("email=bea%40example.com&component={}", comps[1]).into_boxed_str());
+    let res = form(body).await;
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert!(text.contains("Check your inbox"), "{text}");
+    assert!(text.contains(r#"href="/s/acme""#), "{text}");
+    verify(&srv, &sink, "bea@example.com", 1).await;
+    let subs = subscribers(&ada, &id).await;
+    assert_eq!(subs.len(), 1, "{subs:?}");
+    assert_eq!(subs[0]["email"], "bea@example.com");
+    assert_eq!(subs[0]["componentIds"], json!([comps[1]]));
+    // The same address again: the same answer (nothing tells whether it was subscribed).
+    let again = form(body).await;
+    assert_eq!(again.status(), 200);
+    assert!(again.text().await.unwrap().contains("Check your inbox"));
+    // An unknown page: the HTML 404.
+    let res = reqwest::Client::new()
+        .post(srv.url("/s/nope/subscribe"))
+        .body("email=x%40example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    srv.stop().await;
+}
