@@ -1,7 +1,8 @@
 # Sourced by the MCP client checks (scripts/mcp-ts-client.sh, scripts/mcp-py-client.sh): builds
 # the debug binary as the integration tests do, starts it on a fresh data directory and a free
 # port, and mints a personal access token for the `mcp` surface with `tocsin token create`.
-# `mcp_server_start NAME` sets `base` and `token`; the server stops when the script exits.
+# `mcp_server_start NAME` sets `base`, `token`, and `email` and `password` (the person's, for
+# the checks that sign in to the dashboard); the server stops when the script exits.
 # `mcp_server_finish STATUS` prints the server's log when the check failed and exits with it.
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,9 +25,10 @@ mcp_server_start() {
     base="http://127.0.0.1:$port"
     export TOCSIN_DATA_DIR="$work/data"
 
-    local email="agent@example.com"
+    email="agent@example.com"
+    password="correct horse battery"
     "$bin" migrate >/dev/null
-    "$bin" user create --email "$email" --password "correct horse battery" --name "Agent" >/dev/null
+    "$bin" user create --email "$email" --password "$password" --name "Agent" >/dev/null
     token="$("$bin" token create --email "$email" --name "$name" --permissions all --surfaces mcp)"
 
     TOCSIN_LOG_LEVEL="${TOCSIN_LOG_LEVEL:-warn}" "$bin" serve --listen "127.0.0.1:$port" \

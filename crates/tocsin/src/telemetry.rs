@@ -17,7 +17,8 @@ use crate::config::LogFormat;
 
 /// Installs the global log subscriber once; later calls (tests) are no-ops.
 pub fn init_logging(format: LogFormat, level: &str) {
-    let filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_new(quiet_rmcp(level))
+        .unwrap_or_else(|_| EnvFilter::new(quiet_rmcp("info")));
     // Colour only for a person at a terminal: a file, a pipe or a journal gets plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -27,6 +28,23 @@ pub fn init_logging(format: LogFormat, level: &str) {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
         LogFormat::Human => builder.try_init(),
     };
+}
+
+/// `level` with the MCP SDK held to warnings unless the filter names it: `rmcp` logs two INFO
+/// lines for every stateless `/mcp` request (its per-request service starting and finishing),
+/// which at the default level would be a log line per agent call and their formatting cost.
+fn quiet_rmcp(level: &str) -> String {
+    let default = level.split(',').map(str::trim).find(|d| !d.contains('='));
+    let verbose = default.is_some_and(|d| {
+        ["info", "debug", "trace"]
+            .iter()
+            .any(|v| d.eq_ignore_ascii_case(v))
+    });
+    if verbose && !level.contains("rmcp") {
+        format!("{level},rmcp=warn")
+    } else {
+        level.to_string()
+    }
 }
 
 /// The process-wide Prometheus recorder (one per process: several servers in one test binary

@@ -6,6 +6,7 @@ pub mod caller;
 pub mod capability;
 pub mod caps;
 pub mod key_cache;
+pub mod needs;
 pub mod oauth;
 pub mod password;
 pub mod rate_limit;

@@ -26,7 +26,7 @@ use crate::alerting::event::AlertEvent;
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::signed::Verify;
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::ids::new_id;
 use crate::store::alerts::{self as store, AlertFilter, AlertRow};
@@ -159,7 +159,7 @@ pub async fn page(
     caller: &Caller,
     query: &AlertPageQuery,
 ) -> Result<AlertPage, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::ListAlerts>()?;
     query.check()?;
     let params = query.page();
     let filter = AlertFilter {
@@ -202,7 +202,7 @@ fn not_open(a: &AlertRow) -> DomainError {
 /// Acknowledges an open alert: records who and when, stops escalation, tells the channels
 /// the alert has reached.
 pub async fn acknowledge(core: &Core, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
-    caller.require::<caps::MonitorsWrite>()?;
+    caller.require::<needs::AcknowledgeAlert>()?;
     let a = load(core, caller, id).await?;
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;

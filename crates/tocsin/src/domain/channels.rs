@@ -31,7 +31,7 @@ use crate::alerting::event::AlertEvent;
 use crate::alerting::outbox::{self, Notification};
 use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::ids::new_id;
 use crate::store::{self, channels::ChannelRow};
@@ -337,7 +337,7 @@ pub async fn list(
     caller: &Caller,
     page: &PageParams,
 ) -> Result<NotificationChannelPage, DomainError> {
-    caller.require::<caps::NotificationsRead>()?;
+    caller.require::<needs::ListNotificationChannels>()?;
     page.check()?;
     let limit = page.limit();
     let rows = store::channels::page(
@@ -483,7 +483,7 @@ pub const TEST_MESSAGE: &str =
 /// Queues a real `test` delivery to the channel (even a disabled one: it was asked for), sent
 /// and recorded like any other; returns its first attempt, still `PENDING`.
 pub async fn send_test(core: &Core, caller: &Caller, id: &str) -> Result<Delivery, DomainError> {
-    caller.require::<caps::NotificationsWrite>()?;
+    caller.require::<needs::TestNotificationChannel>()?;
     let row = load(core, caller, id).await?;
     let now = core.clock().now_ms();
     let data = json!({

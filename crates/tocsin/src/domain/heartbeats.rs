@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use tocsin_core::state::Status;
 
 use crate::app::Core;
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::domain::schema::exact_object;
 use crate::domain::{DomainError, FieldError, Resource};
@@ -366,7 +366,7 @@ pub async fn list(
     monitor_id: &str,
     query: &HeartbeatQuery,
 ) -> Result<Vec<Heartbeat>, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::ListHeartbeats>()?;
     checked(query.check())?;
     let q = query;
     let seq = monitor_seq(core, caller, monitor_id).await?;
@@ -415,7 +415,7 @@ pub async fn hourly(
     monitor_id: &str,
     query: &RangeQuery,
 ) -> Result<Vec<HourlyStat>, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::ListHourlyStats>()?;
     checked(query.check())?;
     let q = query;
     let seq = monitor_seq(core, caller, monitor_id).await?;
@@ -462,7 +462,7 @@ pub async fn uptime(
     monitor_id: &str,
     query: &RangeQuery,
 ) -> Result<Uptime, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::GetMonitorUptime>()?;
     checked(query.check())?;
     let q = query;
     let seq = monitor_seq(core, caller, monitor_id).await?;

@@ -44,7 +44,7 @@ pub use crate::alerting::incident_view::{
 use crate::alerting::subscriber_mail::SubscriberLinks;
 use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
 use crate::store::incidents::{IncidentFilter, IncidentRow, UpdateRow};
@@ -182,7 +182,7 @@ pub async fn list(
     caller: &Caller,
     q: IncidentQuery,
 ) -> Result<IncidentList, DomainError> {
-    caller.require::<caps::IncidentsRead>()?;
+    caller.require::<needs::ListIncidents>()?;
     q.check()?;
     let filter = IncidentFilter {
         status_page_id: q.status_page_id.filter(|p| !p.is_empty()),
@@ -235,7 +235,7 @@ pub async fn get(
     caller: &Caller,
     id: &str,
 ) -> Result<(IncidentWithUpdates, i64), DomainError> {
-    caller.require::<caps::IncidentsRead>()?;
+    caller.require::<needs::GetIncident>()?;
     read(core, caller, id).await
 }
 
@@ -295,7 +295,7 @@ pub async fn create(
     caller: &Caller,
     input: CreateIncident,
 ) -> Result<IncidentWithUpdates, DomainError> {
-    caller.require::<caps::IncidentsWrite>()?;
+    caller.require::<needs::CreateIncident>()?;
     input.check()?;
     let ws = &caller.workspace_id;
     let now = core.clock().now_ms();
@@ -524,7 +524,7 @@ pub async fn update(
     expected: Option<i64>,
     input: UpdateIncident,
 ) -> Result<(IncidentWithUpdates, i64), DomainError> {
-    caller.require::<caps::IncidentsWrite>()?;
+    caller.require::<needs::UpdateIncident>()?;
     input.check()?;
     if let Some(ids) = &input.affected_component_ids {
         // The page never changes, so the components can be checked before the write.
@@ -604,7 +604,7 @@ pub async fn post_update(
     expected: Option<i64>,
     input: PostIncidentUpdate,
 ) -> Result<(IncidentWithUpdates, i64), DomainError> {
-    caller.require::<caps::IncidentsWrite>()?;
+    caller.require::<needs::PostIncidentUpdate>()?;
     input.check()?;
     let message = input.message.trim().to_string();
     let change = move |row: &mut IncidentRow, now: i64| -> Outcome {
@@ -644,7 +644,7 @@ pub async fn resolve(
     expected: Option<i64>,
     input: ResolveIncident,
 ) -> Result<(IncidentWithUpdates, i64), DomainError> {
-    caller.require::<caps::IncidentsWrite>()?;
+    caller.require::<needs::ResolveIncident>()?;
     input.check()?;
     let message = input.message.as_deref().map(str::trim);
     let change = move |row: &mut IncidentRow, now: i64| -> Outcome {
@@ -730,7 +730,7 @@ pub async fn publish(
     id: &str,
     expected: Option<i64>,
 ) -> Result<(IncidentWithUpdates, i64), DomainError> {
-    caller.require::<caps::IncidentsWrite>()?;
+    caller.require::<needs::PublishIncident>()?;
     let change = |row: &mut IncidentRow, now: i64| -> Outcome {
         set_visibility(row, IncidentVisibility::Published, None, now);
         Ok(None)

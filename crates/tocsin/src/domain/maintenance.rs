@@ -28,7 +28,7 @@ use crate::alerting::maintenance_notice;
 use crate::alerting::subscriber_mail::SubscriberLinks;
 use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
@@ -202,7 +202,7 @@ pub async fn list(
     caller: &Caller,
     q: WindowQuery,
 ) -> Result<Vec<MaintenanceWindow>, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::ListMaintenanceWindows>()?;
     let rows = store::maintenance::list(
         core.db().reader(),
         &caller.workspace_id,
@@ -247,7 +247,7 @@ pub async fn create(
     caller: &Caller,
     input: CreateMaintenanceWindow,
 ) -> Result<MaintenanceWindow, DomainError> {
-    caller.require::<caps::MaintenanceWrite>()?;
+    caller.require::<needs::CreateMaintenanceWindow>()?;
     input.check()?;
     let now = core.clock().now_ms();
     let mut row = WindowRow {
@@ -417,7 +417,7 @@ pub async fn update(
 
 /// Deletes a window; a monitor it holds leaves maintenance with its next check.
 pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), DomainError> {
-    caller.require::<caps::MaintenanceWrite>()?;
+    caller.require::<needs::DeleteMaintenanceWindow>()?;
     let row = load(core, caller, id).await?;
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;

@@ -29,7 +29,7 @@ use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
@@ -124,7 +124,7 @@ pub async fn list(
     caller: &Caller,
     q: PostmortemQuery,
 ) -> Result<Vec<Postmortem>, DomainError> {
-    caller.require::<caps::PostmortemsRead>()?;
+    caller.require::<needs::ListPostmortems>()?;
     let rows = store::postmortems::list(
         core.db().reader(),
         &caller.workspace_id,
@@ -141,7 +141,7 @@ pub struct PostmortemPath {
 
 /// One postmortem and its version.
 pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(Postmortem, i64), DomainError> {
-    caller.require::<caps::PostmortemsRead>()?;
+    caller.require::<needs::GetPostmortem>()?;
     let row = load(core, caller, id).await?;
     Ok((postmortem_view(&row), row.version))
 }
@@ -172,7 +172,7 @@ pub async fn create(
     caller: &Caller,
     input: CreatePostmortem,
 ) -> Result<Postmortem, DomainError> {
-    caller.require::<caps::PostmortemsWrite>()?;
+    caller.require::<needs::CreatePostmortem>()?;
     input.check()?;
     let ws = &caller.workspace_id;
     let now = core.clock().now_ms();
@@ -327,7 +327,7 @@ pub async fn publish(
     id: &str,
     expected: Option<i64>,
 ) -> Result<(Postmortem, i64), DomainError> {
-    caller.require::<caps::PostmortemsWrite>()?;
+    caller.require::<needs::PublishPostmortem>()?;
     let change = |row: &mut PostmortemRow, now: i64| {
         row.published_at = row.published_at.or(Some(now));
     };

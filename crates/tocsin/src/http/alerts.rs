@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::extract::ApiQuery;
 use crate::alerting::ack_link::ACK_PATH;
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::alerts::{self as ops, Alert, AlertPage, AlertPageQuery, AlertPath, LinkCheck};
 use crate::domain::deliveries::{self, DeliveriesOf, DeliveryPage, DeliveryQuery};
 use crate::http::auth::Auth;
@@ -67,7 +67,7 @@ pub fn link_router() -> Router<AppState> {
 
 async fn page(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::ListAlerts>,
     ApiQuery(q): ApiQuery<AlertPageQuery>,
 ) -> ApiResult<Json<AlertPage>> {
     Ok(Json(ops::page(&state, &caller, &q).await?))
@@ -83,7 +83,7 @@ async fn get_one(
 
 async fn acknowledge(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsWrite>,
+    caller: Auth<needs::AcknowledgeAlert>,
     Path(p): Path<AlertPath>,
 ) -> ApiResult<Json<Alert>> {
     Ok(Json(ops::acknowledge(&state, &caller, &p.alert_id).await?))

@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 
 use super::extract::{Accepted, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged};
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::channels::{
     self, ChannelPath, CreateChannel, NotificationChannel, NotificationChannelPage, UpdateChannel,
 };
@@ -84,7 +84,7 @@ pub fn router() -> ApiRouter<AppState> {
 
 async fn list(
     State(state): State<AppState>,
-    caller: Auth<caps::NotificationsRead>,
+    caller: Auth<needs::ListNotificationChannels>,
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<NotificationChannelPage>> {
     Ok(Json(channels::list(&state, &caller, &q).await?))
@@ -131,7 +131,7 @@ async fn delete(
 
 async fn send_test(
     State(state): State<AppState>,
-    caller: Auth<caps::NotificationsWrite>,
+    caller: Auth<needs::TestNotificationChannel>,
     Path(p): Path<ChannelPath>,
 ) -> ApiResult<Accepted<Delivery>> {
     Ok(Accepted(

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::extract::{ApiQuery, Validate};
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::heartbeats::{
     self as ops, Heartbeat, HeartbeatQuery, HourlyStat, RangeQuery, Report, ReportFormat,
     ReportQuery, Uptime, CSV_HEADER,
@@ -128,7 +128,7 @@ impl Validate for ReportQuery {
 
 async fn list(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::ListHeartbeats>,
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<HeartbeatQuery>,
 ) -> ApiResult<Json<Vec<Heartbeat>>> {
@@ -137,7 +137,7 @@ async fn list(
 
 async fn hourly(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::ListHourlyStats>,
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<RangeQuery>,
 ) -> ApiResult<Json<Vec<HourlyStat>>> {
@@ -146,7 +146,7 @@ async fn hourly(
 
 async fn uptime(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::GetMonitorUptime>,
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<RangeQuery>,
 ) -> ApiResult<Json<Uptime>> {

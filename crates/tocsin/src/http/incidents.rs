@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use super::extract::{
     body_error, parse_json, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged, Validate,
 };
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::incidents::{
     self, CreateIncident, IncidentList, IncidentPath, IncidentQuery, IncidentWithUpdates,
     PostIncidentUpdate, ReopenIncident, ResolveIncident, UpdateIncident,
@@ -124,7 +124,7 @@ pub fn router() -> ApiRouter<AppState> {
 
 async fn list(
     State(state): State<AppState>,
-    caller: Auth<caps::IncidentsRead>,
+    caller: Auth<needs::ListIncidents>,
     ApiQuery(q): ApiQuery<IncidentQuery>,
 ) -> ApiResult<Json<IncidentList>> {
     Ok(Json(incidents::list(&state, &caller, q).await?))
@@ -132,7 +132,7 @@ async fn list(
 
 async fn create(
     State(state): State<AppState>,
-    caller: Auth<caps::IncidentsWrite>,
+    caller: Auth<needs::CreateIncident>,
     ApiJson(body): ApiJson<CreateIncident>,
 ) -> ApiResult<Created<IncidentWithUpdates>> {
     Ok(Created(incidents::create(&state, &caller, body).await?))
@@ -140,7 +140,7 @@ async fn create(
 
 async fn get_one(
     State(state): State<AppState>,
-    caller: Auth<caps::IncidentsRead>,
+    caller: Auth<needs::GetIncident>,
     Path(p): Path<IncidentPath>,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
     let (v, version) = incidents::get(&state, &caller, &p.incident_id).await?;
@@ -149,7 +149,7 @@ async fn get_one(
 
 async fn update(
     State(state): State<AppState>,
-    caller: Auth<caps::IncidentsWrite>,
+    caller: Auth<needs::UpdateIncident>,
     Path(p): Path<IncidentPath>,
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateIncident>,
@@ -169,7 +169,7 @@ async fn delete(
 
 async fn post_update(
     State(state): State<AppState>,
-    caller: Auth<caps::IncidentsWrite>,
+    caller: Auth<needs::PostIncidentUpdate>,
     Path(p): Path<IncidentPath>,
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<PostIncidentUpdate>,
@@ -181,7 +181,7 @@ async fn post_update(
 
 async fn resolve(
     State(state): State<AppState>,
-    caller: Auth<caps::IncidentsWrite>,
+    caller: Auth<needs::ResolveIncident>,
     Path(p): Path<IncidentPath>,
     IfMatch(expected): IfMatch,
     OptionalJson(body): OptionalJson<ResolveIncident>,
@@ -203,7 +203,7 @@ async fn reopen(
 
 async fn publish(
     State(state): State<AppState>,
-    caller: Auth<caps::IncidentsWrite>,
+    caller: Auth<needs::PublishIncident>,
     Path(p): Path<IncidentPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {

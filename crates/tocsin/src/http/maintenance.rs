@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 
 use super::extract::{ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged};
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::maintenance::{
     self, CreateMaintenanceWindow, MaintenanceWindow, UpdateMaintenanceWindow, WindowPath,
     WindowQuery,
@@ -92,7 +92,7 @@ pub fn router() -> ApiRouter<AppState> {
 
 async fn list(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::ListMaintenanceWindows>,
     ApiQuery(q): ApiQuery<WindowQuery>,
 ) -> ApiResult<Json<Vec<MaintenanceWindow>>> {
     Ok(Json(maintenance::list(&state, &caller, q).await?))
@@ -100,7 +100,7 @@ async fn list(
 
 async fn create(
     State(state): State<AppState>,
-    caller: Auth<caps::MaintenanceWrite>,
+    caller: Auth<needs::CreateMaintenanceWindow>,
     ApiJson(body): ApiJson<CreateMaintenanceWindow>,
 ) -> ApiResult<Created<MaintenanceWindow>> {
     Ok(Created(maintenance::create(&state, &caller, body).await?))
@@ -128,7 +128,7 @@ async fn update(
 
 async fn delete(
     State(state): State<AppState>,
-    caller: Auth<caps::MaintenanceWrite>,
+    caller: Auth<needs::DeleteMaintenanceWindow>,
     Path(p): Path<WindowPath>,
 ) -> ApiResult<NoContent> {
     maintenance::delete(&state, &caller, &p.window_id).await?;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::extract::{Accepted, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged, Validate};
 use super::monitor_list::{self, RawJson};
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::monitors::{
     self as ops, CheckResult, CreateMonitor, Monitor, MonitorListQuery, MonitorPage,
     MonitorPageQuery, MonitorStats, PushTokenIssued, UpdateMonitor, Versioned,
@@ -159,7 +159,7 @@ fn tagged(v: Versioned<Monitor>) -> Tagged<Monitor> {
 
 async fn list(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::ListMonitors>,
     ApiQuery(q): ApiQuery<MonitorListQuery>,
 ) -> ApiResult<RawJson<Vec<Monitor>>> {
     let filter = ops::list_filter(&caller, &q)?;
@@ -168,7 +168,7 @@ async fn list(
 
 async fn create(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsWrite>,
+    caller: Auth<needs::CreateMonitor>,
     ApiJson(body): ApiJson<CreateMonitor>,
 ) -> ApiResult<Created<Monitor>> {
     Ok(Created(ops::create(&state, &caller, &body).await?))
@@ -176,7 +176,7 @@ async fn create(
 
 async fn page(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::ListMonitorsPage>,
     ApiQuery(q): ApiQuery<MonitorPageQuery>,
 ) -> ApiResult<Json<MonitorPage>> {
     Ok(Json(ops::page(&state, &caller, &q).await?))
@@ -184,14 +184,14 @@ async fn page(
 
 async fn stats(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::GetMonitorStats>,
 ) -> ApiResult<Json<MonitorStats>> {
     Ok(Json(ops::stats(&state, &caller).await?))
 }
 
 async fn get_one(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsRead>,
+    caller: Auth<needs::GetMonitor>,
     Path(p): Path<MonitorPath>,
 ) -> ApiResult<Tagged<Monitor>> {
     Ok(tagged(ops::get(&state, &caller, &p.monitor_id).await?))
@@ -199,7 +199,7 @@ async fn get_one(
 
 async fn update(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsWrite>,
+    caller: Auth<needs::UpdateMonitor>,
     Path(p): Path<MonitorPath>,
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateMonitor>,
@@ -210,7 +210,7 @@ async fn update(
 
 async fn delete(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsDelete>,
+    caller: Auth<needs::DeleteMonitor>,
     Path(p): Path<MonitorPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<NoContent> {
@@ -220,7 +220,7 @@ async fn delete(
 
 async fn pause(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsWrite>,
+    caller: Auth<needs::PauseMonitor>,
     Path(p): Path<MonitorPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Monitor>> {
@@ -231,7 +231,7 @@ async fn pause(
 
 async fn resume(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsWrite>,
+    caller: Auth<needs::ResumeMonitor>,
     Path(p): Path<MonitorPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Monitor>> {
@@ -263,7 +263,7 @@ async fn accept_baseline(
 
 async fn check_now(
     State(state): State<AppState>,
-    caller: Auth<caps::MonitorsWrite>,
+    caller: Auth<needs::CheckMonitor>,
     Path(p): Path<MonitorPath>,
 ) -> ApiResult<Accepted<CheckResult>> {
     Ok(Accepted(

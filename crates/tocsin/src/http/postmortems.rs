@@ -6,7 +6,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 
 use super::extract::{ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged};
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::postmortems::{
     self, CreatePostmortem, Postmortem, PostmortemPath, PostmortemQuery, UpdatePostmortem,
 };
@@ -75,7 +75,7 @@ pub fn router() -> ApiRouter<AppState> {
 
 async fn list(
     State(state): State<AppState>,
-    caller: Auth<caps::PostmortemsRead>,
+    caller: Auth<needs::ListPostmortems>,
     ApiQuery(q): ApiQuery<PostmortemQuery>,
 ) -> ApiResult<Json<Vec<Postmortem>>> {
     Ok(Json(postmortems::list(&state, &caller, q).await?))
@@ -83,7 +83,7 @@ async fn list(
 
 async fn create(
     State(state): State<AppState>,
-    caller: Auth<caps::PostmortemsWrite>,
+    caller: Auth<needs::CreatePostmortem>,
     ApiJson(body): ApiJson<CreatePostmortem>,
 ) -> ApiResult<Created<Postmortem>> {
     Ok(Created(postmortems::create(&state, &caller, body).await?))
@@ -91,7 +91,7 @@ async fn create(
 
 async fn get_one(
     State(state): State<AppState>,
-    caller: Auth<caps::PostmortemsRead>,
+    caller: Auth<needs::GetPostmortem>,
     Path(p): Path<PostmortemPath>,
 ) -> ApiResult<Tagged<Postmortem>> {
     let (v, version) = postmortems::get(&state, &caller, &p.postmortem_id).await?;
@@ -121,7 +121,7 @@ async fn delete(
 
 async fn publish(
     State(state): State<AppState>,
-    caller: Auth<caps::PostmortemsWrite>,
+    caller: Auth<needs::PublishPostmortem>,
     Path(p): Path<PostmortemPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Postmortem>> {

@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 
 use super::extract::{ApiJson, Created, IfMatch, NoContent, Tagged};
-use crate::auth::caps;
+use crate::auth::{caps, needs};
 use crate::domain::status_pages::components::{self, ComponentList, StatusPageComponent};
 use crate::domain::status_pages::keys::{
     self, CreatePublishableKey, CreatedPublishableKey, KeyPath, PublishableKey,
@@ -134,7 +134,7 @@ async fn delete_key(
 
 async fn list(
     State(state): State<AppState>,
-    caller: Auth<caps::StatusPagesRead>,
+    caller: Auth<needs::ListStatusPages>,
 ) -> ApiResult<Json<Vec<StatusPage>>> {
     Ok(Json(status_pages::list(&state, &caller).await?))
 }
@@ -149,7 +149,7 @@ async fn create(
 
 async fn get_one(
     State(state): State<AppState>,
-    caller: Auth<caps::StatusPagesRead>,
+    caller: Auth<needs::GetStatusPage>,
     Path(p): Path<PagePath>,
 ) -> ApiResult<Tagged<StatusPage>> {
     let (page, version) = status_pages::get(&state, &caller, &p.page_id).await?;

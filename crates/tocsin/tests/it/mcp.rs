@@ -301,6 +301,81 @@ async fn tools_list_names_every_tool_with_annotations_and_the_rest_schemas() {
     srv.stop().await;
 }
 
+/// `{monitorId}` and `{monitor_id}` alike: a path with its parameters' names dropped.
+fn path_shape(path: &str) -> String {
+    let mut out = String::new();
+    let mut in_param = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                in_param = true;
+                out.push_str("{}");
+            }
+            '}' => in_param = false,
+            _ if !in_param => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn every_tool_requires_what_its_rest_operation_requires() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let token = ada.token_on(&["monitors:read"], &["mcp"]).await;
+    let mut mcp = Mcp::new(&srv.base, &token);
+    mcp.initialize(VERSION).await;
+    let (_, answer) = mcp.request("tools/list", json!({})).await;
+    let tools = answer["result"]["tools"].as_array().unwrap().clone();
+    assert!(tools.len() >= 30, "{}", tools.len());
+    let doc = json_of(
+        Client::new()
+            .get(srv.url("/openapi.json"))
+            .send()
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    for t in &tools {
+        // Each description ends by naming its REST operation: "Same as GET /monitors/{monitorId}."
+        let description = t["description"].as_str().unwrap();
+        let (_, same) = description
+            .rsplit_once("Same as ")
+            .unwrap_or_else(|| panic!("{} names no REST operation", t["name"]));
+        let (method, path) = same.trim_end_matches('.').split_once(' ').unwrap();
+        let shape = path_shape(path);
+        let (_, item) = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(p, _)| path_shape(p) == shape)
+            .unwrap_or_else(|| panic!("{}: no REST path {path}", t["name"]));
+        let op = &item[method.to_lowercase()];
+        assert!(op.is_object(), "{}: no {method} {path}", t["name"]);
+        assert_eq!(
+            t["_meta"]["requiredCapabilities"], op["x-svc-required-capabilities"],
+            "{} and {method} {path} must require the same",
+            t["name"]
+        );
+        // The path's parameters are the tool's required arguments.
+        let required = t["inputSchema"]["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for p in path.split('{').skip(1) {
+            let id = p.split('}').next().unwrap();
+            assert!(
+                required.contains(&json!(id)),
+                "{}: {id} not required",
+                t["name"]
+            );
+        }
+    }
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn tools_call_creates_and_reads_monitors_as_the_rest_api_answers_them() {
     let srv = TestServer::start().await;

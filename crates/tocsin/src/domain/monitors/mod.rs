@@ -66,7 +66,7 @@ use tocsin_core::Status;
 
 use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::{caps, secrets, Caller};
+use crate::auth::{caps, needs, secrets, Caller};
 use crate::domain::plans::{ensure_interval, ensure_room, Quota};
 use crate::domain::{check_write, DomainError, Resource};
 use crate::ids::new_id;
@@ -108,7 +108,7 @@ pub async fn create(
     caller: &Caller,
     body: &CreateMonitor,
 ) -> Result<Monitor, DomainError> {
-    caller.require::<caps::MonitorsWrite>()?;
+    caller.require::<needs::CreateMonitor>()?;
     let draft = draft_of(body);
     let mut errors = Vec::new();
     let checked = match check(&draft, &Limits::of(core).await?) {
@@ -222,7 +222,7 @@ pub async fn update(
     expected: Option<i64>,
     body: &UpdateMonitor,
 ) -> Result<Versioned<Monitor>, DomainError> {
-    caller.require::<caps::MonitorsWrite>()?;
+    caller.require::<needs::UpdateMonitor>()?;
     let mut m = load(core, caller, monitor_id).await?;
     let kind = m.kind().ok_or_else(|| {
         DomainError::Internal(anyhow::anyhow!("stored monitor type {:?}", m.kind_text))
@@ -313,7 +313,7 @@ pub async fn delete(
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<(), DomainError> {
-    caller.require::<caps::MonitorsDelete>()?;
+    caller.require::<needs::DeleteMonitor>()?;
     let m = load(core, caller, monitor_id).await?;
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;
@@ -397,7 +397,7 @@ pub async fn check_now(
     caller: &Caller,
     monitor_id: &str,
 ) -> Result<CheckResult, DomainError> {
-    caller.require::<caps::MonitorsWrite>()?;
+    caller.require::<needs::CheckMonitor>()?;
     let row = load(core, caller, monitor_id).await?;
     if row.kind() == Some(MonitorType::Push) {
         return Err(wrong_type(

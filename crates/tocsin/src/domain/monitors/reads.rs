@@ -7,7 +7,7 @@ use super::input::{MonitorListQuery, MonitorPageQuery};
 use super::view::{view_one, views, Monitor, MonitorPage, MonitorStats};
 use super::Versioned;
 use crate::app::Core;
-use crate::auth::{caps, Caller};
+use crate::auth::{needs, Caller};
 use crate::domain::pagination::finish;
 use crate::domain::{DomainError, Resource};
 use crate::store;
@@ -43,7 +43,7 @@ pub async fn get(
     caller: &Caller,
     monitor_id: &str,
 ) -> Result<Versioned<Monitor>, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::GetMonitor>()?;
     current(core, caller, monitor_id).await
 }
 
@@ -54,7 +54,7 @@ pub fn list_filter(
     caller: &Caller,
     query: &MonitorListQuery,
 ) -> Result<MonitorFilter, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::ListMonitors>()?;
     let errors = query.check();
     if !errors.is_empty() {
         return Err(errors.into());
@@ -86,7 +86,7 @@ pub async fn page(
     caller: &Caller,
     query: &MonitorPageQuery,
 ) -> Result<MonitorPage, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::ListMonitorsPage>()?;
     let errors = query.check();
     if !errors.is_empty() {
         return Err(errors.into());
@@ -110,7 +110,7 @@ pub async fn page(
 
 /// How many monitors are in each status; paused ones are counted apart.
 pub async fn stats(core: &Core, caller: &Caller) -> Result<MonitorStats, DomainError> {
-    caller.require::<caps::MonitorsRead>()?;
+    caller.require::<needs::GetMonitorStats>()?;
     let rows = store::monitors::count_by_status(core.db().reader(), &caller.workspace_id).await?;
     let mut s = MonitorStats {
         up: 0,

@@ -11,7 +11,7 @@ use super::view::Monitor;
 use super::{wrong_type, Versioned};
 use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::domain::{check_write, DomainError, Resource};
 use crate::monitoring::changes::ChangeKind;
 use crate::monitoring::transition::{record_transition, StatusChange};
@@ -25,7 +25,7 @@ pub async fn pause(
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<Versioned<Monitor>, DomainError> {
-    caller.require::<caps::MonitorsWrite>()?;
+    caller.require::<needs::PauseMonitor>()?;
     let m = load(core, caller, monitor_id).await?;
     if m.is_active() {
         let now = core.clock().now_ms();
@@ -59,7 +59,7 @@ pub async fn resume(
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<Versioned<Monitor>, DomainError> {
-    caller.require::<caps::MonitorsWrite>()?;
+    caller.require::<needs::ResumeMonitor>()?;
     let m = load(core, caller, monitor_id).await?;
     if !m.is_active() {
         let now = core.clock().now_ms();

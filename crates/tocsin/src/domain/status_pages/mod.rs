@@ -26,7 +26,7 @@ use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::app::Core;
 use crate::audit::{self, Entry};
-use crate::auth::{caps, Caller};
+use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
@@ -158,7 +158,7 @@ fn check_history(days: Option<i64>, errors: &mut Vec<FieldError>) {
 
 /// The workspace's pages, oldest first.
 pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<StatusPage>, DomainError> {
-    caller.require::<caps::StatusPagesRead>()?;
+    caller.require::<needs::ListStatusPages>()?;
     let reader = core.db().reader();
     let rows = store::status_pages::list(reader, &caller.workspace_id).await?;
     let domains = store::status_pages::verified_domains(reader, &caller.workspace_id).await?;
@@ -276,7 +276,7 @@ pub struct PagePath {
 
 /// One page and its version.
 pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(StatusPage, i64), DomainError> {
-    caller.require::<caps::StatusPagesRead>()?;
+    caller.require::<needs::GetStatusPage>()?;
     let row = load(core, caller, id).await?;
     let domain = domain_of(core, &row).await?;
     Ok((view(core, &row, domain), row.version))

@@ -1,6 +1,7 @@
-//! The MCP tools: one row per tool naming the REST operation's requirement marker
-//! (`auth::caps`), its input type and the same `domain/` operation the REST handler calls. A
-//! row's marker both gates the call and is listed with the tool; its input schema is generated
+//! The MCP tools: one row per tool (the `tool!` macro) naming the REST operation's line in
+//! `auth::needs` (the declaration the REST route's extractor reads too), its input type and the
+//! same `domain/` operation the REST handler calls. A row's requirement both gates the call and
+//! is listed with the tool; its input schema is generated
 //! by the project's schemars from the REST route's own request type (the path's ids and the
 //! `If-Match` version become arguments beside the body's or query's fields); its result is the
 //! REST response's JSON. The `tools/list` document is built once, in [`Catalog::build`].
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::app::Core;
-use crate::auth::{caps, Caller, Capability, Requirement};
+use crate::auth::{needs, Caller, Capability, Requirement};
 use crate::domain::monitors::{
     self as monitors, CreateMonitor, MonitorListQuery, MonitorPageQuery, UpdateMonitor,
 };
@@ -73,6 +74,12 @@ impl Args {
         self.ids.get(i).map(String::as_str).unwrap_or_default()
     }
 
+    /// The answer of an operation that removes the resource of the path's first id.
+    fn removed(&self, done: Result<(), DomainError>) -> Result<Output, ApiError> {
+        done?;
+        Ok(Output::Removed(self.id(0).to_string()))
+    }
+
     /// The body or query, deserialized and validated as the REST route does.
     fn input<T: DeserializeOwned + Validate>(&self) -> Result<T, ApiError> {
         parse_json(&self.rest)
@@ -100,32 +107,35 @@ pub struct ToolDef {
     pub ids: &'static [&'static str],
     /// Whether the REST route takes `If-Match` (here `expectedVersion`).
     pub versioned: bool,
-    /// The capabilities of the REST operation's marker.
+    /// The capabilities of the REST operation's requirement.
     pub caps: &'static [Capability],
     require: fn(&Caller) -> Result<(), DomainError>,
     schema: fn() -> Map<String, Value>,
     run: Run,
 }
 
-/// A row of the table: `R` is the REST route's requirement marker, `I` its request type.
-fn def<R: Requirement, I: JsonSchema>(
-    name: &'static str,
-    description: &'static str,
-    hints: Hints,
-    ids: &'static [&'static str],
-    versioned: bool,
-    run: Run,
-) -> ToolDef {
-    ToolDef {
-        name,
-        description,
-        hints,
-        ids,
-        versioned,
-        caps: R::CAPS,
-        require: Caller::require::<R>,
-        schema: schema_of::<I>,
-        run,
+impl ToolDef {
+    /// A row of the table: `R` is the operation's requirement (an [`crate::auth::needs`] line, the
+    /// one its REST route's extractor names), `I` its request type.
+    fn new<R: Requirement, I: JsonSchema>(
+        name: &'static str,
+        description: &'static str,
+        hints: Hints,
+        ids: &'static [&'static str],
+        versioned: bool,
+        run: Run,
+    ) -> ToolDef {
+        ToolDef {
+            name,
+            description,
+            hints,
+            ids,
+            versioned,
+            caps: R::CAPS,
+            require: Caller::require::<R>,
+            schema: schema_of::<I>,
+            run,
+        }
     }
 }
 
@@ -144,448 +154,154 @@ fn versioned<T: Serialize>((v, version): (T, i64)) -> Result<Output, ApiError> {
     Ok(Output::Versioned(to_json(&v)?, version))
 }
 
+fn tagged<T: Serialize>(v: monitors::Versioned<T>) -> Result<Output, ApiError> {
+    Ok(Output::Versioned(to_json(&v.value)?, v.version))
+}
+
 fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(|e| ApiError::Domain(DomainError::Internal(e.into())))
 }
 
+/// One row of [`table`]:
+///
+/// `tool!(name: Need, Input, HINTS, [pathId, ...] if_match, "description", |core, caller, args, input| answer)`
+///
+/// `Need` is the operation's line in [`crate::auth::needs`] (the REST route's extractor names the
+/// same line), `Input` the REST request's body or query type (the input schema, parsed and
+/// validated before the answer runs, then bound to `input`), the ids are the REST path's
+/// (read with `args.id(i)`), and `if_match` marks an operation the REST route version-locks
+/// with `If-Match` (here `expectedVersion`, read as `args.expected`).
+macro_rules! tool {
+    ($name:ident: $need:ident, $input:ty, $hints:expr, [$($id:ident),*] $($lock:ident)?,
+     $description:literal,
+     |$core:ident, $caller:ident, $args:ident, $in:pat_param| $answer:expr) => {
+        ToolDef::new::<needs::$need, $input>(
+            stringify!($name),
+            $description,
+            $hints,
+            &[$(stringify!($id)),*],
+            tool!(@locked $($lock)?),
+            |$core, $caller, $args| {
+                Box::pin(async move {
+                    let $in: $input = $args.input()?;
+                    $answer
+                })
+            },
+        )
+    };
+    (@locked) => { false };
+    (@locked if_match) => { true };
+}
+
 /// Every tool.
 fn table() -> Vec<ToolDef> {
-    use caps::*;
-    const MONITOR: &[&str] = &["monitorId"];
     vec![
         // Monitors.
-        def::<MonitorsRead, MonitorPageQuery>(
-            "list_monitors",
+        tool!(list_monitors: ListMonitorsPage, MonitorPageQuery, READ, [],
             "List the workspace's monitors, one page at a time (cursor, limit) in id order, filtered by status, type, tag, project or a search text. Same as GET /monitors/page.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(monitors::page(&core, &caller, &a.input::<MonitorPageQuery>()?).await?)
-                })
-            },
-        ),
-        def::<MonitorsRead, MonitorListQuery>(
-            "search_monitors",
+            |core, caller, a, q| body(monitors::page(&core, &caller, &q).await?)),
+        tool!(search_monitors: ListMonitors, MonitorListQuery, READ, [],
             "Find monitors by a search text (name or target) and filters (status, type, tag, project); answers every match. Same as GET /monitors.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(monitors::list(&core, &caller, &a.input::<MonitorListQuery>()?).await?)
-                })
-            },
-        ),
-        def::<MonitorsRead, NoInput>(
-            "get_monitor",
+            |core, caller, a, q| body(monitors::list(&core, &caller, &q).await?)),
+        tool!(get_monitor: GetMonitor, NoInput, READ, [monitorId],
             "One monitor: its settings, current status and last check. Same as GET /monitors/{monitorId}.",
-            READ,
-            MONITOR,
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    let v = monitors::get(&core, &caller, a.id(0)).await?;
-                    Ok(Output::Versioned(to_json(&v.value)?, v.version))
-                })
-            },
-        ),
-        def::<MonitorsWrite, CreateMonitor>(
-            "create_monitor",
+            |core, caller, a, _| tagged(monitors::get(&core, &caller, a.id(0)).await?)),
+        tool!(create_monitor: CreateMonitor, CreateMonitor, CREATE, [],
             "Create a monitor (name and type required; config per type). A PUSH monitor's token is in this answer only. Same as POST /monitors.",
-            CREATE,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(monitors::create(&core, &caller, &a.input::<CreateMonitor>()?).await?)
-                })
-            },
-        ),
-        def::<MonitorsWrite, UpdateMonitor>(
-            "update_monitor",
+            |core, caller, a, q| body(monitors::create(&core, &caller, &q).await?)),
+        tool!(update_monitor: UpdateMonitor, UpdateMonitor, OVERWRITE, [monitorId] if_match,
             "Change a monitor's settings: absent fields stay, null clears a nullable one. Pass expectedVersion to refuse the change if the monitor changed since you read it. Same as PATCH /monitors/{monitorId}.",
-            OVERWRITE,
-            MONITOR,
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    let input = a.input::<UpdateMonitor>()?;
-                    let v = monitors::update(&core, &caller, a.id(0), a.expected, &input).await?;
-                    Ok(Output::Versioned(to_json(&v.value)?, v.version))
-                })
-            },
-        ),
-        def::<MonitorsWrite, NoInput>(
-            "pause_monitor",
+            |core, caller, a, q| tagged(monitors::update(&core, &caller, a.id(0), a.expected, &q).await?)),
+        tool!(pause_monitor: PauseMonitor, NoInput, SET, [monitorId] if_match,
             "Stop checking a monitor; its status is kept. Same as POST /monitors/{monitorId}/pause.",
-            SET,
-            MONITOR,
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    let v = monitors::pause(&core, &caller, a.id(0), a.expected).await?;
-                    Ok(Output::Versioned(to_json(&v.value)?, v.version))
-                })
-            },
-        ),
-        def::<MonitorsWrite, NoInput>(
-            "resume_monitor",
+            |core, caller, a, _| tagged(monitors::pause(&core, &caller, a.id(0), a.expected).await?)),
+        tool!(resume_monitor: ResumeMonitor, NoInput, SET, [monitorId] if_match,
             "Start checking a paused monitor again, from PENDING. Same as POST /monitors/{monitorId}/resume.",
-            SET,
-            MONITOR,
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    let v = monitors::resume(&core, &caller, a.id(0), a.expected).await?;
-                    Ok(Output::Versioned(to_json(&v.value)?, v.version))
-                })
-            },
-        ),
-        def::<MonitorsDelete, NoInput>(
-            "delete_monitor",
+            |core, caller, a, _| tagged(monitors::resume(&core, &caller, a.id(0), a.expected).await?)),
+        tool!(delete_monitor: DeleteMonitor, NoInput, OVERWRITE, [monitorId] if_match,
             "Delete a monitor and all its history. Cannot be undone. Same as DELETE /monitors/{monitorId}.",
-            OVERWRITE,
-            MONITOR,
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    monitors::delete(&core, &caller, a.id(0), a.expected).await?;
-                    Ok(Output::Removed(a.id(0).to_string()))
-                })
-            },
-        ),
-        def::<MonitorsWrite, NoInput>(
-            "check_monitor_now",
+            |core, caller, a, _| a.removed(monitors::delete(&core, &caller, a.id(0), a.expected).await)),
+        tool!(check_monitor_now: CheckMonitor, NoInput, CREATE, [monitorId],
             "Run a monitor's check now, in the background; its results are heartbeats with the returned correlationId (list_heartbeats). Same as POST /monitors/{monitorId}/check.",
-            CREATE,
-            MONITOR,
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    body(monitors::check_now(&core, &caller, a.id(0)).await?)
-                })
-            },
-        ),
-        def::<MonitorsRead, heartbeats::HeartbeatQuery>(
-            "list_heartbeats",
+            |core, caller, a, _| body(monitors::check_now(&core, &caller, a.id(0)).await?)),
+        tool!(list_heartbeats: ListHeartbeats, heartbeats::HeartbeatQuery, READ, [monitorId],
             "A monitor's check results, newest first, filtered by time range, status, region or correlationId. Same as GET /monitors/{monitorId}/heartbeats.",
-            READ,
-            MONITOR,
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    let q = a.input::<heartbeats::HeartbeatQuery>()?;
-                    body(heartbeats::list(&core, &caller, a.id(0), &q).await?)
-                })
-            },
-        ),
-        def::<MonitorsRead, heartbeats::RangeQuery>(
-            "get_uptime",
+            |core, caller, a, q| body(heartbeats::list(&core, &caller, a.id(0), &q).await?)),
+        tool!(get_uptime: GetMonitorUptime, heartbeats::RangeQuery, READ, [monitorId],
             "A monitor's uptime percentage and average response time over a time range (default: the last 24 hours). Same as GET /monitors/{monitorId}/uptime.",
-            READ,
-            MONITOR,
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    let q = a.input::<heartbeats::RangeQuery>()?;
-                    body(heartbeats::uptime(&core, &caller, a.id(0), &q).await?)
-                })
-            },
-        ),
-        def::<MonitorsRead, heartbeats::RangeQuery>(
-            "get_hourly_stats",
+            |core, caller, a, q| body(heartbeats::uptime(&core, &caller, a.id(0), &q).await?)),
+        tool!(get_hourly_stats: ListHourlyStats, heartbeats::RangeQuery, READ, [monitorId],
             "A monitor's hourly figures (checks, failures, response times) over a time range. Same as GET /monitors/{monitorId}/stats/hourly.",
-            READ,
-            MONITOR,
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    let q = a.input::<heartbeats::RangeQuery>()?;
-                    body(heartbeats::hourly(&core, &caller, a.id(0), &q).await?)
-                })
-            },
-        ),
-        def::<MonitorsRead, NoInput>(
-            "get_monitor_stats",
+            |core, caller, a, q| body(heartbeats::hourly(&core, &caller, a.id(0), &q).await?)),
+        tool!(get_monitor_stats: GetMonitorStats, NoInput, READ, [],
             "How many of the workspace's monitors are up, down, degraded, paused... Same as GET /monitors/stats.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    body(monitors::stats(&core, &caller).await?)
-                })
-            },
-        ),
+            |core, caller, a, _| body(monitors::stats(&core, &caller).await?)),
         // Maintenance windows.
-        def::<MonitorsRead, maintenance::WindowQuery>(
-            "list_maintenance_windows",
+        tool!(list_maintenance_windows: ListMaintenanceWindows, maintenance::WindowQuery, READ, [],
             "Maintenance windows, optionally of one monitor. Same as GET /maintenance-windows.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(maintenance::list(&core, &caller, a.input()?).await?)
-                })
-            },
-        ),
-        def::<MaintenanceWrite, maintenance::CreateMaintenanceWindow>(
-            "create_maintenance_window",
+            |core, caller, a, q| body(maintenance::list(&core, &caller, q).await?)),
+        tool!(create_maintenance_window: CreateMaintenanceWindow, maintenance::CreateMaintenanceWindow, CREATE, [],
             "Schedule a maintenance window (one-off or recurring) for some monitors: checks in it alert nobody. Same as POST /maintenance-windows.",
-            CREATE,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(maintenance::create(&core, &caller, a.input()?).await?)
-                })
-            },
-        ),
-        def::<MaintenanceWrite, NoInput>(
-            "delete_maintenance_window",
+            |core, caller, a, q| body(maintenance::create(&core, &caller, q).await?)),
+        tool!(delete_maintenance_window: DeleteMaintenanceWindow, NoInput, OVERWRITE, [windowId],
             "Delete a maintenance window. Same as DELETE /maintenance-windows/{windowId}.",
-            OVERWRITE,
-            &["windowId"],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    maintenance::delete(&core, &caller, a.id(0)).await?;
-                    Ok(Output::Removed(a.id(0).to_string()))
-                })
-            },
-        ),
+            |core, caller, a, _| a.removed(maintenance::delete(&core, &caller, a.id(0)).await)),
         // Alerts.
-        def::<MonitorsRead, alerts::AlertPageQuery>(
-            "list_alerts",
+        tool!(list_alerts: ListAlerts, alerts::AlertPageQuery, READ, [],
             "Alerts (a monitor that went DOWN), newest first, filtered by status or monitor, one page at a time. Same as GET /alerts.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(alerts::page(&core, &caller, &a.input::<alerts::AlertPageQuery>()?).await?)
-                })
-            },
-        ),
-        def::<MonitorsWrite, NoInput>(
-            "acknowledge_alert",
+            |core, caller, a, q| body(alerts::page(&core, &caller, &q).await?)),
+        tool!(acknowledge_alert: AcknowledgeAlert, NoInput, SET, [alertId],
             "Acknowledge an alert: escalation stops, and everyone sees who took it. Same as POST /alerts/{alertId}/acknowledge.",
-            SET,
-            &["alertId"],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    body(alerts::acknowledge(&core, &caller, a.id(0)).await?)
-                })
-            },
-        ),
+            |core, caller, a, _| body(alerts::acknowledge(&core, &caller, a.id(0)).await?)),
         // Notification channels.
-        def::<NotificationsRead, pagination::PageParams>(
-            "list_notification_channels",
+        tool!(list_notification_channels: ListNotificationChannels, pagination::PageParams, READ, [],
             "Notification channels (email, Slack, webhooks...), secrets masked, one page at a time. Same as GET /notification-channels.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(channels::list(&core, &caller, &a.input::<pagination::PageParams>()?).await?)
-                })
-            },
-        ),
-        def::<NotificationsWrite, NoInput>(
-            "test_notification_channel",
+            |core, caller, a, q| body(channels::list(&core, &caller, &q).await?)),
+        tool!(test_notification_channel: TestNotificationChannel, NoInput, CREATE, [channelId],
             "Send a test message through a channel; answers the delivery. Same as POST /notification-channels/{channelId}/test.",
-            CREATE,
-            &["channelId"],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    body(channels::send_test(&core, &caller, a.id(0)).await?)
-                })
-            },
-        ),
+            |core, caller, a, _| body(channels::send_test(&core, &caller, a.id(0)).await?)),
         // Status pages.
-        def::<StatusPagesRead, NoInput>(
-            "list_status_pages",
+        tool!(list_status_pages: ListStatusPages, NoInput, READ, [],
             "The workspace's status pages. Same as GET /status-pages.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    body(status_pages::list(&core, &caller).await?)
-                })
-            },
-        ),
-        def::<StatusPagesRead, NoInput>(
-            "get_status_page",
+            |core, caller, a, _| body(status_pages::list(&core, &caller).await?)),
+        tool!(get_status_page: GetStatusPage, NoInput, READ, [pageId],
             "One status page. Same as GET /status-pages/{pageId}.",
-            READ,
-            &["pageId"],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    versioned(status_pages::get(&core, &caller, a.id(0)).await?)
-                })
-            },
-        ),
+            |core, caller, a, _| versioned(status_pages::get(&core, &caller, a.id(0)).await?)),
         // Incidents.
-        def::<IncidentsRead, incidents::IncidentQuery>(
-            "list_incidents",
+        tool!(list_incidents: ListIncidents, incidents::IncidentQuery, READ, [],
             "Incidents of the workspace's status pages, filtered by page, status or visibility. Same as GET /incidents.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(incidents::list(&core, &caller, a.input()?).await?)
-                })
-            },
-        ),
-        def::<IncidentsRead, NoInput>(
-            "get_incident",
+            |core, caller, a, q| body(incidents::list(&core, &caller, q).await?)),
+        tool!(get_incident: GetIncident, NoInput, READ, [incidentId],
             "One incident with its updates. Same as GET /incidents/{incidentId}.",
-            READ,
-            &["incidentId"],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    versioned(incidents::get(&core, &caller, a.id(0)).await?)
-                })
-            },
-        ),
-        def::<IncidentsWrite, incidents::CreateIncident>(
-            "open_incident",
+            |core, caller, a, _| versioned(incidents::get(&core, &caller, a.id(0)).await?)),
+        tool!(open_incident: CreateIncident, incidents::CreateIncident, CREATE, [],
             "Open an incident on a status page (draft or published). Same as POST /incidents.",
-            CREATE,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(incidents::create(&core, &caller, a.input()?).await?)
-                })
-            },
-        ),
-        def::<IncidentsWrite, incidents::UpdateIncident>(
-            "update_incident",
+            |core, caller, a, q| body(incidents::create(&core, &caller, q).await?)),
+        tool!(update_incident: UpdateIncident, incidents::UpdateIncident, OVERWRITE, [incidentId] if_match,
             "Change an incident's title, impact, components or schedule. Same as PATCH /incidents/{incidentId}.",
-            OVERWRITE,
-            &["incidentId"],
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    let input = a.input()?;
-                    versioned(incidents::update(&core, &caller, a.id(0), a.expected, input).await?)
-                })
-            },
-        ),
-        def::<IncidentsWrite, incidents::PostIncidentUpdate>(
-            "post_incident_update",
+            |core, caller, a, q| versioned(incidents::update(&core, &caller, a.id(0), a.expected, q).await?)),
+        tool!(post_incident_update: PostIncidentUpdate, incidents::PostIncidentUpdate, CREATE, [incidentId] if_match,
             "Post an update on an incident (its new status and a message). Same as POST /incidents/{incidentId}/updates.",
-            CREATE,
-            &["incidentId"],
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    let input = a.input()?;
-                    versioned(
-                        incidents::post_update(&core, &caller, a.id(0), a.expected, input).await?,
-                    )
-                })
-            },
-        ),
-        def::<IncidentsWrite, incidents::ResolveIncident>(
-            "resolve_incident",
+            |core, caller, a, q| versioned(incidents::post_update(&core, &caller, a.id(0), a.expected, q).await?)),
+        tool!(resolve_incident: ResolveIncident, incidents::ResolveIncident, SET, [incidentId] if_match,
             "Resolve an incident, with an optional closing message. Same as POST /incidents/{incidentId}/resolve.",
-            SET,
-            &["incidentId"],
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    let input = a.input()?;
-                    versioned(incidents::resolve(&core, &caller, a.id(0), a.expected, input).await?)
-                })
-            },
-        ),
-        def::<IncidentsWrite, NoInput>(
-            "publish_incident",
+            |core, caller, a, q| versioned(incidents::resolve(&core, &caller, a.id(0), a.expected, q).await?)),
+        tool!(publish_incident: PublishIncident, NoInput, SET, [incidentId] if_match,
             "Publish a draft incident on its status page. Same as POST /incidents/{incidentId}/publish.",
-            SET,
-            &["incidentId"],
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    versioned(incidents::publish(&core, &caller, a.id(0), a.expected).await?)
-                })
-            },
-        ),
+            |core, caller, a, _| versioned(incidents::publish(&core, &caller, a.id(0), a.expected).await?)),
         // Postmortems.
-        def::<PostmortemsRead, postmortems::PostmortemQuery>(
-            "list_postmortems",
+        tool!(list_postmortems: ListPostmortems, postmortems::PostmortemQuery, READ, [],
             "Postmortems, optionally of one incident. Same as GET /postmortems.",
-            READ,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(postmortems::list(&core, &caller, a.input()?).await?)
-                })
-            },
-        ),
-        def::<PostmortemsRead, NoInput>(
-            "get_postmortem",
+            |core, caller, a, q| body(postmortems::list(&core, &caller, q).await?)),
+        tool!(get_postmortem: GetPostmortem, NoInput, READ, [postmortemId],
             "One postmortem (Markdown and rendered HTML). Same as GET /postmortems/{postmortemId}.",
-            READ,
-            &["postmortemId"],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    versioned(postmortems::get(&core, &caller, a.id(0)).await?)
-                })
-            },
-        ),
-        def::<PostmortemsWrite, postmortems::CreatePostmortem>(
-            "create_postmortem",
+            |core, caller, a, _| versioned(postmortems::get(&core, &caller, a.id(0)).await?)),
+        tool!(create_postmortem: CreatePostmortem, postmortems::CreatePostmortem, CREATE, [],
             "Write a postmortem (Markdown) for a resolved incident; it stays a draft until published. Same as POST /postmortems.",
-            CREATE,
-            &[],
-            false,
-            |core, caller, a| {
-                Box::pin(async move {
-                    body(postmortems::create(&core, &caller, a.input()?).await?)
-                })
-            },
-        ),
-        def::<PostmortemsWrite, NoInput>(
-            "publish_postmortem",
+            |core, caller, a, q| body(postmortems::create(&core, &caller, q).await?)),
+        tool!(publish_postmortem: PublishPostmortem, NoInput, SET, [postmortemId] if_match,
             "Publish a postmortem on its incident's status page. Same as POST /postmortems/{postmortemId}/publish.",
-            SET,
-            &["postmortemId"],
-            true,
-            |core, caller, a| {
-                Box::pin(async move {
-                    a.input::<NoInput>()?;
-                    versioned(postmortems::publish(&core, &caller, a.id(0), a.expected).await?)
-                })
-            },
-        ),
+            |core, caller, a, _| versioned(postmortems::publish(&core, &caller, a.id(0), a.expected).await?)),
     ]
 }
 
