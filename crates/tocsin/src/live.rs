@@ -36,8 +36,9 @@ use bytes::{BufMut, Bytes, BytesMut};
 use tokio::sync::{broadcast, Notify};
 use tokio_util::sync::CancellationToken;
 
-/// Frames a stream may fall behind the newest before it is dropped (default).
-pub const DEFAULT_BUFFER: usize = 1024;
+/// Frames of its workspace a stream may fall behind the newest before it is dropped (default;
+/// each streamed workspace has a ring of this many, so it stays small).
+pub const DEFAULT_BUFFER: usize = 256;
 /// Open streams per workspace, at most (default).
 pub const DEFAULT_MAX_PER_WORKSPACE: usize = 2000;
 /// Open streams per client address, at most (default; 0: no per-address share).
