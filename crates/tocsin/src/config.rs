@@ -88,8 +88,8 @@ pub struct ServeArgs {
     /// behind a reverse proxy, where every client shares the proxy's address).
     #[arg(long, env = "TOCSIN_MAX_CONNECTIONS_PER_IP")]
     pub max_connections_per_ip: Option<usize>,
-    /// Live stream (`GET /stream`) frames a client may fall behind before it is dropped
-    /// (default 1024).
+    /// Live stream (`GET /stream`) frames of its workspace a client may fall behind before it
+    /// is dropped (default 256).
     #[arg(long, env = "TOCSIN_STREAM_BUFFER")]
     pub stream_buffer: Option<usize>,
     /// Open live streams per workspace, at most (default 2000).

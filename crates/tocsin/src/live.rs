@@ -1,15 +1,23 @@
-//! The live fan-out: ONE broadcast per node that every open `GET /stream` shares, each
-//! subscriber keeping only its own workspace's frames.
+//! The live fan-out of one node: a broadcast channel per workspace that has open streams,
+//! shared by every open `GET /stream` of that workspace.
 //!
 //! What feeds it is `domain::stream::run` (the durable logs: monitor events, alerts,
 //! incidents, read from the database, so changes made on any node arrive; the feed's monitor
-//! notices) and the heartbeat writer (check results committed on this node, coalesced here to
-//! at most one per monitor per second, the latest winning).
+//! notices; a keep-alive comment every [`KEEP_ALIVE`] for every stream at once) and heartbeats:
+//! check results committed by this node's writer, and on PostgreSQL those that other nodes'
+//! writers relay ([`relay`]), coalesced here to at most one per monitor per second, the latest
+//! winning.
 //!
-//! Memory stays bounded whatever the clients do: the broadcast is a ring of `buffer` frames
-//! shared by every subscriber, and a subscriber that falls further behind than that (a client
-//! not reading) gets `Lagged` and is dropped; its client reconnects with `Last-Event-ID`. The
-//! number of open streams is capped per workspace and per client address.
+//! The work per frame does not grow with the streams: each frame is encoded once into the
+//! server-sent-event bytes that every subscriber writes as they are ([`Frame::wire`]), the
+//! heartbeats due at one tick go out as one frame per workspace (a stream wakes and writes
+//! once per tick, not once per monitor), a frame reaches only its workspace's streams, and
+//! the keep-alive is one tick for the node rather than a timer per stream.
+//!
+//! Memory stays bounded whatever the clients do: each workspace's broadcast is a ring of
+//! `buffer` frames shared by its subscribers, and a subscriber that falls further behind than
+//! that (a client not reading) gets `Lagged` and is dropped; its client reconnects with
+//! `Last-Event-ID`. The number of open streams is capped per workspace and per client address.
 //!
 //! Publishing is cheap when nobody listens: every entry point first reads one atomic counter.
 //!
@@ -17,41 +25,105 @@
 //! frame the id of the last monitor event the hub had published before it, so whatever frame
 //! a client saw last, resuming from its id replays exactly the monitor events it missed.
 
+pub mod relay;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use bytes::{BufMut, Bytes, BytesMut};
 use tokio::sync::{broadcast, Notify};
 use tokio_util::sync::CancellationToken;
 
-/// Frames a stream may fall behind the newest before it is dropped (default).
-pub const DEFAULT_BUFFER: usize = 1024;
+/// Frames of its workspace a stream may fall behind the newest before it is dropped (default;
+/// each streamed workspace has a ring of this many, so it stays small).
+pub const DEFAULT_BUFFER: usize = 256;
 /// Open streams per workspace, at most (default).
 pub const DEFAULT_MAX_PER_WORKSPACE: usize = 2000;
 /// Open streams per client address, at most (default; 0: no per-address share).
 pub const DEFAULT_MAX_PER_IP: usize = 2000;
 /// The shortest time between two heartbeat frames of one monitor.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
+/// How often every open stream gets a `: keep-alive` comment.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The cursor before any monitor event: resuming from it replays the workspace's log.
 pub const START: &str = "0";
+/// The `event` of the keep-alive comment (it has no name on the wire).
+pub const KEEP_ALIVE_EVENT: &str = "keep-alive";
 
-/// One server-sent event, encoded once and shared by every subscriber.
+/// One or more server-sent events, encoded once and shared by every subscriber.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
-    pub workspace_id: String,
-    /// `monitor`, `heartbeat`, `alert`, `incident`, `monitor.changed`.
+    /// `monitor`, `heartbeat`, `alert`, `incident`, `monitor.changed`, [`KEEP_ALIVE_EVENT`].
     pub event: &'static str,
     /// The cursor (see the module documentation).
     pub id: String,
-    /// The JSON payload.
-    pub data: String,
     /// For a `monitor` frame: the monitor event's id (resume deduplication).
     pub event_id: Option<String>,
+    /// What goes on the wire: `event:`, `id:` and `data:` lines and the blank line, once per
+    /// event (a heartbeat frame holds every heartbeat of its tick).
+    pub wire: Bytes,
 }
 
-/// A check result as the writer committed it.
-#[derive(Debug, Clone)]
+impl Frame {
+    /// One event.
+    pub fn event(event: &'static str, id: &str, data: &str, event_id: Option<String>) -> Frame {
+        let mut wire = BytesMut::with_capacity(data.len() + event.len() + id.len() + 24);
+        encode(&mut wire, Some(event), id, Some(data));
+        Frame {
+            event,
+            id: id.to_string(),
+            event_id,
+            wire: wire.freeze(),
+        }
+    }
+
+    /// The cursor alone (an `id:` line and no data): a client's resume point.
+    pub fn cursor(id: &str) -> Frame {
+        let mut wire = BytesMut::with_capacity(id.len() + 6);
+        encode(&mut wire, None, id, None);
+        Frame {
+            event: "",
+            id: id.to_string(),
+            event_id: None,
+            wire: wire.freeze(),
+        }
+    }
+
+    fn keep_alive() -> Frame {
+        Frame {
+            event: KEEP_ALIVE_EVENT,
+            id: String::new(),
+            event_id: None,
+            wire: Bytes::from_static(b": keep-alive\n\n"),
+        }
+    }
+}
+
+/// Appends one server-sent event. `id` never holds a line break (event ids and [`START`]); a
+/// line break in `data` starts another `data:` line, as the format requires.
+fn encode(out: &mut BytesMut, event: Option<&str>, id: &str, data: Option<&str>) {
+    if let Some(e) = event {
+        out.put_slice(b"event: ");
+        out.put_slice(e.as_bytes());
+        out.put_u8(b'\n');
+    }
+    out.put_slice(b"id: ");
+    out.put_slice(id.as_bytes());
+    out.put_u8(b'\n');
+    if let Some(d) = data {
+        for line in d.split(['\n', '\r']) {
+            out.put_slice(b"data: ");
+            out.put_slice(line.as_bytes());
+            out.put_u8(b'\n');
+        }
+    }
+    out.put_u8(b'\n');
+}
+
+/// A check result as a writer committed it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Beat {
     pub monitor_id: String,
     pub status: &'static str,
@@ -92,30 +164,76 @@ pub struct Hub(Arc<Inner>);
 
 struct Inner {
     limits: Limits,
-    tx: broadcast::Sender<Arc<Frame>>,
     /// Open streams; zero means every publisher returns at once.
     open: AtomicUsize,
     /// Wakes the feeding worker when the first stream opens.
     first: Notify,
     /// The id of the newest monitor event published (the cursor of other frames).
     cursor: Mutex<String>,
-    counts: Mutex<Counts>,
-    beats: Mutex<Beats>,
+    streams: Mutex<Streams>,
+    beats: Mutex<Coalesce>,
+    relay: relay::Relay,
     closing: CancellationToken,
 }
 
 #[derive(Default)]
-struct Counts {
-    workspaces: HashMap<String, usize>,
+struct Streams {
+    workspaces: HashMap<String, Channel>,
     addresses: HashMap<String, usize>,
+    /// Moves whenever a workspace gains its first stream.
+    generation: u64,
 }
 
+/// One workspace's broadcast and how many streams share it.
+struct Channel {
+    open: usize,
+    tx: broadcast::Sender<Arc<Frame>>,
+}
+
+/// Check results waiting to go out, at most one per monitor per [`HEARTBEAT_EVERY`].
 #[derive(Default)]
-struct Beats {
+pub(crate) struct Coalesce {
     /// The latest result per monitor not yet sent.
     pending: HashMap<String, Beat>,
-    /// When each monitor's last heartbeat frame went out.
+    /// When each monitor's last result went out.
     sent: HashMap<String, Instant>,
+}
+
+impl Coalesce {
+    pub(crate) fn insert(&mut self, beat: Beat) {
+        self.pending.insert(beat.monitor_id.clone(), beat);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// The pending results whose monitor has had none out for [`HEARTBEAT_EVERY`]; the others
+    /// stay pending (and may be replaced by newer ones).
+    pub(crate) fn due(&mut self, now: Instant) -> Vec<Beat> {
+        let Coalesce { pending, sent } = self;
+        let mut due = Vec::new();
+        pending.retain(|monitor, beat| {
+            let ready = sent
+                .get(monitor)
+                .is_none_or(|t| now.duration_since(*t) >= HEARTBEAT_EVERY);
+            if ready {
+                sent.insert(monitor.clone(), now);
+                due.push(beat.clone());
+            }
+            !ready
+        });
+        // Forget monitors quiet for a while, so the map follows the active ones.
+        if sent.len() > 4 * due.len() + 1024 {
+            sent.retain(|_, t| now.duration_since(*t) < HEARTBEAT_EVERY * 10);
+        }
+        due
+    }
+
+    fn clear(&mut self) {
+        self.pending.clear();
+        self.sent.clear();
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -138,15 +256,14 @@ impl std::fmt::Debug for Hub {
 
 impl Hub {
     pub fn new(limits: Limits) -> Hub {
-        let (tx, _) = broadcast::channel(limits.buffer.max(1));
         Hub(Arc::new(Inner {
             limits,
-            tx,
             open: AtomicUsize::new(0),
             first: Notify::new(),
             cursor: Mutex::new(START.to_string()),
-            counts: Mutex::default(),
+            streams: Mutex::default(),
             beats: Mutex::default(),
+            relay: relay::Relay::new(),
             closing: CancellationToken::new(),
         }))
     }
@@ -158,6 +275,17 @@ impl Hub {
 
     pub fn open_streams(&self) -> usize {
         self.0.open.load(Ordering::Acquire)
+    }
+
+    /// Whether the writer should hand committed results over: a stream is open here, or
+    /// another node streams (see [`relay`]).
+    pub fn wants_beats(&self) -> bool {
+        self.active() || self.0.relay.wanted()
+    }
+
+    /// What this node relays to the others.
+    pub fn relay(&self) -> &relay::Relay {
+        &self.0.relay
     }
 
     /// Resolves once a stream is open (at once if one is).
@@ -178,25 +306,33 @@ impl Hub {
         workspace_id: &str,
         address: Option<&str>,
     ) -> Result<Subscription, Refused> {
-        {
-            let mut counts = lock(&self.0.counts);
-            let in_ws = counts.workspaces.get(workspace_id).copied().unwrap_or(0);
+        let rx = {
+            let mut streams = lock(&self.0.streams);
+            let in_ws = streams.workspaces.get(workspace_id).map_or(0, |c| c.open);
             if in_ws >= self.0.limits.per_workspace {
                 return Err(Refused::TooManyForWorkspace);
             }
             if let Some(a) = address.filter(|_| self.0.limits.per_ip > 0) {
-                let from = counts.addresses.get(a).copied().unwrap_or(0);
+                let from = streams.addresses.get(a).copied().unwrap_or(0);
                 if from >= self.0.limits.per_ip {
                     return Err(Refused::TooManyForAddress);
                 }
-                *counts.addresses.entry(a.to_string()).or_default() += 1;
+                *streams.addresses.entry(a.to_string()).or_default() += 1;
             }
-            *counts
+            if !streams.workspaces.contains_key(workspace_id) {
+                streams.generation += 1;
+            }
+            let buffer = self.0.limits.buffer.max(1);
+            let channel = streams
                 .workspaces
                 .entry(workspace_id.to_string())
-                .or_default() += 1;
-        }
-        let rx = self.0.tx.subscribe();
+                .or_insert_with(|| Channel {
+                    open: 0,
+                    tx: broadcast::channel(buffer).0,
+                });
+            channel.open += 1;
+            channel.tx.subscribe()
+        };
         if self.0.open.fetch_add(1, Ordering::AcqRel) == 0 {
             self.0.first.notify_waiters();
         }
@@ -208,6 +344,20 @@ impl Hub {
                 .filter(|_| self.0.limits.per_ip > 0)
                 .map(str::to_string),
         })
+    }
+
+    /// Whether a stream of `workspace_id` is open here (a frame for it would reach someone).
+    pub fn watching(&self, workspace_id: &str) -> bool {
+        self.active() && lock(&self.0.streams).workspaces.contains_key(workspace_id)
+    }
+
+    /// The workspaces with open streams, and a number that moves whenever one is added.
+    pub fn workspaces(&self) -> (u64, Vec<String>) {
+        let streams = lock(&self.0.streams);
+        (
+            streams.generation,
+            streams.workspaces.keys().cloned().collect(),
+        )
     }
 
     /// The cursor of the newest monitor event published.
@@ -224,8 +374,15 @@ impl Hub {
         }
     }
 
+    fn send(&self, workspace_id: &str, frame: impl FnOnce() -> Frame) {
+        let streams = lock(&self.0.streams);
+        if let Some(c) = streams.workspaces.get(workspace_id) {
+            let _ = c.tx.send(Arc::new(frame()));
+        }
+    }
+
     /// Publishes a monitor event (its id becomes the cursor when newer).
-    pub fn publish_event(&self, workspace_id: &str, event_id: &str, data: String) {
+    pub fn publish_event(&self, workspace_id: &str, event_id: &str, data: &str) {
         if !self.active() {
             return;
         }
@@ -234,68 +391,82 @@ impl Hub {
             *cursor = event_id.to_string();
         }
         // Sent under the cursor's lock: frames leave in cursor order.
-        let _ = self.0.tx.send(Arc::new(Frame {
-            workspace_id: workspace_id.to_string(),
-            event: "monitor",
-            id: event_id.to_string(),
-            data,
-            event_id: Some(event_id.to_string()),
-        }));
+        self.send(workspace_id, || {
+            Frame::event("monitor", event_id, data, Some(event_id.to_string()))
+        });
+        drop(cursor);
     }
 
     /// Publishes any other frame, carrying the current cursor.
-    pub fn publish(&self, workspace_id: &str, event: &'static str, data: String) {
+    pub fn publish(&self, workspace_id: &str, event: &'static str, data: &str) {
         if !self.active() {
             return;
         }
         let cursor = lock(&self.0.cursor);
-        let _ = self.0.tx.send(Arc::new(Frame {
-            workspace_id: workspace_id.to_string(),
-            event,
-            id: cursor.clone(),
-            data,
-            event_id: None,
-        }));
+        self.send(workspace_id, || Frame::event(event, &cursor, data, None));
+        drop(cursor);
     }
 
-    /// Notes a committed check result (the latest per monitor wins until it goes out).
-    pub fn heartbeat(&self, beat: Beat) {
+    /// Publishes several events of one name as one frame (the heartbeats of one tick): a
+    /// stream writes them at once.
+    pub fn publish_all(&self, workspace_id: &str, event: &'static str, data: &[String]) {
+        if !self.active() || data.is_empty() {
+            return;
+        }
+        let cursor = lock(&self.0.cursor);
+        self.send(workspace_id, || {
+            let size: usize = data.iter().map(|d| d.len() + cursor.len() + 40).sum();
+            let mut wire = BytesMut::with_capacity(size);
+            for d in data {
+                encode(&mut wire, Some(event), &cursor, Some(d));
+            }
+            Frame {
+                event,
+                id: cursor.clone(),
+                event_id: None,
+                wire: wire.freeze(),
+            }
+        });
+        drop(cursor);
+    }
+
+    /// Sends every open stream a keep-alive comment.
+    pub fn keep_alive(&self) {
         if !self.active() {
             return;
         }
-        lock(&self.0.beats)
-            .pending
-            .insert(beat.monitor_id.clone(), beat);
+        let frame = Arc::new(Frame::keep_alive());
+        for c in lock(&self.0.streams).workspaces.values() {
+            let _ = c.tx.send(frame.clone());
+        }
+    }
+
+    /// Notes a result this node's writer committed: for the streams here (the latest per
+    /// monitor wins until it goes out), and for other nodes' streams.
+    pub fn heartbeat(&self, beat: Beat) {
+        if self.0.relay.wanted() {
+            self.0.relay.offer(&beat);
+        }
+        self.local_heartbeat(beat);
+    }
+
+    /// Notes a result for the streams here only (one another node's writer committed).
+    pub fn local_heartbeat(&self, beat: Beat) {
+        if !self.active() {
+            return;
+        }
+        lock(&self.0.beats).insert(beat);
     }
 
     /// The pending results whose monitor has had no heartbeat frame for
     /// [`HEARTBEAT_EVERY`]; the others stay pending (and may be replaced by newer ones).
     pub fn due_heartbeats(&self, now: Instant) -> Vec<Beat> {
-        let mut beats = lock(&self.0.beats);
-        let Beats { pending, sent } = &mut *beats;
-        let mut due = Vec::new();
-        pending.retain(|monitor, beat| {
-            let ready = sent
-                .get(monitor)
-                .is_none_or(|t| now.duration_since(*t) >= HEARTBEAT_EVERY);
-            if ready {
-                sent.insert(monitor.clone(), now);
-                due.push(beat.clone());
-            }
-            !ready
-        });
-        // Forget monitors quiet for a while, so the map follows the active ones.
-        if sent.len() > 4 * due.len() + 1024 {
-            sent.retain(|_, t| now.duration_since(*t) < HEARTBEAT_EVERY * 10);
-        }
-        due
+        lock(&self.0.beats).due(now)
     }
 
     /// Forgets pending heartbeats (when the last stream closes).
     pub fn clear(&self) {
-        let mut beats = lock(&self.0.beats);
-        beats.pending.clear();
-        beats.sent.clear();
+        lock(&self.0.beats).clear();
     }
 
     /// Ends every stream (server shutdown): they close instead of holding the shutdown up.
@@ -327,22 +498,38 @@ pub enum Next {
 impl Subscription {
     /// The next frame of this workspace.
     pub async fn next(&mut self) -> Next {
-        loop {
-            let received = tokio::select! {
-                _ = self.hub.0.closing.cancelled() => return Next::Closed,
-                r = self.rx.recv() => r,
-            };
-            match received {
-                Ok(f) if f.workspace_id == self.workspace_id => return Next::Frame(f),
-                Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(n)) => {
-                    metrics::counter!("stream_dropped_total").increment(1);
-                    tracing::debug!(missed = n, "a slow live stream was dropped");
-                    return Next::Closed;
-                }
-                Err(broadcast::error::RecvError::Closed) => return Next::Closed,
-            }
+        let received = tokio::select! {
+            _ = self.hub.0.closing.cancelled() => return Next::Closed,
+            r = self.rx.recv() => r,
+        };
+        Self::received(received)
+    }
+
+    /// The next frame if one is already there (`None`: nothing yet).
+    pub fn ready(&mut self) -> Option<Next> {
+        if self.hub.0.closing.is_cancelled() {
+            return Some(Next::Closed);
         }
+        match self.rx.try_recv() {
+            Ok(f) => Some(Next::Frame(f)),
+            Err(broadcast::error::TryRecvError::Empty) => None,
+            Err(broadcast::error::TryRecvError::Lagged(n)) => Some(Self::lagged(n)),
+            Err(broadcast::error::TryRecvError::Closed) => Some(Next::Closed),
+        }
+    }
+
+    fn received(r: Result<Arc<Frame>, broadcast::error::RecvError>) -> Next {
+        match r {
+            Ok(f) => Next::Frame(f),
+            Err(broadcast::error::RecvError::Lagged(n)) => Self::lagged(n),
+            Err(broadcast::error::RecvError::Closed) => Next::Closed,
+        }
+    }
+
+    fn lagged(missed: u64) -> Next {
+        metrics::counter!("stream_dropped_total").increment(1);
+        tracing::debug!(missed, "a slow live stream was dropped");
+        Next::Closed
     }
 
     pub fn workspace_id(&self) -> &str {
@@ -352,18 +539,18 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        let mut counts = lock(&self.hub.0.counts);
-        if let Some(n) = counts.workspaces.get_mut(&self.workspace_id) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                counts.workspaces.remove(&self.workspace_id);
+        let mut streams = lock(&self.hub.0.streams);
+        if let Some(c) = streams.workspaces.get_mut(&self.workspace_id) {
+            c.open = c.open.saturating_sub(1);
+            if c.open == 0 {
+                streams.workspaces.remove(&self.workspace_id);
             }
         }
         if let Some(a) = &self.address {
-            if let Some(n) = counts.addresses.get_mut(a) {
+            if let Some(n) = streams.addresses.get_mut(a) {
                 *n = n.saturating_sub(1);
                 if *n == 0 {
-                    counts.addresses.remove(a);
+                    streams.addresses.remove(a);
                 }
             }
         }
@@ -389,12 +576,12 @@ mod tests {
     #[tokio::test]
     async fn subscribers_get_their_workspace_only_and_frames_carry_the_cursor() {
         let hub = Hub::default();
-        hub.publish("a", "alert", "{}".into());
+        hub.publish("a", "alert", "{}");
         let mut a = hub.subscribe("a", None).unwrap();
         let _b = hub.subscribe("b", None).unwrap();
-        hub.publish("b", "alert", "{\"b\":1}".into());
-        hub.publish_event("a", "e1", "{}".into());
-        hub.publish("a", "incident", "{}".into());
+        hub.publish("b", "alert", "{\"b\":1}");
+        hub.publish_event("a", "e1", "{}");
+        hub.publish("a", "incident", "{}");
         let Next::Frame(f) = a.next().await else {
             panic!()
         };
@@ -403,6 +590,38 @@ mod tests {
             panic!()
         };
         assert_eq!((f.event, f.id.as_str()), ("incident", "e1"));
+        assert_eq!(&f.wire[..], b"event: incident\nid: e1\ndata: {}\n\n");
+        assert!(a.ready().is_none(), "b's frame never reached a");
+    }
+
+    #[tokio::test]
+    async fn a_tick_of_heartbeats_is_one_frame_and_keep_alives_reach_every_stream() {
+        let hub = Hub::default();
+        let mut a = hub.subscribe("a", None).unwrap();
+        let mut b = hub.subscribe("b", None).unwrap();
+        hub.publish_all("a", "heartbeat", &["{\"m\":1}".into(), "{\"m\":2}".into()]);
+        hub.keep_alive();
+        let Next::Frame(f) = a.next().await else {
+            panic!()
+        };
+        assert_eq!(
+            std::str::from_utf8(&f.wire).unwrap(),
+            "event: heartbeat\nid: 0\ndata: {\"m\":1}\n\nevent: heartbeat\nid: 0\ndata: {\"m\":2}\n\n"
+        );
+        for s in [&mut a, &mut b] {
+            let Some(Next::Frame(f)) = s.ready() else {
+                panic!()
+            };
+            assert_eq!(&f.wire[..], b": keep-alive\n\n");
+        }
+        assert!(b.ready().is_none());
+    }
+
+    #[test]
+    fn a_line_break_in_data_starts_another_data_line() {
+        let f = Frame::event("alert", "7", "a\nb", None);
+        assert_eq!(&f.wire[..], b"event: alert\nid: 7\ndata: a\ndata: b\n\n");
+        assert_eq!(&Frame::cursor("9").wire[..], b"id: 9\n\n");
     }
 
     #[tokio::test]
@@ -413,7 +632,7 @@ mod tests {
         });
         let mut s = hub.subscribe("a", None).unwrap();
         for _ in 0..10 {
-            hub.publish("a", "alert", "{}".into());
+            hub.publish("a", "alert", "{}");
         }
         assert!(matches!(s.next().await, Next::Closed));
     }

@@ -196,6 +196,13 @@ fn spawn_workers(
             url.clone(),
             cancel.clone(),
         )));
+        // Results stored here reach other nodes' live streams.
+        workers.push(tokio::spawn(crate::live::relay::run_sender(
+            state.live().clone(),
+            state.feed().clone(),
+            state.db().clone(),
+            cancel.clone(),
+        )));
         // Remote probes connected here serve the scheduler wherever it runs.
         workers.push(tokio::spawn(crate::probes::relay::run(
             state.clone(),

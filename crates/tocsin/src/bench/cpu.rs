@@ -61,6 +61,26 @@ impl CpuSample {
     }
 }
 
+/// Run time so far of this process's threads whose name starts with `prefix` (a client the
+/// bench runs beside the server, told apart from the rest).
+pub fn threads_ns(prefix: &str) -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let dir = task.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if !comm.starts_with(prefix) {
+            continue;
+        }
+        if let Some(ns) = std::fs::read_to_string(dir.join("schedstat"))
+            .ok()
+            .and_then(|s| parse_schedstat(&s))
+        {
+            total += ns;
+        }
+    }
+    Some(total)
+}
+
 /// The first field of a `schedstat` line: nanoseconds spent running.
 fn parse_schedstat(text: &str) -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()

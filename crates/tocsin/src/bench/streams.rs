@@ -1,7 +1,9 @@
 //! The clients of the `streams` scenario: `n` dashboards holding `GET /stream` open with a
 //! bearer key, each reading and discarding what arrives, from several loopback addresses (so
 //! no single address passes the per-address caps). They run on their own thread and runtime,
-//! so their work is not scheduled on (or measured as) the server's.
+//! so their work is not scheduled on (or measured as) the server's; their thread's CPU time is
+//! reported apart ([`CLIENT_THREAD`]), since on the bench's two cores what they take is taken
+//! from the server and the read load as well.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -13,6 +15,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpSocket;
 use tokio_util::sync::CancellationToken;
 
+/// The name of the streams' thread.
+pub const CLIENT_THREAD: &str = "bench-streams";
 /// Loopback addresses the streams come from.
 const ADDRESSES: u8 = 8;
 
@@ -30,6 +34,9 @@ pub struct StreamFigures {
     pub rss_before_bytes: u64,
     pub rss_open_bytes: u64,
     pub rss_per_stream_bytes: f64,
+    /// CPU cores the streams' clients (this process's [`CLIENT_THREAD`]) used while the reads
+    /// ran with the streams open.
+    pub clients_cpu_cores: Option<f64>,
 }
 
 /// The open streams, held until [`Streams::stop`].
@@ -55,7 +62,7 @@ impl Streams {
         let (s, o, e, b) = (stop.clone(), open.clone(), ended.clone(), bytes.clone());
         let token = token.to_string();
         let thread = std::thread::Builder::new()
-            .name("bench-streams".into())
+            .name(CLIENT_THREAD.into())
             .spawn(move || {
                 rt.block_on(async move {
                     let mut tasks = tokio::task::JoinSet::new();

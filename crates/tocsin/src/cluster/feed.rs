@@ -7,7 +7,9 @@
 //! push token regenerated (the token map forgets the monitor's entry); an API key revoked,
 //! rotated or updated (the key cache forgets it); a workspace's membership changed (the key
 //! cache forgets that workspace's keys); a monitor's maintenance windows changed (the
-//! maintenance engine reloads them). [`Notice::Resync`] means "you may have missed
+//! maintenance engine reloads them). A node with live streams also announces which
+//! workspaces it streams ([`Notice::Streaming`], not a write: a lease other nodes' heartbeat
+//! relays follow). [`Notice::Resync`] means "you may have missed
 //! notices": subscribers reload or clear everything.
 //!
 //! Locally the feed is a bounded `tokio::sync::broadcast` channel, best-effort by design: a
@@ -90,6 +92,11 @@ pub enum Notice {
     /// refresh token): forget its access tokens.
     OAuthGrantRevoked {
         grant_id: String,
+    },
+    /// The sending node has live streams of these workspaces open: relay their heartbeats to
+    /// it for a while (see [`crate::live::relay`]).
+    Streaming {
+        workspaces: Vec<String>,
     },
     /// Notices may have been missed: reload or clear everything.
     Resync,
@@ -334,6 +341,9 @@ mod tests {
             Notice::ApiKeyChanged { key_id: "k".into() },
             Notice::MembershipChanged {
                 workspace_id: "w".into(),
+            },
+            Notice::Streaming {
+                workspaces: vec!["w".into(), "v".into()],
             },
             Notice::Resync,
         ];

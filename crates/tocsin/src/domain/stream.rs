@@ -10,12 +10,17 @@
 //! transactions can commit in the other order than their ids were drawn; each read therefore
 //! looks back a few seconds behind its cursor and skips what it already published.
 //! Monitor changes (created, edited, paused, resumed, deleted) come from the change feed,
-//! which carries other nodes' notices too. Heartbeats are this node's committed check results
-//! (the writer hands them to the hub).
+//! which carries other nodes' notices too. Heartbeats are the check results this node's writer
+//! committed and, on PostgreSQL, those other nodes relay while this one has streams
+//! ([`crate::live::relay`]: the worker listens and announces the workspaces it streams).
+//!
+//! A stream writes whatever frames are ready at once, as one chunk of their pre-encoded bytes
+//! ([`Stream::next_chunk`]): a burst costs one wake-up and one write per stream.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
+use bytes::{Bytes, BytesMut};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -39,23 +44,16 @@ pub const MAX_REPLAY: usize = 10_000;
 /// How long a resumed stream remembers what it replayed (to skip it when it arrives live).
 const REPLAYED_MEMORY: Duration = Duration::from_secs(60);
 
-/// What a stream sends next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Out {
-    /// An event: its name, its cursor, its JSON data.
-    Event {
-        event: &'static str,
-        id: String,
-        data: String,
-    },
-    /// The cursor alone (an `id:` line and no data): the client's resume point, sent first.
-    Cursor(String),
-}
+/// What one chunk holds at most before it is written (more frames wait for the next).
+const CHUNK: usize = 64 * 1024;
 
 /// An open stream.
 pub struct Stream {
     sub: Subscription,
-    backlog: VecDeque<Out>,
+    /// What goes out before the live frames: the cursor, or the replayed events.
+    backlog: VecDeque<Bytes>,
+    /// The subscription ended while a chunk was being gathered: that chunk is the last.
+    ended: bool,
     resumed_from: Option<String>,
     replayed: HashSet<String>,
     replayed_until: Instant,
@@ -65,42 +63,76 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// The next thing to send; `None` when the stream ends (the client fell too far behind, or
-    /// the server is stopping).
-    pub async fn next(&mut self) -> Option<Out> {
-        if let Some(o) = self.backlog.pop_front() {
-            return Some(o);
+    /// The next bytes to write: every frame ready now (up to [`CHUNK`]), waiting for one if
+    /// none is; `None` when the stream ends (the client fell too far behind, or the server is
+    /// stopping).
+    pub async fn next_chunk(&mut self) -> Option<Bytes> {
+        if !self.backlog.is_empty() {
+            return Some(self.backlog_chunk());
         }
-        loop {
-            let frame = match self.sub.next().await {
-                Next::Frame(f) => f,
+        if self.ended {
+            return None;
+        }
+        let first = loop {
+            match self.sub.next().await {
+                Next::Frame(f) if self.wanted(&f) => break f,
+                Next::Frame(_) => {}
                 Next::Closed => return None,
+            }
+        };
+        // Whatever else is already there goes in the same write; a lone frame is written
+        // as it is, without a copy.
+        let mut chunk: Option<BytesMut> = None;
+        while chunk.as_ref().map_or(first.wire.len(), BytesMut::len) < CHUNK {
+            let f = match self.sub.ready() {
+                None => break,
+                Some(Next::Frame(f)) => f,
+                Some(Next::Closed) => {
+                    self.ended = true;
+                    break;
+                }
             };
-            if frame.event == "incident" && !self.incidents {
+            if !self.wanted(&f) {
                 continue;
             }
-            if let (Some(eid), Some(from)) = (&frame.event_id, &self.resumed_from) {
-                if eid.as_str() <= from.as_str() {
-                    continue;
-                }
-                if !self.replayed.is_empty() {
-                    if Instant::now() > self.replayed_until {
-                        self.replayed = HashSet::new();
-                    } else if self.replayed.contains(eid) {
-                        continue;
-                    }
+            chunk
+                .get_or_insert_with(|| BytesMut::from(&first.wire[..]))
+                .extend_from_slice(&f.wire);
+        }
+        Some(chunk.map_or_else(|| first.wire.clone(), BytesMut::freeze))
+    }
+
+    fn backlog_chunk(&mut self) -> Bytes {
+        let mut chunk = BytesMut::new();
+        while let Some(b) = self.backlog.front() {
+            if !chunk.is_empty() && chunk.len() + b.len() > CHUNK {
+                break;
+            }
+            chunk.extend_from_slice(b);
+            self.backlog.pop_front();
+        }
+        chunk.freeze()
+    }
+
+    /// Whether this stream shows `frame`: not an incident to a caller who may not read them,
+    /// not a monitor event it replayed or was resumed past.
+    fn wanted(&mut self, frame: &Frame) -> bool {
+        if frame.event == "incident" && !self.incidents {
+            return false;
+        }
+        if let (Some(eid), Some(from)) = (&frame.event_id, &self.resumed_from) {
+            if eid.as_str() <= from.as_str() {
+                return false;
+            }
+            if !self.replayed.is_empty() {
+                if Instant::now() > self.replayed_until {
+                    self.replayed = HashSet::new();
+                } else if self.replayed.contains(eid) {
+                    return false;
                 }
             }
-            return Some(out(&frame));
         }
-    }
-}
-
-fn out(f: &Frame) -> Out {
-    Out::Event {
-        event: f.event,
-        id: f.id.clone(),
-        data: f.data.clone(),
+        true
     }
 }
 
@@ -140,6 +172,7 @@ pub async fn open(
     let mut stream = Stream {
         sub,
         backlog: VecDeque::new(),
+        ended: false,
         resumed_from: None,
         replayed: HashSet::new(),
         replayed_until: Instant::now() + REPLAYED_MEMORY,
@@ -147,7 +180,7 @@ pub async fn open(
     };
     let resume = last_event_id.map(str::trim).filter(|c| valid_cursor(c));
     let Some(from) = resume else {
-        stream.backlog.push_back(Out::Cursor(hub.cursor()));
+        stream.backlog.push_back(Frame::cursor(&hub.cursor()).wire);
         return Ok(stream);
     };
     let mut after = from.to_string();
@@ -158,8 +191,7 @@ pub async fn open(
         for r in rows {
             after = r.id.clone();
             stream.replayed.insert(r.id.clone());
-            let f = event_frame(&r);
-            stream.backlog.push_back(out(&f));
+            stream.backlog.push_back(event_frame(&r).wire);
         }
         if !full || stream.replayed.len() >= MAX_REPLAY {
             break;
@@ -167,29 +199,27 @@ pub async fn open(
     }
     stream.resumed_from = Some(from.to_string());
     if stream.backlog.is_empty() {
-        stream.backlog.push_back(Out::Cursor(from.to_string()));
+        stream.backlog.push_back(Frame::cursor(from).wire);
     }
     Ok(stream)
 }
 
 /// A monitor event as a `monitor` frame.
 fn event_frame(r: &EventRow) -> Frame {
-    Frame {
-        workspace_id: r.workspace_id.clone(),
-        event: "monitor",
-        id: r.id.clone(),
-        data: json!({
-            "monitorId": r.monitor_id,
-            "status": r.to_status,
-            "previousStatus": r.from_status,
-            "at": rfc3339(r.created_at),
-            "cause": r.message,
-            "kind": r.kind,
-            "seq": r.seq,
-        })
-        .to_string(),
-        event_id: Some(r.id.clone()),
-    }
+    Frame::event("monitor", &r.id, &event_data(r), Some(r.id.clone()))
+}
+
+fn event_data(r: &EventRow) -> String {
+    json!({
+        "monitorId": r.monitor_id,
+        "status": r.to_status,
+        "previousStatus": r.from_status,
+        "at": rfc3339(r.created_at),
+        "cause": r.message,
+        "kind": r.kind,
+        "seq": r.seq,
+    })
+    .to_string()
 }
 
 /// Ids (or versions) published recently, with a floor that trails the newest position read
@@ -282,8 +312,12 @@ impl Reader {
                 if self.events.fresh(r.id.clone(), now) {
                     self.workspaces
                         .insert(r.monitor_id.clone(), r.workspace_id.clone());
-                    let f = event_frame(r);
-                    hub.publish_event(&f.workspace_id, &r.id, f.data);
+                    if hub.watching(&r.workspace_id) {
+                        hub.publish_event(&r.workspace_id, &r.id, &event_data(r));
+                    } else {
+                        // Nobody here streams it, but it is still the newest cursor.
+                        hub.start_at(&r.id);
+                    }
                 }
             }
             if !full {
@@ -297,10 +331,10 @@ impl Reader {
         let mut newest = since;
         for a in rows {
             newest = newest.max(a.updated_at);
-            if self.alerts.fresh(alert_key(&a), now) {
+            if self.alerts.fresh(alert_key(&a), now) && hub.watching(&a.workspace_id) {
                 let data =
                     serde_json::to_string(&crate::domain::alerts::view(&a)).unwrap_or_default();
-                hub.publish(&a.workspace_id, "alert", data);
+                hub.publish(&a.workspace_id, "alert", &data);
             }
         }
         self.alerts.mark(now, newest);
@@ -310,7 +344,7 @@ impl Reader {
         let mut newest = since;
         for i in rows {
             newest = newest.max(i.updated_at);
-            if self.incidents.fresh(incident_key(&i), now) {
+            if self.incidents.fresh(incident_key(&i), now) && hub.watching(&i.workspace_id) {
                 let data = json!({
                     "id": i.id,
                     "statusPageId": i.status_page_id,
@@ -319,7 +353,7 @@ impl Reader {
                     "updatedAt": rfc3339(i.updated_at),
                 })
                 .to_string();
-                hub.publish(&i.workspace_id, "incident", data);
+                hub.publish(&i.workspace_id, "incident", &data);
             }
         }
         self.incidents.mark(now, newest);
@@ -345,10 +379,15 @@ impl Reader {
                 self.workspaces.insert(m, w);
             }
         }
+        // One frame per workspace: its streams wake once for the whole tick.
+        let mut by_workspace: HashMap<&str, Vec<String>> = HashMap::new();
         for b in due {
             let Some(ws) = self.workspaces.get(&b.monitor_id) else {
                 continue;
             };
+            if !hub.watching(ws) {
+                continue;
+            }
             let data = json!({
                 "monitorId": b.monitor_id,
                 "status": b.status,
@@ -357,7 +396,10 @@ impl Reader {
                 "at": rfc3339(b.at_ms),
             })
             .to_string();
-            hub.publish(ws, "heartbeat", data);
+            by_workspace.entry(ws).or_default().push(data);
+        }
+        for (ws, data) in by_workspace {
+            hub.publish_all(ws, "heartbeat", &data);
         }
         Ok(())
     }
@@ -387,7 +429,7 @@ impl Reader {
             ChangeKind::Resumed => "resumed",
         };
         let data = json!({ "monitorId": c.monitor_id, "op": op }).to_string();
-        core.live().publish(&ws, "monitor.changed", data);
+        core.live().publish(&ws, "monitor.changed", &data);
         Ok(())
     }
 }
@@ -428,12 +470,23 @@ pub async fn run(core: Core, cancel: CancellationToken) {
                 continue;
             }
         };
+        let streaming = cancel.child_token();
+        let mut presence = Presence::start(&core, &streaming).await;
         let mut tick = tokio::time::interval(POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut keep_alive = tokio::time::interval_at(
+            tokio::time::Instant::now() + live::KEEP_ALIVE,
+            live::KEEP_ALIVE,
+        );
+        keep_alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while hub.active() {
             tokio::select! {
                 _ = cancel.cancelled() => return,
+                _ = keep_alive.tick() => hub.keep_alive(),
                 _ = tick.tick() => {
+                    if let Some(p) = presence.as_mut() {
+                        p.announce(&core);
+                    }
                     if let Err(e) = reader.poll(&core).await {
                         tracing::warn!(error = %e, "live stream: reading the logs failed");
                     }
@@ -454,6 +507,53 @@ pub async fn run(core: Core, cancel: CancellationToken) {
                 },
             }
         }
+        streaming.cancel();
         hub.clear();
+    }
+}
+
+/// This node's part in relaying heartbeats between nodes while it has streams (PostgreSQL):
+/// it listens for the results other nodes send, and tells them which workspaces it streams.
+struct Presence {
+    /// The hub's workspace generation last announced, and when.
+    announced: Option<(u64, Instant)>,
+}
+
+impl Presence {
+    /// Listens first (so nothing sent after the announcement is missed); `None` on SQLite.
+    async fn start(core: &Core, cancel: &CancellationToken) -> Option<Presence> {
+        if core.db().backend() != crate::store::Backend::Postgres {
+            return None;
+        }
+        let url = core.config().database_url.clone()?;
+        live::relay::listen(
+            core.live().clone(),
+            core.feed().node_id().to_string(),
+            url,
+            cancel.clone(),
+        )
+        .await;
+        let mut p = Presence { announced: None };
+        p.announce(core);
+        Some(p)
+    }
+
+    /// Announces the streamed workspaces when one was added, and every
+    /// [`live::relay::ANNOUNCE_EVERY`] (the leases lapse otherwise).
+    fn announce(&mut self, core: &Core) {
+        let (generation, workspaces) = core.live().workspaces();
+        let now = Instant::now();
+        let due = self.announced.is_none_or(|(g, at)| {
+            g != generation || now.duration_since(at) >= live::relay::ANNOUNCE_EVERY
+        });
+        if !due {
+            return;
+        }
+        self.announced = Some((generation, now));
+        for chunk in workspaces.chunks(live::relay::WORKSPACES_PER_NOTICE) {
+            core.announce(Notice::Streaming {
+                workspaces: chunk.to_vec(),
+            });
+        }
     }
 }

@@ -193,7 +193,8 @@ pub struct WriterOptions {
     pub alert_links: crate::alerting::ack_link::Links,
     /// Wakes the delivery worker after a commit that enqueued notifications.
     pub wake_deliveries: Option<std::sync::Arc<tokio::sync::Notify>>,
-    /// The live streams' fan-out, told of each committed result.
+    /// The live streams' fan-out, told of each committed result (it relays them to other
+    /// nodes' streams, see [`crate::live::relay`]).
     pub live: Option<crate::live::Hub>,
 }
 
@@ -405,7 +406,8 @@ struct Prepared {
     push: Option<PushEffect>,
     state: Option<Arc<StateUpdate>>,
     reply: Option<Reply>,
-    /// What the live streams show of it once committed (only while a stream is open).
+    /// What the live streams show of it once committed (only while a stream is open here or
+    /// on another node).
     live: Option<crate::live::Beat>,
 }
 
@@ -493,18 +495,18 @@ impl WriterTask {
         for mut job in jobs {
             let push = job.hb.push.take();
             let state = job.hb.state.take();
-            let live =
-                self.opts
-                    .live
-                    .as_ref()
-                    .filter(|hub| hub.active())
-                    .map(|_| crate::live::Beat {
-                        monitor_id: job.hb.monitor_id.clone(),
-                        status: crate::store::status::text(job.hb.status),
-                        latency_ms: job.hb.latency_ms,
-                        region: job.hb.region.clone(),
-                        at_ms: job.hb.ts_ms,
-                    });
+            let live = self
+                .opts
+                .live
+                .as_ref()
+                .filter(|hub| hub.wants_beats())
+                .map(|_| crate::live::Beat {
+                    monitor_id: job.hb.monitor_id.clone(),
+                    status: crate::store::status::text(job.hb.status),
+                    latency_ms: job.hb.latency_ms,
+                    region: job.hb.region.clone(),
+                    at_ms: job.hb.ts_ms,
+                });
             match self.prepare(job.hb).await {
                 Ok((mut row, mut detail)) => {
                     // Same monitor, region and millisecond as another result (or a burst of

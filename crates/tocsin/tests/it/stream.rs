@@ -2,7 +2,8 @@
 //! change arrives within a second, `Last-Event-ID` replays what a closed stream missed and then
 //! goes on live without duplicates, another workspace's events never appear, the capability
 //! and credential refusals are the JSON envelope, a client that stops reading is dropped, and
-//! (PostgreSQL) a change made by the scheduling node reaches a stream on the other node.
+//! (PostgreSQL) a change made by the scheduling node reaches a stream on the other node, and
+//! so does a heartbeat stored by the other node's writer.
 
 #![allow(clippy::unwrap_used)]
 
@@ -352,7 +353,7 @@ async fn a_client_that_stops_reading_is_dropped_and_streams_are_capped() {
     let sent = 2000;
     let big = json!({"monitorId": id, "op": "updated", "pad": "x".repeat(4096)}).to_string();
     for _ in 0..sent {
-        hub.publish(&u.workspace_id, "monitor.changed", big.clone());
+        hub.publish(&u.workspace_id, "monitor.changed", &big);
         tokio::task::yield_now().await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -437,6 +438,89 @@ async fn a_change_made_by_the_scheduling_node_reaches_a_stream_on_the_other() {
     assert_eq!(ev.data["monitorId"], json!(id));
     assert_eq!(ev.data["status"], "UP");
     assert!(!a.state.config().scheduler_enabled, "a runs no scheduler");
+    drop(s);
+    b.stop().await;
+    a.stop().await;
+}
+
+#[tokio::test]
+async fn a_heartbeat_stored_on_one_node_reaches_a_stream_on_the_other() {
+    if pg_admin_url().is_none() {
+        return;
+    }
+    let a = TestServer::start().await;
+    let b = a
+        .start_beside(Options {
+            clock: None,
+            tweak: None,
+        })
+        .await
+        .unwrap();
+    let u = a.sign_up("relay-live@example.com").await;
+    let (id, token) = push_monitor(&u).await;
+    assert!(
+        !a.state.live().relay().wanted(),
+        "no stream open anywhere, yet a relays"
+    );
+    // The dashboard is connected to b.
+    let key = u.token(&["monitors:read"]).await;
+    let res = reqwest::Client::new()
+        .get(b.url("/stream"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    let mut s = Sse::open(res).await;
+    // b announces the workspace it streams; a relays once the announcement arrived.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !a.state.live().relay().streamed_elsewhere(&u.workspace_id) {
+        assert!(Instant::now() < deadline, "a never learnt that b streams");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // A check-in stored by a's writer.
+    let sent = Instant::now();
+    push(&a, &token, "up").await;
+    let (hb, _) = s.until("heartbeat", Duration::from_secs(2)).await;
+    let hb = hb.expect("a's heartbeat never reached the stream on b within 2 s");
+    assert!(sent.elapsed() <= Duration::from_secs(2));
+    assert_eq!(hb.data["monitorId"], json!(id));
+    assert_eq!(hb.data["status"], "UP");
+    assert!(hb.data["latencyMs"].is_number());
+    assert!(hb.data["region"].is_string());
+    assert!(hb.data["at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(a.state.heartbeats().counts().written, 1);
+    assert_eq!(
+        b.state.heartbeats().counts().written,
+        0,
+        "b stored it itself"
+    );
+
+    // Later results too (one frame per monitor per second at most).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    push(&a, &token, "down").await;
+    let (hb, _) = s.until("heartbeat", Duration::from_secs(2)).await;
+    assert_eq!(hb.expect("the second heartbeat").data["status"], "DOWN");
+
+    // Another workspace's results are not relayed: nobody streams it.
+    let other = a.sign_up("relay-other@example.com").await;
+    assert!(!a
+        .state
+        .live()
+        .relay()
+        .streamed_elsewhere(&other.workspace_id));
+    let (_, other_token) = push_monitor(&other).await;
+    push(&a, &other_token, "up").await;
+    let leaked: Vec<Ev> = s
+        .drain(Duration::from_millis(1000))
+        .await
+        .into_iter()
+        .filter(|e| e.event == "heartbeat")
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "another workspace's heartbeat: {leaked:?}"
+    );
     drop(s);
     b.stop().await;
     a.stop().await;
