@@ -84,18 +84,12 @@ async fn fire(core: &Core, mut a: AlertRow, now_ms: i64) -> Result<bool, sqlx::E
 
 /// Fires due steps every [`TICK`] while this node holds the scheduler role, until `cancel`.
 pub async fn run(core: Core, cancel: CancellationToken) {
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        if !core.scheduler_role().is_held() {
-            continue;
-        }
-        if let Err(e) = run_due(&core, core.clock().now_ms()).await {
-            tracing::warn!(error = %e, "could not fire escalation steps");
-        }
-    }
+    super::on_the_scheduling_node(
+        core,
+        cancel,
+        TICK,
+        "fire escalation steps",
+        |core, now| async move { run_due(&core, now).await },
+    )
+    .await;
 }

@@ -165,20 +165,14 @@ pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
 /// Announces due windows every [`TICK`] while this node holds the scheduler role, until
 /// `cancel`.
 pub async fn run(core: Core, cancel: CancellationToken) {
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        if !core.scheduler_role().is_held() {
-            continue;
-        }
-        if let Err(e) = run_due(&core, core.clock().now_ms()).await {
-            tracing::warn!(error = %e, "could not announce maintenance windows");
-        }
-    }
+    super::on_the_scheduling_node(
+        core,
+        cancel,
+        TICK,
+        "announce maintenance windows",
+        |core, now| async move { run_due(&core, now).await },
+    )
+    .await;
 }
 
 #[cfg(test)]

@@ -34,3 +34,35 @@ pub mod incident_view;
 pub mod maintenance_notice;
 pub mod outbox;
 pub mod subscriber_mail;
+
+/// Runs `job` every `tick` while this node holds the scheduler role, until `cancel`: the
+/// alerting timers (escalation steps, maintenance announcements) fire on one node only, and
+/// another takes over with the lease. A failed pass is logged (`what` failed) and the next tick
+/// tries again.
+pub async fn on_the_scheduling_node<F, Fut, T, E>(
+    core: crate::app::Core,
+    cancel: tokio_util::sync::CancellationToken,
+    tick: std::time::Duration,
+    what: &'static str,
+    job: F,
+) where
+    F: Fn(crate::app::Core, i64) -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+    E: std::fmt::Display,
+{
+    let mut ticks = tokio::time::interval(tick);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        if !core.scheduler_role().is_held() {
+            continue;
+        }
+        let now = core.clock().now_ms();
+        if let Err(e) = job(core.clone(), now).await {
+            tracing::warn!(error = %e, "could not {what}");
+        }
+    }
+}
