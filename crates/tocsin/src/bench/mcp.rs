@@ -1,5 +1,7 @@
-//! The `mcp-get-monitor` scenario: `tools/call` of `get_monitor` on `/mcp` with a personal
-//! access token for the `mcp` surface, as an agent reading one monitor repeatedly. Requests use
+//! The `mcp-get-monitor` scenarios: `tools/call` of `get_monitor` on `/mcp`, as an agent
+//! reading one monitor repeatedly, with an OAuth access token (`mcp-get-monitor-oauth`: the
+//! grant made by the authorization server's own steps, sign-in, authorize with PKCE, consent
+//! and the code exchange) or a personal access token for the `mcp` surface. Requests use
 //! the stateless form of the current protocol revision (`2026-07-28`: the version and client
 //! capabilities in each request's `_meta`, no session), so every connection can repeat the very
 //! same request.
@@ -8,7 +10,12 @@ use axum::http::{header, HeaderName, HeaderValue, Method};
 use bytes::Bytes;
 use serde_json::json;
 
-use super::scenario::{Fixture, RequestSpec, BENCH_EMAIL};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use sha2::{Digest, Sha256};
+
+use super::scenario::{Fixture, RequestSpec, BENCH_EMAIL, BENCH_PASSWORD};
+use crate::app::Core;
 use crate::domain::monitors::{self, CreateMonitor};
 
 const PROTOCOL: &str = "2026-07-28";
@@ -20,14 +27,117 @@ pub async fn get_monitor(fx: &Fixture) -> anyhow::Result<RequestSpec> {
     let token =
         crate::domain::api_keys::mint_for_user(core, BENCH_EMAIL, "bench-mcp", "all", "mcp")
             .await?;
+    call(fx, core, &token).await
+}
+
+pub async fn get_monitor_oauth(fx: &Fixture) -> anyhow::Result<RequestSpec> {
+    let core = fx.state("mcp-get-monitor-oauth")?;
+    fx.api_token().await?;
+    let token = oauth_access_token(core).await?;
+    call(fx, core, &token).await
+}
+
+/// An access token of a fresh grant to a public client, by the steps an agent and its user
+/// take (each a domain operation the OAuth routes call).
+async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
+    use crate::domain::oauth;
+    let fail = |step: &str, e: &dyn std::fmt::Debug| anyhow::anyhow!("bench OAuth {step}: {e:?}");
+    let meta = crate::domain::users::ClientMeta {
+        ip: None,
+        user_agent: None,
+    };
+    let (_, session) = crate::domain::users::sign_in(
+        core,
+        crate::domain::users::SignIn {
+            email: BENCH_EMAIL.into(),
+            password: BENCH_PASSWORD.into(),
+        },
+        &meta,
+    )
+    .await?;
     let now = core.clock().now_ms();
-    let caller =
-        crate::auth::caller::authenticate_key(core, &token, now, None, None, "mcp").await?;
-    // Paused: the scenario measures the read, not checks of a target that does not exist.
+    let person = crate::auth::caller::authenticate_session(core, &session, now, None, None).await?;
+    let redirect = "http://127.0.0.1:9/callback";
+    let client: oauth::ClientMetadata = serde_json::from_value(json!({
+        "redirect_uris": [redirect],
+        "token_endpoint_auth_method": "none",
+        "client_name": "bench agent"
+    }))?;
+    let client = oauth::register(core, client)
+        .await
+        .map_err(|e| fail("register", &e))?;
+    let verifier = "bench-verifier-0123456789-0123456789-0123456789";
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let query = oauth::AuthorizeQuery {
+        response_type: Some("code".into()),
+        client_id: Some(client.client_id.clone()),
+        redirect_uri: Some(redirect.into()),
+        scope: Some("monitors:read".into()),
+        state: Some("bench".into()),
+        code_challenge: Some(challenge),
+        code_challenge_method: Some("S256".into()),
+        resource: None,
+    };
+    let oauth::Authorized::Consent { consent_code, .. } =
+        oauth::authorize(core, Some(&person), &query)
+            .await
+            .map_err(|e| fail("authorize", &e))?
+    else {
+        anyhow::bail!("bench OAuth authorize: asked to sign in with a session");
+    };
+    let answer = oauth::consent(
+        core,
+        &person,
+        oauth::Consent {
+            consent_code,
+            accept: true,
+            scope: None,
+        },
+    )
+    .await?;
+    let code = url::Url::parse(&answer.redirect_uri)?
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.into_owned())
+        .ok_or_else(|| {
+            anyhow::anyhow!("bench OAuth consent: no code in {}", answer.redirect_uri)
+        })?;
+    let form = oauth::TokenForm {
+        grant_type: Some("authorization_code".into()),
+        code: Some(code),
+        redirect_uri: Some(redirect.into()),
+        code_verifier: Some(verifier.into()),
+        refresh_token: None,
+        scope: None,
+        resource: None,
+        client_id: Some(client.client_id.clone()),
+        client_secret: None,
+    };
+    let auth = oauth::ClientAuth {
+        basic: None,
+        form_id: Some(client.client_id),
+        form_secret: None,
+    };
+    let tokens = oauth::token(core, form, auth, None, None)
+        .await
+        .map_err(|e| fail("token", &e))?;
+    Ok(tokens.access_token)
+}
+
+/// The request: a paused monitor (the scenario measures the read, not checks of a target that
+/// does not exist), made with the bench's REST token, read with `token`.
+async fn call(fx: &Fixture, core: &Core, token: &str) -> anyhow::Result<RequestSpec> {
+    let now = core.clock().now_ms();
+    let rest = fx.api_token().await?;
+    let caller = crate::auth::caller::authenticate_key(core, rest, now, None, None, "rest").await?;
     let input: CreateMonitor = serde_json::from_value(json!({
         "name": "bench-mcp", "type": "HTTP", "url": "http://127.0.0.1:9/", "active": false
     }))?;
     let monitor = monitors::create(core, &caller, &input).await?;
+    // The measured token may read it: the calls are answered with the monitor, not a tool
+    // error (which would be a 200 as well, and cheaper).
+    let agent = crate::auth::caller::authenticate_key(core, token, now, None, None, "mcp").await?;
+    monitors::get(core, &agent, &monitor.id).await?;
     let body = json!({
         "jsonrpc": "2.0",
         "id": 1,
@@ -70,5 +180,5 @@ pub async fn get_monitor(fx: &Fixture) -> anyhow::Result<RequestSpec> {
         ],
         body: Bytes::from(serde_json::to_vec(&body)?),
     }
-    .bearer(&token)
+    .bearer(token)
 }

@@ -85,7 +85,7 @@ pub struct Fixture {
 
 /// The person the bench acts as on an in-process server.
 pub const BENCH_EMAIL: &str = "bench@tocsin.invalid";
-const BENCH_PASSWORD: &str = "bench-password-not-secret";
+pub const BENCH_PASSWORD: &str = "bench-password-not-secret";
 
 impl Fixture {
     pub fn in_process(state: Core) -> Fixture {
@@ -189,6 +189,11 @@ pub fn all() -> Vec<Scenario> {
             name: "mcp-get-monitor",
             about: "POST /mcp tools/call get_monitor with an mcp token (stateless 2026-07-28 requests)",
             setup: |fx| Box::pin(async move { super::mcp::get_monitor(fx).await }),
+        },
+        Scenario {
+            name: "mcp-get-monitor-oauth",
+            about: "The same call with an OAuth access token (a grant made by sign-in, authorize with PKCE, consent and the code exchange)",
+            setup: |fx| Box::pin(async move { super::mcp::get_monitor_oauth(fx).await }),
         },
         Scenario {
             name: "status-summary",

@@ -12,7 +12,9 @@
 //! Monitor changes (created, edited, paused, resumed, deleted) come from the change feed,
 //! which carries other nodes' notices too. Heartbeats are the check results this node's writer
 //! committed and, on PostgreSQL, those other nodes relay while this one has streams
-//! ([`crate::live::relay`]: the worker listens and announces the workspaces it streams).
+//! ([`crate::live::relay`]: the worker listens and announces the workspaces it streams); they
+//! go out once a second, one frame per workspace, so a stream wakes for them once a second
+//! however many monitors check.
 //!
 //! A stream writes whatever frames are ready at once, as one chunk of their pre-encoded bytes
 //! ([`Stream::next_chunk`]): a burst costs one wake-up and one write per stream.
@@ -474,6 +476,11 @@ pub async fn run(core: Core, cancel: CancellationToken) {
         let mut presence = Presence::start(&core, &streaming).await;
         let mut tick = tokio::time::interval(POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Heartbeats go out once a second, each monitor's latest: every stream wakes and
+        // writes once for them, not at every read of the logs (status changes, alerts and
+        // incidents keep the shorter period).
+        let mut beats = tokio::time::interval(live::HEARTBEAT_EVERY);
+        beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut keep_alive = tokio::time::interval_at(
             tokio::time::Instant::now() + live::KEEP_ALIVE,
             live::KEEP_ALIVE,
@@ -490,6 +497,8 @@ pub async fn run(core: Core, cancel: CancellationToken) {
                     if let Err(e) = reader.poll(&core).await {
                         tracing::warn!(error = %e, "live stream: reading the logs failed");
                     }
+                }
+                _ = beats.tick() => {
                     if let Err(e) = reader.heartbeats(&core).await {
                         tracing::warn!(error = %e, "live stream: heartbeats not sent");
                     }

@@ -24,6 +24,7 @@ pub mod leases;
 pub mod maintenance;
 pub mod mcp_sessions;
 pub mod members;
+pub mod memberships;
 pub mod monitor_channels;
 pub mod monitor_list;
 pub mod monitors;
@@ -323,6 +324,11 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
         .max_connections(max)
         .min_connections(1)
         .acquire_timeout(Duration::from_secs(10))
+        // An embedded connection is a handle on a local file: nothing can hang up on it while
+        // it idles, so the default ping before every acquire (a round trip to the
+        // connection's worker thread, a third of a simple query's cost) proves nothing. The
+        // pool still pings each connection as it comes back, after its statements ran.
+        .test_before_acquire(false)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
                 // Incremental auto-vacuum lets pruning hand space back. It must come first:

@@ -64,28 +64,6 @@ fn fold(rows: Vec<(String, Option<String>, Option<String>)>) -> HashMap<String, 
     out
 }
 
-/// The alerting settings of monitors, by monitor id (one query).
-pub async fn of_monitors<'e>(
-    e: impl Exec<'e>,
-    ids: &[String],
-) -> Result<HashMap<String, Settings>, sqlx::Error> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 1)).collect();
-    let sql = format!(
-        "SELECT m.id, m.escalation_policy_id, mc.channel_id FROM monitors m \
-         LEFT JOIN monitor_channels mc ON mc.monitor_id = m.id WHERE m.id IN ({}) \
-         ORDER BY m.id, mc.position",
-        placeholders.join(", ")
-    );
-    let mut q = sqlx::query_as(&sql);
-    for id in ids {
-        q = q.bind(id.clone());
-    }
-    Ok(fold(q.fetch_all(e).await?))
-}
-
 /// The alerting settings of every monitor of a workspace that has any (the monitor list's
 /// fresh part; a monitor missing from the map has none).
 pub async fn of_workspace<'e>(

@@ -394,22 +394,33 @@ pub async fn auto_incident_pages<'e>(
     .bind(monitor_id)
     .fetch_all(e)
     .await?;
-    let mut out: Vec<AutoPage> = Vec::new();
-    for (page_id, mode, cid, name) in rows {
+    Ok(per_page(rows)
+        .into_iter()
+        .map(|(page_id, mode, component_ids, component_names)| AutoPage {
+            page_id,
+            mode,
+            component_ids,
+            component_names,
+        })
+        .collect())
+}
+
+/// Folds `(page id, page fields, component id, component name)` rows, ordered by page, into
+/// one entry per page with its components in row order.
+fn per_page<P>(
+    rows: impl IntoIterator<Item = (String, P, String, String)>,
+) -> Vec<(String, P, Vec<String>, Vec<String>)> {
+    let mut out: Vec<(String, P, Vec<String>, Vec<String>)> = Vec::new();
+    for (page, fields, cid, name) in rows {
         match out.last_mut() {
-            Some(p) if p.page_id == page_id => {
-                p.component_ids.push(cid);
-                p.component_names.push(name);
+            Some(last) if last.0 == page => {
+                last.2.push(cid);
+                last.3.push(name);
             }
-            _ => out.push(AutoPage {
-                page_id,
-                mode,
-                component_ids: vec![cid],
-                component_names: vec![name],
-            }),
+            _ => out.push((page, fields, vec![cid], vec![name])),
         }
     }
-    Ok(out)
+    out
 }
 
 /// A published page showing a monitor: its name and address, and its components over it.
@@ -439,21 +450,19 @@ pub async fn published_showing<'e>(
     .bind(monitor_id)
     .fetch_all(e)
     .await?;
-    let mut out: Vec<ShowingPage> = Vec::new();
-    for (page_id, name, slug, cid, cname) in rows {
-        match out.last_mut() {
-            Some(p) if p.page_id == page_id => {
-                p.component_ids.push(cid);
-                p.component_names.push(cname);
-            }
-            _ => out.push(ShowingPage {
+    let rows = rows
+        .into_iter()
+        .map(|(page_id, name, slug, cid, cname)| (page_id, (name, slug), cid, cname));
+    Ok(per_page(rows)
+        .into_iter()
+        .map(
+            |(page_id, (name, slug), component_ids, component_names)| ShowingPage {
                 page_id,
                 name,
                 slug,
-                component_ids: vec![cid],
-                component_names: vec![cname],
-            }),
-        }
-    }
-    Ok(out)
+                component_ids,
+                component_names,
+            },
+        )
+        .collect())
 }

@@ -4,7 +4,7 @@
 use tocsin_core::Status;
 
 use super::input::{MonitorListQuery, MonitorPageQuery};
-use super::view::{view_one, views, Monitor, MonitorPage, MonitorStats};
+use super::view::{views, views_on, Monitor, MonitorPage, MonitorStats};
 use super::Versioned;
 use crate::app::Core;
 use crate::auth::{needs, Caller};
@@ -30,9 +30,17 @@ pub(super) async fn current(
     caller: &Caller,
     id: &str,
 ) -> Result<Versioned<Monitor>, DomainError> {
-    let m = load(core, caller, id).await?;
+    // The row and its memberships on one connection: one trip through the pool, not three.
+    let mut conn = core.db().reader().acquire().await?;
+    let m = store::monitors::get(&mut *conn, &caller.workspace_id, id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Monitor))?;
+    let value = views_on(&mut conn, std::slice::from_ref(&m))
+        .await?
+        .pop()
+        .ok_or_else(|| DomainError::Internal(anyhow::anyhow!("monitor view vanished")))?;
     Ok(Versioned {
-        value: view_one(core, &m).await?,
+        value,
         version: m.version,
     })
 }

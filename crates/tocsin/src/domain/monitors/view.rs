@@ -142,15 +142,25 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
     })
 }
 
-/// Views of several monitors, with their project memberships read in one query.
+/// Views of several monitors, with their memberships read in one query.
 pub async fn views(core: &Core, rows: &[MonitorRow]) -> Result<Vec<Monitor>, DomainError> {
+    let mut conn = core.db().reader().acquire().await?;
+    views_on(&mut conn, rows).await
+}
+
+/// [`views`] on a connection the caller holds: one trip through the pool for all its reads
+/// (each acquire and release costs a round trip to an embedded connection's worker).
+pub async fn views_on(
+    conn: &mut sqlx::AnyConnection,
+    rows: &[MonitorRow],
+) -> Result<Vec<Monitor>, DomainError> {
     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-    let mut projects = store::projects::projects_of_monitors(core.db().reader(), &ids).await?;
-    let mut alerting = store::monitor_channels::of_monitors(core.db().reader(), &ids).await?;
+    let mut memberships = store::memberships::of_monitors(conn, &ids).await?;
     rows.iter()
         .map(|r| {
-            let v = view(r, projects.remove(&r.id).unwrap_or_default())?;
-            Ok(with_alerting(v, alerting.remove(&r.id)))
+            let m = memberships.remove(&r.id).unwrap_or_default();
+            let v = view(r, m.project_ids)?;
+            Ok(with_alerting(v, Some((m.channel_ids, m.policy_id))))
         })
         .collect()
 }

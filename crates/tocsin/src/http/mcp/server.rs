@@ -63,11 +63,12 @@ fn success(output: Output) -> CallToolResult {
         Output::Versioned(v, n) => (v, Some(n)),
         Output::Removed(id) => (json!({"deleted": id}), None),
     };
-    let structured = match &value {
-        Value::Object(_) => value.clone(),
+    let text = value.to_string();
+    let structured = match value {
+        Value::Object(_) => value,
         other => json!({ "items": other }),
     };
-    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
     if let Some(n) = version {
         let mut meta = MetaObject::new();
