@@ -39,12 +39,13 @@ pub const PATH: &str = "/mcp";
 /// The surface name API keys declare to be usable here.
 const SURFACE: &str = "mcp";
 
-/// What a request to `/mcp` may present. Personal access tokens today; the OAuth
-/// authorization server's access tokens will be one more variant, resolved to a [`Caller`]
-/// in [`resolve`] like the others (and valid on this surface only).
+/// What a request to `/mcp` may present: a bearer token, resolved to a [`Caller`] in
+/// [`resolve`].
 #[derive(Debug)]
 pub enum Credential<'a> {
-    /// A personal access token (`svc_...`) whose surfaces must include `mcp`.
+    /// A personal access token (`svc_...`) whose surfaces must include `mcp`, or an OAuth
+    /// access token (valid on this surface only); [`authenticate_key`] tells them apart by
+    /// their prefix, and each has its cache, so a call does not read the database for it.
     AccessKey(&'a str),
 }
 
