@@ -99,6 +99,9 @@ test('an HTTP monitor goes UP then DOWN live, without reloading', async () => {
   expect(navigations, 'no reload between UP and DOWN').toBe(0);
   await expect(page.locator('table.beats')).toContainText('500');
   await expect(page.locator('.timeline')).toContainText('DOWN');
+  // The rollups carry no median: the chart draws it from the recent raw checks.
+  await expect(page.locator('.chart')).toContainText('Hourly median (recent checks)');
+  await expect(page.locator('.chart')).toHaveAttribute('data-median-hours', /^[12]$/);
   await axe(page, 'monitor detail');
   await shot(page, 'monitor-detail');
 });

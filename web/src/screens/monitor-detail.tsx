@@ -1,5 +1,6 @@
 // One monitor: status, uptime over 24 h / 7 d / 30 d / 90 d, the response-time chart (hourly
-// average and p95 for the last week from the hourly rollups, raw checks for recent hours),
+// average and p95 for the last week from the hourly rollups, the hourly median of the recent
+// hours from their raw checks, which the rollups do not carry, and the raw checks themselves),
 // the recent checks with timings, assertion results and region, the status-change timeline,
 // the escalation policy and projects it is in, and the actions: pause or resume, check now,
 // edit, delete. Updates arrive live.
@@ -23,6 +24,38 @@ interface Data {
   events: Schemas['MonitorEvent'][];
 }
 
+/** Raw checks fetched for the chart and the table. */
+const RECENT = 200;
+
+const HOUR = 3600;
+
+/** The median response time of each hour the raw checks cover, keyed by the hour's start (in
+ *  seconds, as the rollups' buckets), over the checks that were not DOWN (as the rollups'
+ *  latency figures). When the fetch was cut at its limit, the oldest hour may be only partly
+ *  there, so it is left out rather than drawn from a few of its checks. */
+export function hourlyMedians(beats: Heartbeat[]): Map<number, number> {
+  const byHour = new Map<number, number[]>();
+  let oldest = Infinity;
+  for (const b of beats) {
+    const t = Math.floor(Date.parse(b.createdAt) / 1000);
+    oldest = Math.min(oldest, t);
+    if (b.status === 'DOWN') continue;
+    const hour = t - (t % HOUR);
+    const xs = byHour.get(hour);
+    if (xs) xs.push(b.latency);
+    else byHour.set(hour, [b.latency]);
+  }
+  const partial = beats.length >= RECENT ? oldest - (oldest % HOUR) : null;
+  const out = new Map<number, number>();
+  for (const [hour, xs] of byHour) {
+    if (hour === partial) continue;
+    xs.sort((a, b) => a - b);
+    const m = xs.length >> 1;
+    out.set(hour, xs.length % 2 ? xs[m] : (xs[m - 1] + xs[m]) / 2);
+  }
+  return out;
+}
+
 async function loadAll(id: string): Promise<Data> {
   const path = { monitor_id: id };
   const from = new Date(Date.now() - 7 * 86400_000).toISOString();
@@ -30,7 +63,7 @@ async function loadAll(id: string): Promise<Data> {
     call(api.GET('/monitors/{monitor_id}', { params: { path } })),
     call(api.GET('/monitors/{monitor_id}/uptime', { params: { path } })),
     call(api.GET('/monitors/{monitor_id}/stats/hourly', { params: { path, query: { from } } })),
-    call(api.GET('/monitors/{monitor_id}/heartbeats', { params: { path, query: { limit: 200 } } })),
+    call(api.GET('/monitors/{monitor_id}/heartbeats', { params: { path, query: { limit: RECENT } } })),
     call(api.GET('/monitors/{monitor_id}/events', { params: { path } })),
   ]);
   return { monitor, uptime, hourly, beats, events };
@@ -264,22 +297,24 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    // One time axis: hourly points and raw points, each series null where it has no value.
-    const points = new Map<number, [number | null, number | null, number | null]>();
-    for (const h of hourly) points.set(Date.parse(h.bucket) / 1000, [h.avgLatency, h.p95Latency, null]);
-    for (const b of beats) {
-      const t = Date.parse(b.createdAt) / 1000;
-      const p = points.get(t) ?? [null, null, null];
-      p[2] = b.latency;
+    // One time axis: hourly points (average, median, p95) and raw points, each series null
+    // where it has no value.
+    type Row = [number | null, number | null, number | null, number | null];
+    const points = new Map<number, Row>();
+    const at = (t: number): Row => {
+      const p = points.get(t) ?? [null, null, null, null];
       points.set(t, p);
+      return p;
+    };
+    for (const h of hourly) {
+      const p = at(Date.parse(h.bucket) / 1000);
+      p[0] = h.avgLatency;
+      p[2] = h.p95Latency;
     }
+    for (const [hour, median] of hourlyMedians(beats)) at(hour)[1] = median;
+    for (const b of beats) at(Date.parse(b.createdAt) / 1000)[3] = b.latency;
     const xs = [...points.keys()].sort((a, b) => a - b);
-    const data: uPlot.AlignedData = [
-      xs,
-      xs.map((x) => points.get(x)![0]),
-      xs.map((x) => points.get(x)![1]),
-      xs.map((x) => points.get(x)![2]),
-    ];
+    const data: uPlot.AlignedData = [xs, ...[0, 1, 2, 3].map((i) => xs.map((x) => points.get(x)![i]))];
     const css = getComputedStyle(document.documentElement);
     const fg = css.getPropertyValue('--fg').trim() || '#222';
     const grid = css.getPropertyValue('--line').trim() || '#ddd';
@@ -293,6 +328,7 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
         series: [
           {},
           { label: 'Hourly average', stroke: '#3b82f6', width: 2, spanGaps: true },
+          { label: 'Hourly median (recent checks)', stroke: '#8b5cf6', width: 2, spanGaps: true },
           { label: 'Hourly p95', stroke: '#f59e0b', width: 2, spanGaps: true },
           { label: 'Checks', stroke: '#10b981', width: 1, spanGaps: true, points: { show: true, size: 3 } },
         ],
@@ -308,5 +344,13 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
     };
   }, [hourly, beats]);
   if (!hourly.length && !beats.length) return <p>No checks yet to chart.</p>;
-  return <div class="chart" ref={box} role="img" aria-label="Response time over the last week" />;
+  return (
+    <div
+      class="chart"
+      ref={box}
+      role="img"
+      aria-label="Response time over the last week"
+      data-median-hours={hourlyMedians(beats).size}
+    />
+  );
 }
