@@ -4,7 +4,7 @@
 // the recent checks with timings, assertion results and region, the status-change timeline,
 // the escalation policy and projects it is in, and the actions: pause or resume, check now,
 // edit, delete. Updates arrive live.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api, call, type Monitor, type Schemas } from '../api/client';
@@ -33,7 +33,7 @@ const HOUR = 3600;
  *  seconds, as the rollups' buckets), over the checks that were not DOWN (as the rollups'
  *  latency figures). When the fetch was cut at its limit, the oldest hour may be only partly
  *  there, so it is left out rather than drawn from a few of its checks. */
-export function hourlyMedians(beats: Heartbeat[]): Map<number, number> {
+function hourlyMedians(beats: Heartbeat[]): Map<number, number> {
   const byHour = new Map<number, number[]>();
   let oldest = Infinity;
   for (const b of beats) {
@@ -294,6 +294,7 @@ function Bars({ beats }: { beats: Heartbeat[] }) {
 
 function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
   const box = useRef<HTMLDivElement>(null);
+  const medians = useMemo(() => hourlyMedians(beats), [beats]);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -311,7 +312,7 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
       p[0] = h.avgLatency;
       p[2] = h.p95Latency;
     }
-    for (const [hour, median] of hourlyMedians(beats)) at(hour)[1] = median;
+    for (const [hour, median] of medians) at(hour)[1] = median;
     for (const b of beats) at(Date.parse(b.createdAt) / 1000)[3] = b.latency;
     const xs = [...points.keys()].sort((a, b) => a - b);
     const data: uPlot.AlignedData = [xs, ...[0, 1, 2, 3].map((i) => xs.map((x) => points.get(x)![i]))];
@@ -342,7 +343,7 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
       ro.disconnect();
       plot.destroy();
     };
-  }, [hourly, beats]);
+  }, [hourly, beats, medians]);
   if (!hourly.length && !beats.length) return <p>No checks yet to chart.</p>;
   return (
     <div
@@ -350,7 +351,7 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
       ref={box}
       role="img"
       aria-label="Response time over the last week"
-      data-median-hours={hourlyMedians(beats).size}
+      data-median-hours={medians.size}
     />
   );
 }

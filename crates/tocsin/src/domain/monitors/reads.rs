@@ -4,7 +4,7 @@
 use tocsin_core::Status;
 
 use super::input::{MonitorListQuery, MonitorPageQuery};
-use super::view::{views, views_on, Monitor, MonitorPage, MonitorStats};
+use super::view::{view_one_on, views, Monitor, MonitorPage, MonitorStats};
 use super::Versioned;
 use crate::app::Core;
 use crate::auth::{needs, Caller};
@@ -19,7 +19,16 @@ pub(super) async fn load(
     caller: &Caller,
     id: &str,
 ) -> Result<MonitorRow, DomainError> {
-    store::monitors::get(core.db().reader(), &caller.workspace_id, id)
+    load_on(core.db().reader(), caller, id).await
+}
+
+/// [`load`] on a connection or pool the caller chooses.
+async fn load_on<'e>(
+    e: impl store::Exec<'e>,
+    caller: &Caller,
+    id: &str,
+) -> Result<MonitorRow, DomainError> {
+    store::monitors::get(e, &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Monitor))
 }
@@ -32,15 +41,9 @@ pub(super) async fn current(
 ) -> Result<Versioned<Monitor>, DomainError> {
     // The row and its memberships on one connection: one trip through the pool, not three.
     let mut conn = core.db().reader().acquire().await?;
-    let m = store::monitors::get(&mut *conn, &caller.workspace_id, id)
-        .await?
-        .ok_or(DomainError::NotFound(Resource::Monitor))?;
-    let value = views_on(&mut conn, std::slice::from_ref(&m))
-        .await?
-        .pop()
-        .ok_or_else(|| DomainError::Internal(anyhow::anyhow!("monitor view vanished")))?;
+    let m = load_on(&mut *conn, caller, id).await?;
     Ok(Versioned {
-        value,
+        value: view_one_on(&mut conn, &m).await?,
         version: m.version,
     })
 }

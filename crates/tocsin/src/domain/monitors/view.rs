@@ -178,7 +178,16 @@ pub fn with_alerting(
 }
 
 pub async fn view_one(core: &Core, row: &MonitorRow) -> Result<Monitor, DomainError> {
-    let mut v = views(core, std::slice::from_ref(row)).await?;
+    let mut conn = core.db().reader().acquire().await?;
+    view_one_on(&mut conn, row).await
+}
+
+/// [`view_one`] on a connection the caller holds.
+pub async fn view_one_on(
+    conn: &mut sqlx::AnyConnection,
+    row: &MonitorRow,
+) -> Result<Monitor, DomainError> {
+    let mut v = views_on(conn, std::slice::from_ref(row)).await?;
     v.pop()
         .ok_or_else(|| DomainError::Internal(anyhow::anyhow!("monitor view vanished")))
 }
