@@ -19,9 +19,23 @@
 # operation in the document can end, so the second pass is meaningful even after the fuzzer
 # has revoked the token.
 #
+# Backends: `scripts/schemathesis.sh [sqlite|postgres]` (default sqlite). On PostgreSQL the
+# server runs on a fresh database created for the run on the server of TOCSIN_CI_DATABASE_URL
+# (default postgres://postgres@127.0.0.1:5432/test, which must allow CREATE DATABASE) and
+# dropped afterwards, whatever the outcome.
+#
 # Environment: SCHEMATHESIS_MAX_EXAMPLES (default 50), SCHEMATHESIS_CHECKS and SCHEMATHESIS_SEED (default fixed,
 # so CI runs are reproducible; set another to explore).
 set -euo pipefail
+
+backend="${1:-sqlite}"
+case "$backend" in
+    sqlite | postgres) ;;
+    *)
+        echo "usage: $0 [sqlite|postgres]" >&2
+        exit 2
+        ;;
+esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/ci-venv.sh
@@ -43,10 +57,16 @@ bin="$CI_TARGET_DIR/debug/tocsin"
 
 work="$(mktemp -d)"
 server_pid=""
+pg_admin_url="${TOCSIN_CI_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+pg_database=""
 cleanup() {
     if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
         kill "$server_pid"
         wait "$server_pid" 2>/dev/null || true
+    fi
+    if [ -n "$pg_database" ]; then
+        psql "$pg_admin_url" -qc "DROP DATABASE IF EXISTS \"$pg_database\" WITH (FORCE)" >/dev/null \
+            || echo "could not drop the database $pg_database" >&2
     fi
     rm -rf "$work"
 }
@@ -56,8 +76,20 @@ trap cleanup EXIT
 port="$("$CI_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 base="http://127.0.0.1:$port"
 export TOCSIN_DATA_DIR="$work/data"
+unset TOCSIN_DATABASE_URL
+where="data in $TOCSIN_DATA_DIR"
+if [ "$backend" = postgres ]; then
+    # A database of its own, so runs never see each other's data (or an earlier run's).
+    pg_database="tocsin_st_$(date +%s)_$$"
+    psql "$pg_admin_url" -qc "CREATE DATABASE \"$pg_database\"" >/dev/null
+    # The admin URL with its database swapped (any ?query kept).
+    pg_base="${pg_admin_url%%\?*}"
+    pg_query="${pg_admin_url#"$pg_base"}"
+    export TOCSIN_DATABASE_URL="${pg_base%/*}/$pg_database$pg_query"
+    where="PostgreSQL database $pg_database"
+fi
 
-echo "starting tocsin serve on $base (data in $TOCSIN_DATA_DIR)"
+echo "starting tocsin serve on $base ($where)"
 TOCSIN_LOG_LEVEL="${TOCSIN_LOG_LEVEL:-warn}" "$bin" serve --listen "127.0.0.1:$port" \
     --public-url "$base" >"$work/server.log" 2>&1 &
 server_pid=$!
@@ -95,14 +127,14 @@ if [ -z "$session" ]; then
     exit 1
 fi
 
-report_dir="$CI_TARGET_DIR/schemathesis-report"
+report_dir="$CI_TARGET_DIR/schemathesis-report/$backend"
 rm -rf "$report_dir"
 
 # run_pass NAME ARGS...: one schemathesis run with the shared settings; ARGS select operations.
 run_pass() {
     local name="$1"
     shift
-    echo "== schemathesis pass: $name (max examples $max_examples per operation, seed $seed)"
+    echo "== schemathesis pass on $backend: $name (max examples $max_examples per operation, seed $seed)"
     # Run from the work directory so hypothesis leaves nothing in the checkout.
     (
         cd "$work"

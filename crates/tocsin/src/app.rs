@@ -49,6 +49,7 @@ struct Inner {
     deliveries: crate::alerting::deliver::DeliveryQueue,
     status_pages: crate::public::cache::PageCache,
     live: crate::live::Hub,
+    judging: tokio_util::sync::CancellationToken,
 }
 
 impl Core {
@@ -85,6 +86,7 @@ impl Core {
             deliveries,
             status_pages: Default::default(),
             live,
+            judging: Default::default(),
             config,
             db,
             clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
@@ -212,6 +214,12 @@ impl Core {
     /// This process's id among the nodes sharing the database.
     pub fn node_id(&self) -> &str {
         &self.0.node_id
+    }
+    /// Cancelled when a graceful shutdown begins: from then on nothing is judged here (no
+    /// scheduled run starts, a check finishing later steps no state machine, no push deadline
+    /// is judged), so a server going away pages no one.
+    pub fn judging(&self) -> &tokio_util::sync::CancellationToken {
+        &self.0.judging
     }
     /// Whether this node runs the scheduler's slots and the push watcher's judgments (see
     /// [`crate::cluster::lease`]).

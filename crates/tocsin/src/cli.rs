@@ -233,11 +233,20 @@ fn read_password() -> anyhow::Result<String> {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::resolve(&args)?;
     crate::telemetry::init_logging(config.log_format, &config.log_level);
+    // One server per embedded database: a second one would run every check again. Held until
+    // the process ends. (On PostgreSQL several servers are the design.)
+    let _lock = match config.database_url {
+        None => {
+            store::data_dir::prepare(&config.data_dir)?;
+            Some(store::data_dir::ServerLock::acquire(&config.data_dir)?)
+        }
+        Some(_) => None,
+    };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| anyhow::anyhow!("binding {}: {e}", config.listen))?;
     let state = crate::server::start(config, None).await?;
-    crate::server::run(listener, state, crate::server::shutdown_signal()).await
+    crate::server::run(listener, state, crate::server::shutdown_signal_or_hurry()).await
 }
 
 async fn probe(args: ProbeArgs) -> anyhow::Result<()> {

@@ -4,8 +4,11 @@
 //! away must not page anyone), stops accepting, and gives in-flight requests and accepted
 //! on-demand checks **one** deadline, `config.shutdown_grace` from the moment shutdown began:
 //! both drain at the same time, what remains at the deadline is closed (requests) or stored
-//! as cancelled (checks). Then it stops the background workers and closes the database
-//! (flushing pending writes), so the process exits within the grace plus that closing work.
+//! as cancelled (checks); a scheduled check that finishes after the signal is stored unjudged
+//! (`monitoring::unjudged`). Then it stops the background workers, flushes the heartbeat
+//! writer, lets the delivery worker send what is due (until the same deadline: an alert opened
+//! just before the signal goes out now, not at the next start) and closes the database, so
+//! the process exits within the grace plus that closing work.
 //! Tests call the same two functions with a port-0 listener.
 
 use std::future::Future;
@@ -50,12 +53,19 @@ pub async fn run(
     let descriptor_limit = crate::http::serve::raise_descriptor_limit();
     let cancel = CancellationToken::new();
     // Judging stops first, as soon as shutdown begins; everything else after the requests.
-    let judging = CancellationToken::new();
+    let judging = state.core().judging().clone();
     // The lease and the outbox stop last: the role is given up only once the scheduler and
     // the watcher have stopped judging, and notices queued until then still go out.
     let cancel_last = CancellationToken::new();
     let last = spawn_cluster(state.core(), cancel_last.clone());
     let workers = spawn_workers(state.core(), &state, cancel.clone(), judging.clone());
+    // Notifications go out from every node (the queue is shared through the database). The
+    // delivery worker stops after everything that enqueues, and drains what they left.
+    let delivery_stop = crate::alerting::deliver::Stop::default();
+    let delivery = tokio::spawn(crate::alerting::deliver::run(
+        state.core().clone(),
+        delivery_stop.clone(),
+    ));
     let app = crate::http::router(state.clone());
     let addr = listener.local_addr()?;
     let options = crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
@@ -91,6 +101,12 @@ pub async fn run(
     // A request that was still draining may have accepted a check after the wait above saw
     // none running: it gets what is left of the same deadline.
     let deadline = deadline.unwrap_or_else(tokio::time::Instant::now);
+    // Notifications are sent until the deadline, wherever the shutdown is by then.
+    let halt = delivery_stop.halt.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(deadline).await;
+        halt.cancel();
+    });
     state.on_demand().finish_by(deadline).await;
     // Probe connections outlive the HTTP server once upgraded: close them explicitly.
     state.probes().close_all();
@@ -104,6 +120,11 @@ pub async fn run(
     }
     // Producers have stopped: commit what they queued before the database closes.
     state.heartbeats().shutdown().await;
+    // Nothing enqueues any more: what is due goes out (within the deadline) before the
+    // database closes, so an alert opened just before the signal is not left for the next
+    // start.
+    delivery_stop.drain.cancel();
+    let _ = delivery.await;
     state.db().close().await;
     tracing::info!("shut down cleanly");
     Ok(())
@@ -223,11 +244,6 @@ fn spawn_workers(
         state.clone(),
         cancel.clone(),
     )));
-    // Notifications go out from every node (the queue is shared through the database).
-    workers.push(tokio::spawn(crate::alerting::deliver::run(
-        state.clone(),
-        cancel.clone(),
-    )));
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
             state.clone(),
@@ -276,4 +292,43 @@ pub async fn shutdown_signal() {
         _ = term => {},
     }
     tracing::info!("shutdown signal received");
+}
+
+/// Exit code of a server interrupted twice: 128 + SIGINT, as shells report an interrupt.
+pub const HURRIED_EXIT_CODE: i32 = 130;
+
+/// [`shutdown_signal`] for `tocsin serve`: resolves on the first SIGINT or SIGTERM, and from
+/// then on a SIGINT (a person pressing Ctrl-C again during the shutdown grace) ends the
+/// process at once with [`HURRIED_EXIT_CODE`], logging that it did. What was still in flight
+/// is then what a crash leaves: committed data is safe, deliveries cut short are sent again
+/// after their claims lapse on the next start.
+pub async fn shutdown_signal_or_hurry() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        // Both registered before the first signal, so a second Ctrl-C right behind the first
+        // is kept for the task below rather than lost.
+        let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return shutdown_signal().await;
+        };
+        tokio::select! {
+            _ = interrupt.recv() => {},
+            _ = terminate.recv() => {},
+        }
+        tracing::info!("shutdown signal received (press Ctrl-C again to exit at once)");
+        tokio::spawn(async move {
+            if interrupt.recv().await.is_some() {
+                tracing::warn!(
+                    code = HURRIED_EXIT_CODE,
+                    "interrupted again: exiting at once, without finishing what is in flight"
+                );
+                std::process::exit(HURRIED_EXIT_CODE);
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    shutdown_signal().await;
 }

@@ -30,8 +30,13 @@
 //! - **Wake-up.** [`DeliveryQueue::wake`] (via `Core::wake_deliveries`, called after a commit
 //!   that enqueued) starts a claim at once; otherwise the worker polls every second for work
 //!   enqueued by other nodes and retries falling due.
-//! - **Shutdown.** It stops claiming, gives attempts in flight their time budget to finish and
-//!   be recorded, then returns; anything cut short is redone after its claim lapses.
+//! - **Shutdown.** It keeps sending while the server stops ([`Stop`]): once everything that
+//!   could enqueue has stopped (requests, checks, the heartbeat writer), it *drains*, claiming
+//!   what is due until nothing more is and nothing is in flight, so an alert opened just
+//!   before the signal goes out before the process exits; at the shutdown deadline it stops
+//!   claiming whatever is left. Either way attempts in flight get their time budget to finish
+//!   and be recorded; anything cut short is redone after its claim lapses, and what was never
+//!   claimed goes out at the next start.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -108,8 +113,18 @@ struct Done {
     next_due: Option<i64>,
 }
 
-/// Runs until `cancel`.
-pub async fn run(core: Core, cancel: CancellationToken) {
+/// How the worker stops (see "Shutdown" in the module documentation).
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    /// Nothing more will be enqueued here: send what is due, return once nothing more is.
+    pub drain: CancellationToken,
+    /// Claim nothing more (the shutdown deadline).
+    pub halt: CancellationToken,
+}
+
+/// Runs until `stop` says (see [`Stop`]).
+pub async fn run(core: Core, stop: Stop) {
+    let cancel = &stop.halt;
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
     let (tx, rx) = mpsc::channel::<Done>(CONCURRENCY * 4);
     let recorder = tokio::spawn(record_loop(core.clone(), rx));
@@ -118,6 +133,7 @@ pub async fn run(core: Core, cancel: CancellationToken) {
         if cancel.is_cancelled() {
             break;
         }
+        let draining = stop.drain.is_cancelled();
         let free = permits.available_permits().min(BATCH);
         if free == 0 {
             tokio::select! {
@@ -134,7 +150,8 @@ pub async fn run(core: Core, cancel: CancellationToken) {
                 Vec::new()
             }
         };
-        let full = rows.len() == free;
+        let claimed = rows.len();
+        let full = claimed == free;
         for row in rows {
             let Ok(permit) = permits.clone().acquire_owned().await else {
                 break;
@@ -147,9 +164,23 @@ pub async fn run(core: Core, cancel: CancellationToken) {
                 drop(permit);
             });
         }
+        if draining && !full {
+            if claimed == 0 && permits.available_permits() == CONCURRENCY {
+                // Nothing due, nothing in flight: drained.
+                break;
+            }
+            // Everything due is on its way: look again once it has gone (a failed attempt's
+            // retry is due later, so it is not waited for).
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                all = permits.acquire_many(CONCURRENCY as u32) => drop(all),
+            }
+            continue;
+        }
         if !full {
             tokio::select! {
                 _ = cancel.cancelled() => break,
+                _ = stop.drain.cancelled(), if !draining => {}
                 _ = queue.wake.notified() => {}
                 _ = tokio::time::sleep(POLL) => {}
             }

@@ -181,6 +181,10 @@ pub async fn apply(
             state.check_stats().record(&m.id, &r.region, o);
         }
     }
+    if state.judging().is_cancelled() {
+        // Shutdown began while the checks ran: kept as results, never judged.
+        return Ok(super::unjudged::store(state, m, ran_at_ms, results).await);
+    }
     let verdict = tocsin_core::decide(
         m.settings.strategy,
         &verdicts(results),

@@ -7,7 +7,8 @@
 //! ([`retention`]). Running checks: the scheduler and built-in probe ([`scheduler`], with its start-lateness
 //! figures in [`sched_stats`]) and
 //! applying a cycle's results to the monitor's state, events and heartbeats ([`cycle`]);
-//! on-demand checks in flight, waited for or cancelled at shutdown ([`on_demand`]);
+//! on-demand checks in flight, waited for or cancelled at shutdown ([`on_demand`]); scheduled
+//! checks finishing after shutdown began, stored unjudged ([`unjudged`]);
 //! maintenance windows starting and ending on the scheduling node ([`maintenance`]).
 
 pub mod changes;
@@ -25,6 +26,7 @@ pub mod sched_stats;
 pub mod scheduler;
 pub mod staleness;
 pub mod transition;
+pub mod unjudged;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -13,6 +13,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod batch;
 pub mod channels;
+pub mod data_dir;
 pub mod deliveries;
 pub mod escalation;
 pub mod events;
@@ -91,8 +92,9 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migratio
 pub enum StoreError {
     #[error("unsupported database URL scheme in {0:?}: use sqlite:// or postgres://")]
     Scheme(String),
-    #[error("creating the data directory {0}: {1}")]
-    DataDir(String, std::io::Error),
+    /// The embedded database's directory cannot be created or written (see [`data_dir`]).
+    #[error(transparent)]
+    DataDir(#[from] data_dir::DataDirError),
     #[error(transparent)]
     Sqlx(#[from] sqlx::Error),
     #[error(transparent)]
@@ -112,9 +114,11 @@ impl Db {
         let url = match url {
             Some(u) => u.to_string(),
             None => {
-                std::fs::create_dir_all(data_dir)
-                    .map_err(|e| StoreError::DataDir(data_dir.display().to_string(), e))?;
-                format!("sqlite://{}?mode=rwc", data_dir.join("tocsin.db").display())
+                data_dir::prepare(data_dir)?;
+                format!(
+                    "sqlite://{}?mode=rwc",
+                    data_dir.join(data_dir::DB_FILE).display()
+                )
             }
         };
         let backend = if url.starts_with("sqlite:") {

@@ -31,6 +31,7 @@ mod monitor_list;
 mod monitors;
 mod oauth;
 mod openapi;
+mod ops_binary;
 mod page_news;
 mod page_time;
 mod postmortems;
