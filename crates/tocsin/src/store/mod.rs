@@ -14,6 +14,7 @@ pub mod audit;
 pub mod batch;
 pub mod channels;
 pub mod deliveries;
+pub mod email_verifications;
 pub mod escalation;
 pub mod events;
 pub mod heartbeats;
