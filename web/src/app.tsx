@@ -23,6 +23,7 @@ import { Projects } from './screens/projects';
 import { Escalation } from './screens/escalation';
 import { McpGrants } from './screens/mcp-grants';
 import { Settings } from './screens/settings';
+import { VerifyEmailBanner } from './verify-email';
 
 export const session = signal<Session | null | undefined>(undefined);
 const workspaces = signal<Schemas['MyWorkspace'][]>([]);
@@ -169,6 +170,9 @@ export function App() {
         Skip to content
       </a>
       <Header />
+      {session.value && session.value.user.emailVerified === false && !sessionLost.value && (
+        <VerifyEmailBanner email={session.value.user.email} />
+      )}
       <Screen />
     </>
   );

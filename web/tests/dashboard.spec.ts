@@ -1,10 +1,11 @@
 // The dashboard end to end in a real browser against the real binary: sign up, create an
 // HTTP monitor against the loopback target and watch it go UP then DOWN without reloading,
 // acknowledge the alert, build and publish a status page with an incident and see both on
-// the public page, mint and revoke an API key, accessibility (axe) of every main screen,
-// and the cold-load figures (first contentful paint, JavaScript size).
+// the public page, mint and revoke an API key, the email confirmation banner, accessibility
+// (axe) of every main screen, and the cold-load figures (first contentful paint, JavaScript size).
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +16,13 @@ mkdirSync(shots, { recursive: true });
 
 const EMAIL = `ada+${Date.now()}@example.com`;
 const PASSWORD = 'correct horse battery';
+
+/** `tocsin user verify` on the server's data directory (SQLite), as its operator would. */
+function verifyByOperator(email: string) {
+  execFileSync(process.env.TOCSIN_BIN_PATH!, ['user', 'verify', '--email', email, '--data-dir', process.env.TOCSIN_DATA_PATH!], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
 
 async function setTarget(code: number) {
   await fetch(`${TARGET()}/__status/${code}`, { method: 'POST' });
@@ -62,7 +70,17 @@ test('sign up lands on the empty monitor list', async () => {
   await axe(page, 'sign-up');
   await page.getByRole('button', { name: 'Create account' }).click();
   await expect(page.getByRole('heading', { name: 'No monitors yet' })).toBeVisible();
+  // A new account's address is unconfirmed: the banner says so and offers a new link (this
+  // server has no SMTP, which the answer says).
+  const banner = page.getByRole('region', { name: 'Email confirmation' });
+  await expect(banner).toContainText(EMAIL);
   await axe(page, 'empty monitors');
+  await banner.getByRole('button', { name: 'Send the link again' }).click();
+  await expect(banner.getByRole('alert')).toContainText('sends no email');
+  verifyByOperator(EMAIL);
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'No monitors yet' })).toBeVisible();
+  await expect(banner).toHaveCount(0);
 });
 
 test('the monitor form shows the API validation error on the field', async () => {
@@ -305,6 +323,15 @@ test('an invited person signs up from the link and joins the workspace', async (
   await grace.getByRole('button', { name: 'Create account' }).click();
   await expect(grace.getByRole('heading', { name: 'Join a workspace' })).toBeVisible();
   await axe(grace, 'invitation');
+  // Anyone could type her address at sign-up: until it is verified the invitation stays shut,
+  // and the banner says how to verify it.
+  await expect(grace.getByRole('region', { name: 'Email confirmation' })).toContainText('grace@example.com');
+  await grace.getByRole('button', { name: 'Join the workspace' }).click();
+  await expect(grace.getByRole('alert')).toContainText('not verified');
+  // No SMTP here: the operator verifies her (`tocsin user verify`), and she joins.
+  verifyByOperator('grace@example.com');
+  await grace.reload();
+  await expect(grace.getByRole('region', { name: 'Email confirmation' })).toHaveCount(0);
   await grace.getByRole('button', { name: 'Join the workspace' }).click();
   // Now in Ada's workspace: her monitor is listed, and the switcher offers both.
   await expect(grace.getByRole('list', { name: 'Monitors', exact: true })).toContainText('Loopback API');

@@ -66,6 +66,8 @@ export default async function globalSetup() {
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, child);
   process.env.TOCSIN_URL = url;
+  process.env.TOCSIN_BIN_PATH = bin;
+  process.env.TOCSIN_DATA_PATH = join(dir, 'data');
   process.env.TARGET_URL = `http://127.0.0.1:${targetPort}`;
 
   return async () => {

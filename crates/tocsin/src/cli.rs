@@ -1,4 +1,4 @@
-//! The command line: `serve`, `migrate`, `user create`, `token create`, `probe` (a remote
+//! The command line: `serve`, `migrate`, `user create|verify`, `token create`, `probe` (a remote
 //! probe), `probe-key create|list|revoke`, `bench`, and `openapi` (prints the document). Each
 //! subcommand is a thin call into the library: the domain layer for users and tokens (never
 //! the HTTP handlers), and `server::openapi_text` for the document.
@@ -60,6 +60,15 @@ pub enum UserCommand {
         /// The user's display name (default: the part of the email before `@`).
         #[arg(long)]
         name: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Mark a user's email address verified (for a server without SMTP, or a person whose
+    /// address the operator knows): email-domain status pages and invitations to it open.
+    Verify {
+        /// The user's sign-in email.
+        #[arg(long)]
+        email: String,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -181,7 +190,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
                 password,
                 name,
             };
-            let (user, ws) = users::create_user(&state, &input)
+            let (user, ws) = users::create_user(&state, &input, true)
                 .await
                 .map_err(crate::domain::error::describe)?;
             state.db().close().await;
@@ -189,6 +198,21 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
                 "{}",
                 serde_json::json!({"userId": user.id, "email": user.email, "workspaceId": ws.id})
             );
+            Ok(())
+        }
+        Command::User(UserCommand::Verify { email, store }) => {
+            let state = crate::server::start_existing(Config::for_store(&store)?).await?;
+            let outcome = crate::domain::email_verification::verify_by_operator(&state, &email)
+                .await
+                .map_err(crate::domain::error::describe);
+            state.db().close().await;
+            match outcome? {
+                None => anyhow::bail!("no user with email {email}"),
+                Some(newly) => println!(
+                    "{}",
+                    serde_json::json!({"email": email.trim().to_lowercase(), "emailVerified": true, "changed": newly})
+                ),
+            }
             Ok(())
         }
         Command::Token(TokenCommand::Create {

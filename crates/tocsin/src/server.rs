@@ -184,6 +184,11 @@ fn spawn_workers(
                     if let Err(e) = crate::store::sessions::delete_expired(s.db().writer(), now).await {
                         tracing::warn!(error = %e, "could not delete expired sessions");
                     }
+                    // Expired links are kept a week, so following one says it expired.
+                    let week_ago = now - 7 * 24 * 3_600_000;
+                    if let Err(e) = crate::store::email_verifications::purge_expired(s.db().writer(), week_ago).await {
+                        tracing::warn!(error = %e, "could not delete expired email verification links");
+                    }
                     if let Err(e) = crate::push::prune_idempotency_keys(&s).await {
                         tracing::warn!(error = %e, "could not prune push idempotency keys");
                     }

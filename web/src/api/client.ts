@@ -74,7 +74,7 @@ export async function authPost<T>(path: string, body: unknown): Promise<T> {
 }
 
 export interface Session {
-  user: { id: string; email: string; name?: string | null };
+  user: { id: string; email: string; name?: string | null; emailVerified?: boolean };
   workspace: { id: string; name: string; slug?: string };
 }
 

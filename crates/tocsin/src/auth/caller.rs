@@ -32,6 +32,9 @@ pub enum Via {
 pub struct Caller {
     pub user_id: String,
     pub email: String,
+    /// Whether the person showed they receive mail at `email` (see
+    /// `domain::email_verification`): what depends on the address asks for it.
+    pub email_verified: bool,
     pub workspace_id: String,
     pub caps: CapSet,
     pub via: Via,
@@ -64,6 +67,12 @@ impl Caller {
             Via::ApiKey { .. } => Holder::ApiKey,
             Via::OAuth { .. } => Holder::OAuthGrant,
         }
+    }
+
+    /// The caller's email when it is verified: the only form in which an address may admit
+    /// or entitle anyone.
+    pub fn verified_email(&self) -> Option<&str> {
+        self.email_verified.then_some(self.email.as_str())
     }
 
     pub fn session_id(&self) -> Option<&str> {
@@ -179,6 +188,7 @@ pub async fn authenticate_key(
     Ok(Caller {
         user_id: key.user_id.clone(),
         email: key.email.clone(),
+        email_verified: key.email_verified,
         workspace_id: key.workspace_id.clone(),
         caps: key.caps,
         via: Via::ApiKey {
@@ -231,6 +241,7 @@ pub async fn authenticate_session(
     Ok(Caller {
         user_id: s.user_id,
         email: s.email,
+        email_verified: s.email_verified_at.is_some(),
         workspace_id: s.workspace_id,
         caps: role.capabilities(),
         via: Via::Session {

@@ -28,6 +28,7 @@ pub struct CachedKey {
     pub workspace_id: String,
     pub user_id: String,
     pub email: String,
+    pub email_verified: bool,
     pub rest: bool,
     pub mcp: bool,
     /// Permissions intersected with what the creator's role holds now.
@@ -83,6 +84,7 @@ impl KeyCache {
             workspace_id: row.workspace_id,
             user_id: row.created_by,
             email: row.creator_email,
+            email_verified: row.creator_email_verified_at.is_some(),
             rest: surfaces.iter().any(|s| s == "rest"),
             mcp: surfaces.iter().any(|s| s == "mcp"),
             caps: CapSet::of(&perms).intersect(role_caps),

@@ -123,7 +123,7 @@ impl Fixture {
                     password: BENCH_PASSWORD.into(),
                     name: Some("Bench".into()),
                 };
-                crate::domain::users::create_user(state, &input)
+                crate::domain::users::create_user(state, &input, true)
                     .await
                     .map_err(|e| anyhow::anyhow!("creating the bench user: {e}"))?;
                 crate::domain::api_keys::mint_for_user(state, BENCH_EMAIL, "bench", "all", "rest")

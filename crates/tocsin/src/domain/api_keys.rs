@@ -521,6 +521,7 @@ pub async fn mint_for_user(
         .ok_or_else(|| anyhow::anyhow!("{email} belongs to no workspace"))?;
     let role = Role::parse(&ws.role).ok_or_else(|| anyhow::anyhow!("unknown role {}", ws.role))?;
     let caller = Caller {
+        email_verified: user.email_verified_at.is_some(),
         user_id: user.id,
         email: user.email,
         workspace_id: ws.id,

@@ -1,6 +1,7 @@
 //! Invitations by email. The inviter gets the invitation; the invitee gets a signed accept link
 //! that expires (by email when SMTP is configured, otherwise in the create response, for the
-//! inviter to pass on). Accepting needs the invitee signed in with the invited address, and
+//! inviter to pass on). Accepting needs the invitee signed in with the invited address,
+//! verified (`domain::email_verification`: an address typed at sign-up proves nothing), and
 //! makes the joined workspace the session's active one.
 
 use schemars::JsonSchema;
@@ -313,6 +314,15 @@ pub async fn accept(
     if !inv.email.eq_ignore_ascii_case(&caller.email) {
         // Not the invitee: as far as this caller is concerned there is no such invitation.
         return Err(DomainError::NotFound(Resource::Invitation));
+    }
+    if caller.verified_email().is_none() {
+        return Err(DomainError::Forbidden(
+            "EMAIL_NOT_VERIFIED",
+            "This invitation is for your email address, which is not verified yet: follow the \
+             link emailed to you at sign-up (or ask for a new one from the dashboard), then \
+             accept again."
+                .into(),
+        ));
     }
     if inv.status != "pending" {
         return Err(DomainError::Conflict(

@@ -1,6 +1,10 @@
 //! Workspace members: list, read, change role, remove. A workspace always keeps at least one
 //! owner, and only an owner may make or unmake owners. Role changes and removals forget the
-//! workspace's cached API keys, so keys lose what their creator lost at once.
+//! workspace's cached API keys and OAuth access tokens on every node, so credentials lose what
+//! their person lost at once. A removal revokes, in its transaction, what the person held in
+//! the workspace: their API keys and OAuth (MCP) grants there are revoked for good, and their
+//! sessions acting there move to another workspace of theirs (or end), so inviting them again
+//! brings none of it back.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -189,6 +193,17 @@ pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), D
     }
     let rows = store::members::delete(&mut *tx, ws, user_id).await?;
     check_write(rows, None, DomainError::NotFound(Resource::Member))?;
+    let keys = store::api_keys::revoke_created_by(&mut *tx, ws, user_id, now).await?;
+    let grants = store::oauth::active_grant_ids(&mut *tx, ws, user_id).await?;
+    for g in &grants {
+        store::oauth::revoke_grant(&mut tx, g, now).await?;
+    }
+    let fallback = store::workspaces::list_for_user(&mut *tx, user_id)
+        .await?
+        .into_iter()
+        .next()
+        .map(|w| w.id);
+    store::sessions::unpin(&mut tx, user_id, ws, fallback.as_deref()).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -196,13 +211,15 @@ pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), D
             action: "member.remove",
             resource_type: "member",
             resource_id: user_id,
-            metadata: json!({"email": current.email, "role": role.as_str()}),
+            metadata: json!({"email": current.email, "role": role.as_str(),
+                             "revokedApiKeys": keys, "revokedMcpGrants": grants}),
         },
         now,
     )
     .await?;
     tx.commit().await?;
-    // Keys the removed member made stop working at once.
+    // Every node forgets the workspace's cached keys and access tokens (both caches follow
+    // this notice), so the revoked ones are read again, and refused, on their next use.
     core.announce(Notice::MembershipChanged {
         workspace_id: ws.clone(),
     });

@@ -684,13 +684,11 @@ async fn grant_actor(
     ip: Option<String>,
     user_agent: Option<String>,
 ) -> Result<Caller, sqlx::Error> {
-    let email = store::users::get(core.db().reader(), &g.user_id)
-        .await?
-        .map(|u| u.email)
-        .unwrap_or_default();
+    let user = store::users::get(core.db().reader(), &g.user_id).await?;
     Ok(Caller {
         user_id: g.user_id.clone(),
-        email,
+        email_verified: user.as_ref().is_some_and(|u| u.email_verified_at.is_some()),
+        email: user.map(|u| u.email).unwrap_or_default(),
         workspace_id: g.workspace_id.clone(),
         caps: CapSet::EMPTY,
         via: Via::OAuth {

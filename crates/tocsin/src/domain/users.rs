@@ -2,6 +2,9 @@
 //! `tocsin user create`), signing in with email and password, starting and ending sessions,
 //! and reading the signed-in session.
 //!
+//! A password account's email is unverified until its person follows the link sign-up emails
+//! them (`domain::email_verification`); users the operator creates count as verified.
+//!
 //! A session is a random token whose SHA-256 is stored; these operations hand the token back
 //! and the surface decides how to carry it (the HTTP edge puts it in an `HttpOnly` cookie).
 //! Rate limits on sign-up and sign-in are the HTTP edge's: they key on the client address.
@@ -9,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::email_verification;
 use super::input::{check_email, Validate};
 use super::workspaces::{self, CurrentWorkspace};
 use super::{DomainError, FieldError};
@@ -78,6 +82,9 @@ pub struct UserView {
     pub id: String,
     pub email: String,
     pub name: String,
+    /// Whether the person showed they receive mail at `email`; until then nothing that depends
+    /// on the address is granted (email-domain status pages, invitations addressed to it).
+    pub email_verified: bool,
     pub created_at: String,
 }
 
@@ -100,6 +107,7 @@ fn user_view(u: &UserRow) -> UserView {
         id: u.id.clone(),
         email: u.email.clone(),
         name: u.name.clone(),
+        email_verified: u.email_verified_at.is_some(),
         created_at: rfc3339(u.created_at),
     }
 }
@@ -131,11 +139,13 @@ async fn new_workspace(
     })
 }
 
-/// Creates a user with their own workspace, as owner. Shared by sign-up and
-/// `tocsin user create`.
+/// Creates a user with their own workspace, as owner. Shared by sign-up (`email_verified`
+/// false: the address is verified by the emailed link) and `tocsin user create` (true: the
+/// operator vouches for it).
 pub async fn create_user(
     core: &Core,
     input: &SignUp,
+    email_verified: bool,
 ) -> Result<(UserRow, WorkspaceRow), DomainError> {
     input.check()?;
     let email = input.email.trim().to_lowercase();
@@ -160,6 +170,7 @@ pub async fn create_user(
         email: email.clone(),
         name: name.clone(),
         password_hash: hash,
+        email_verified_at: email_verified.then_some(now),
         created_at: now,
         updated_at: now,
     };
@@ -206,7 +217,8 @@ pub async fn sign_up(
     input: SignUp,
     client: &ClientMeta,
 ) -> Result<(SignedIn, String), DomainError> {
-    let (user, ws) = create_user(core, &input).await?;
+    let (user, ws) = create_user(core, &input, false).await?;
+    email_verification::send_first_link(core, &user);
     let token = start_session(core, &user.id, &ws.id, client).await?;
     let workspace = workspaces::view(core, &ws.id).await?;
     Ok((

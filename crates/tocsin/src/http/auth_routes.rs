@@ -3,23 +3,29 @@
 //! operations are in `domain::users`; what stays here is HTTP's: the per-address rate limits
 //! and the record of failed sign-ins (`auth::sign_in_guard`: per email and address, with a
 //! per-email back-off that never holds back an address that has not failed), reading the
-//! session cookie and setting or clearing it.
+//! session cookie and setting or clearing it. The email verification link's pages live here
+//! too (`GET /auth/verify-email` shows a button, whose `POST` verifies; errors are pages, not
+//! envelopes), with `POST /auth/verify-email/resend` for the signed-in person.
 
-use axum::extract::{FromRequestParts, State};
+use axum::extract::{FromRequestParts, Query, State};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderMap, HeaderValue};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use maud::{html, Markup, DOCTYPE};
+use serde::Deserialize;
 
 use super::extract::ApiJson;
 use crate::auth::{SESSION_COOKIE, SESSION_TTL_MS};
+use crate::domain::email_verification::{self, LinkOutcome};
 use crate::domain::users::{self, SessionAnswer, SignIn, SignUp, SignedIn};
 use crate::domain::DomainError;
 use crate::http::auth::{authenticate, client_ip, session_token};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::AppState;
 
+pub use crate::domain::email_verification::VERIFY_PATH;
 pub use crate::domain::users::ClientMeta;
 
 pub fn router() -> Router<AppState> {
@@ -28,6 +34,8 @@ pub fn router() -> Router<AppState> {
         .route("/auth/sign-in/email", post(sign_in))
         .route("/auth/sign-out", post(sign_out))
         .route("/auth/get-session", get(get_session))
+        .route(VERIFY_PATH, get(show_verify_link).post(use_verify_link))
+        .route("/auth/verify-email/resend", post(resend_verification))
 }
 
 impl FromRequestParts<AppState> for ClientMeta {
@@ -135,4 +143,111 @@ async fn get_session(
     // Reuse the one authentication path (expiry, sliding renewal, workspace fallback).
     let caller = authenticate(&parts, &state, true).await?;
     Ok(Json(users::session(&state, &caller, &token).await?))
+}
+
+/// `POST /auth/verify-email/resend`: a new verification link to the signed-in person.
+async fn resend_verification(
+    State(state): State<AppState>,
+    parts: Parts,
+) -> ApiResult<Json<serde_json::Value>> {
+    let caller = authenticate(&parts, &state, true).await?;
+    email_verification::resend(&state, &caller).await?;
+    Ok(Json(serde_json::json!({ "success": true })))
+}
+
+#[derive(Debug, Deserialize)]
+struct LinkQuery {
+    #[serde(default)]
+    token: String,
+}
+
+/// The link's page: says which address it confirms and offers the button (a GET changes
+/// nothing, since mail scanners and link previews fetch links).
+async fn show_verify_link(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> Response {
+    link_page(email_verification::check(&state, &q.token).await, &q.token)
+}
+
+/// The button: verifies the address.
+async fn use_verify_link(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> Response {
+    link_page(
+        email_verification::confirm(&state, &q.token).await,
+        &q.token,
+    )
+}
+
+fn link_page(outcome: Result<LinkOutcome, DomainError>, token: &str) -> Response {
+    match outcome {
+        Ok(LinkOutcome::Pending { email }) => page(
+            StatusCode::OK,
+            "Confirm your email address",
+            html! {
+                p { "Confirm that " strong { (email) } " is your email address for Tocsin." }
+                form method="post" action={ (VERIFY_PATH) "?token=" (token) } {
+                    button type="submit" { "Confirm" }
+                }
+            },
+        ),
+        Ok(LinkOutcome::Verified { email }) => page(
+            StatusCode::OK,
+            "Email address confirmed",
+            html! {
+                p { strong { (email) } " is confirmed." }
+                p { a href="/app/" { "Go to the dashboard" } }
+            },
+        ),
+        Ok(LinkOutcome::Used) => page(
+            StatusCode::GONE,
+            "Link already used",
+            html! { p { "This link was already used: a link confirms an address once. If your address is still unconfirmed, ask for a new link from the dashboard." } },
+        ),
+        Ok(LinkOutcome::Expired) => page(
+            StatusCode::GONE,
+            "Link expired",
+            html! { p { "This link has expired (links work for 24 hours): sign in and ask for a new one from the dashboard." } },
+        ),
+        Ok(LinkOutcome::Invalid) => page(
+            StatusCode::BAD_REQUEST,
+            "Link not valid",
+            html! { p { "This link is not valid: open it exactly as it was sent." } },
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "an email verification link could not be followed");
+            page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again",
+                html! { p { "This could not be done just now. Try again in a moment." } },
+            )
+        }
+    }
+}
+
+fn page(status: StatusCode, title: &str, body: Markup) -> Response {
+    let html = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="robots" content="noindex";
+                title { (title) }
+            }
+            body { main { h1 { (title) } (body) } }
+        }
+    };
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            // The token is in the address: it must not leave in a Referer.
+            (header::REFERRER_POLICY, "no-referrer"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        html.into_string(),
+    )
+        .into_response()
 }

@@ -139,6 +139,7 @@ async fn guard(req: Request, next: Next) -> Response {
         || path == oauth::AUTHORIZE_PATH
         || path.starts_with(public::PAGES_PREFIX)
         || path.starts_with(subscribers::LINKS_PREFIX)
+        || path == auth_routes::VERIFY_PATH
         || path == dashboard::PREFIX
         || path.starts_with(dashboard::ASSET_PREFIX);
     let response = next.run(req).await;

@@ -302,7 +302,8 @@ fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 
 /// Whether this request may read a page behind `gate`: anyone may read a public page; a
 /// private one admits its valid page cookie, or the session of a person it admits (a member
-/// of its workspace, or on an `EMAIL_DOMAINS` page someone at an allowed domain).
+/// of its workspace, or on an `EMAIL_DOMAINS` page someone whose verified email is at an
+/// allowed domain).
 async fn admitted(state: &AppState, headers: &HeaderMap, gate: &Gate) -> Result<bool, DomainError> {
     if gate.is_public() {
         return Ok(true);
@@ -329,7 +330,7 @@ async fn admitted(state: &AppState, headers: &HeaderMap, gate: &Gate) -> Result<
     )
     .await?
     .is_some();
-    Ok(gate.admits_person(&caller.email, member))
+    Ok(gate.admits_person(caller.verified_email(), member))
 }
 
 /// Marks an answer about a private page as nobody's to keep but its reader's.

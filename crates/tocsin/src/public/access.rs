@@ -7,7 +7,7 @@
 //! the page id and the page's current password hash. A new password is a new salted hash and
 //! so a new key: every cookie issued before it stops verifying, on every node, without a list
 //! of revoked cookies. An `EMAIL_DOMAINS` page admits a signed-in person of this server whose
-//! email domain is allowed; members of the page's workspace are admitted to either kind (the
+//! verified email's domain is allowed (an unverified address proves nothing); members of the page's workspace are admitted to either kind (the
 //! HTTP edge resolves the session and asks [`Gate::admits_person`]).
 
 use hmac::{Hmac, Mac};
@@ -101,16 +101,16 @@ impl Gate {
         )
     }
 
-    /// Whether a signed-in person with `email` is admitted (`member`: of the page's
-    /// workspace, which admits to any private page).
-    pub fn admits_person(&self, email: &str, member: bool) -> bool {
+    /// Whether a signed-in person is admitted: by `verified_email` (their email when verified,
+    /// else `None`), or as a `member` of the page's workspace, which admits to any private page.
+    pub fn admits_person(&self, verified_email: Option<&str>, member: bool) -> bool {
         if member || self.is_public() {
             return true;
         }
         if self.visibility != Visibility::EmailDomains {
             return false;
         }
-        let Some((_, domain)) = email.rsplit_once('@') else {
+        let Some((_, domain)) = verified_email.and_then(|e| e.rsplit_once('@')) else {
             return false;
         };
         let domain = domain.to_ascii_lowercase();
@@ -176,12 +176,15 @@ mod tests {
     #[test]
     fn people_are_admitted_by_domain_or_membership() {
         let gate = Gate::of(&page("EMAIL_DOMAINS", None), b"k");
-        assert!(gate.admits_person("ann@Example.com", false));
-        assert!(!gate.admits_person("ann@example.com.evil.io", false));
-        assert!(!gate.admits_person("ann@sub.example.com", false));
-        assert!(gate.admits_person("x@elsewhere.io", true));
+        assert!(gate.admits_person(Some("ann@Example.com"), false));
+        assert!(!gate.admits_person(Some("ann@example.com.evil.io"), false));
+        assert!(!gate.admits_person(Some("ann@sub.example.com"), false));
+        assert!(gate.admits_person(Some("x@elsewhere.io"), true));
+        // An address nobody verified admits nobody by its domain.
+        assert!(!gate.admits_person(None, false));
+        assert!(gate.admits_person(None, true));
         let pw = Gate::of(&page("PASSWORD", Some("h")), b"k");
-        assert!(!pw.admits_person("ann@example.com", false));
-        assert!(pw.admits_person("ann@example.com", true));
+        assert!(!pw.admits_person(Some("ann@example.com"), false));
+        assert!(pw.admits_person(Some("ann@example.com"), true));
     }
 }

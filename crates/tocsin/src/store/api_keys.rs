@@ -139,6 +139,7 @@ pub struct KeyAuthRow {
     pub last_used_at: Option<i64>,
     pub created_by: String,
     pub creator_email: String,
+    pub creator_email_verified_at: Option<i64>,
     /// The creator's current role; `None` once they left the workspace (the key then stops).
     pub creator_role: Option<String>,
 }
@@ -149,7 +150,8 @@ pub async fn find_for_auth<'e>(
 ) -> Result<Option<KeyAuthRow>, sqlx::Error> {
     sqlx::query_as(
         "SELECT k.id, k.workspace_id, k.token_hash, k.surfaces, k.permissions, k.status, k.expires_at, \
-         k.last_used_at, k.created_by, u.email AS creator_email, m.role AS creator_role \
+         k.last_used_at, k.created_by, u.email AS creator_email, \
+         u.email_verified_at AS creator_email_verified_at, m.role AS creator_role \
          FROM api_keys k JOIN users u ON u.id = k.created_by \
          LEFT JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by \
          WHERE k.token_hash = $1",
@@ -166,4 +168,23 @@ pub async fn touch<'e>(e: impl Exec<'e>, id: &str, at: i64) -> Result<(), sqlx::
         .execute(e)
         .await
         .map(|_| ())
+}
+
+/// Revokes every active key `user` made in workspace `ws` (their removal from it); returns the
+/// ids revoked.
+pub async fn revoke_created_by<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    user: &str,
+    now: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "UPDATE api_keys SET status = 'REVOKED', updated_at = $1, version = version + 1 \
+         WHERE workspace_id = $2 AND created_by = $3 AND status = 'ACTIVE' RETURNING id",
+    )
+    .bind(now)
+    .bind(ws)
+    .bind(user)
+    .fetch_all(e)
+    .await
 }

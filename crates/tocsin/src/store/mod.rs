@@ -15,6 +15,7 @@ pub mod batch;
 pub mod channels;
 pub mod data_dir;
 pub mod deliveries;
+pub mod email_verifications;
 pub mod escalation;
 pub mod events;
 pub mod heartbeats;

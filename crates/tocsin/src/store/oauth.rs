@@ -321,6 +321,7 @@ pub struct AccessAuthRow {
     pub workspace_id: String,
     pub user_id: String,
     pub email: String,
+    pub email_verified_at: Option<i64>,
     pub scopes: String,
     pub resource: Option<String>,
     pub status: String,
@@ -335,7 +336,7 @@ pub async fn find_access_for_auth<'e>(
 ) -> Result<Option<AccessAuthRow>, sqlx::Error> {
     sqlx::query_as(
         "SELECT t.token_hash, t.expires_at, g.id AS grant_id, g.workspace_id, g.user_id, u.email, \
-         g.scopes, g.resource, g.status, g.last_used_at, m.role \
+         u.email_verified_at, g.scopes, g.resource, g.status, g.last_used_at, m.role \
          FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id \
          JOIN users u ON u.id = g.user_id \
          LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id \
@@ -343,5 +344,21 @@ pub async fn find_access_for_auth<'e>(
     )
     .bind(hash)
     .fetch_optional(e)
+    .await
+}
+
+/// The ids of one person's active grants in one workspace (all of them, for revoking).
+pub async fn active_grant_ids<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    user_id: &str,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM oauth_grants WHERE workspace_id = $1 AND user_id = $2 AND status = 'ACTIVE' \
+         ORDER BY id",
+    )
+    .bind(ws)
+    .bind(user_id)
+    .fetch_all(e)
     .await
 }

@@ -13,6 +13,8 @@ pub struct SessionRow {
     pub created_at: i64,
     pub email: String,
     pub name: String,
+    /// When the user verified `email`; `None`: not yet.
+    pub email_verified_at: Option<i64>,
     /// The user's role in the session's active workspace; `None` if no longer a member.
     pub role: Option<String>,
 }
@@ -51,7 +53,7 @@ pub async fn find<'e>(
     token_hash: &str,
 ) -> Result<Option<SessionRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT s.id, s.user_id, s.workspace_id, s.expires_at, s.created_at, u.email, u.name, m.role \
+        "SELECT s.id, s.user_id, s.workspace_id, s.expires_at, s.created_at, u.email, u.name, u.email_verified_at, m.role \
          FROM sessions s JOIN users u ON u.id = s.user_id \
          LEFT JOIN memberships m ON m.workspace_id = s.workspace_id AND m.user_id = s.user_id \
          WHERE s.token_hash = $1",
@@ -93,4 +95,23 @@ pub async fn delete_expired<'e>(e: impl Exec<'e>, now: i64) -> Result<u64, sqlx:
         .execute(e)
         .await?
         .rows_affected())
+}
+
+/// Takes `user`'s sessions out of workspace `ws` (their removal from it): each moves to
+/// `fallback`, another workspace of theirs, or is deleted when there is none. Returns how
+/// many sessions were in `ws`.
+pub async fn unpin(
+    e: &mut sqlx::AnyConnection,
+    user: &str,
+    ws: &str,
+    fallback: Option<&str>,
+) -> Result<u64, sqlx::Error> {
+    let q = match fallback {
+        Some(other) => sqlx::query(
+            "UPDATE sessions SET workspace_id = $1 WHERE user_id = $2 AND workspace_id = $3",
+        )
+        .bind(other),
+        None => sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND workspace_id = $2"),
+    };
+    Ok(q.bind(user).bind(ws).execute(e).await?.rows_affected())
 }

@@ -1,4 +1,5 @@
-//! Users: people who sign in. Emails are stored lowercased and are unique.
+//! Users: people who sign in. Emails are stored lowercased and are unique; an email counts
+//! as the user's own once `email_verified_at` is set.
 
 use sqlx::FromRow;
 
@@ -10,19 +11,22 @@ pub struct UserRow {
     pub email: String,
     pub name: String,
     pub password_hash: String,
+    /// When the user showed they receive mail at `email`; `None` until then.
+    pub email_verified_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
 pub async fn insert<'e>(e: impl Exec<'e>, u: &UserRow) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO users (id, email, name, password_hash, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO users (id, email, name, password_hash, email_verified_at, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&u.id)
     .bind(&u.email)
     .bind(&u.name)
     .bind(&u.password_hash)
+    .bind(u.email_verified_at)
     .bind(u.created_at)
     .bind(u.updated_at)
     .execute(e)
@@ -45,4 +49,24 @@ pub async fn get<'e>(e: impl Exec<'e>, id: &str) -> Result<Option<UserRow>, sqlx
         .bind(id)
         .fetch_optional(e)
         .await
+}
+
+/// Marks `email` verified for user `id`, unless it is no longer their address or already
+/// verified; the number of rows changed.
+pub async fn mark_verified<'e>(
+    e: impl Exec<'e>,
+    id: &str,
+    email: &str,
+    at: i64,
+) -> Result<u64, sqlx::Error> {
+    sqlx::query(
+        "UPDATE users SET email_verified_at = $1, updated_at = $1 \
+         WHERE id = $2 AND email = $3 AND email_verified_at IS NULL",
+    )
+    .bind(at)
+    .bind(id)
+    .bind(email)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected())
 }

@@ -1,13 +1,18 @@
 //! Accounts and sessions through the real server: sign-up, sign-in, sign-out, the session
-//! read, cookie attributes, rate limits, the Origin check, and expiry with a driven clock.
+//! read, cookie attributes, rate limits, the Origin check, expiry with a driven clock, and
+//! email verification through a real SMTP sink.
 
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
 
-use common::{expect_error, json_of, TestServer};
+use std::sync::Arc;
+
+use common::smtp::Sink;
+use common::{expect_error, json_of, Options, TestServer};
 use reqwest::{Client, Method};
 use serde_json::json;
+use tocsin::clock::ManualClock;
 
 #[tokio::test]
 async fn sign_up_sets_a_hardened_cookie_and_creates_a_workspace() {
@@ -293,5 +298,261 @@ async fn bad_credentials_never_reach_data() {
         "UNAUTHORIZED",
     )
     .await;
+    srv.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Email verification
+
+/// A server on a driven clock whose mail goes to a real SMTP sink.
+async fn with_mail(start_ms: i64) -> (TestServer, Sink, Arc<ManualClock>) {
+    let (sink, port) = Sink::start();
+    let clock = ManualClock::new(start_ms);
+    let srv = TestServer::start_with(Options {
+        clock: Some(clock.clone()),
+        tweak: Some(Box::new(move |c| {
+            c.smtp = Some(tocsin::config::Smtp {
+                url: format!("smtp://127.0.0.1:{port}"),
+                from: "Tocsin <tocsin@example.com>".into(),
+            });
+        })),
+    })
+    .await;
+    (srv, sink, clock)
+}
+
+/// The raw mails to `to` so far, quoted-printable soft breaks and `=3D` undone.
+fn mails_to(sink: &Sink, to: &str) -> Vec<String> {
+    sink.messages
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(rcpt, _)| rcpt.iter().any(|r| r == to))
+        .map(|(_, raw)| raw.replace("=\r\n", "").replace("=3D", "="))
+        .collect()
+}
+
+/// Waits until `to` has `n` mails (10 s at most); returns the path and query of the verify
+/// link in the `n`-th.
+async fn verify_link(sink: &Sink, to: &str, n: usize) -> String {
+    for _ in 0..200 {
+        let mails = mails_to(sink, to);
+        if mails.len() >= n {
+            let mail = &mails[n - 1];
+            assert!(
+                mail.contains("Subject: Confirm your email address"),
+                "{mail}"
+            );
+            let start = mail.find("/auth/verify-email?token=").expect(mail);
+            let rest = &mail[start..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || "/?=_-.".contains(c)))
+                .unwrap_or(rest.len());
+            return rest[..end].to_string();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{to} has {} mails, expected {n}", mails_to(sink, to).len());
+}
+
+/// GETs (the link as a mail scanner would follow it) or POSTs (the page's button) `link`:
+/// the status and the page.
+async fn follow(srv: &TestServer, link: &str, press: bool) -> (u16, String) {
+    let c = Client::new();
+    let req = if press {
+        c.post(srv.url(link))
+    } else {
+        c.get(srv.url(link))
+    };
+    let res = req.send().await.unwrap();
+    let status = res.status().as_u16();
+    let ct = res.headers()["content-type"].to_str().unwrap().to_string();
+    assert!(ct.starts_with("text/html"), "{ct}");
+    assert_eq!(res.headers()["referrer-policy"], "no-referrer");
+    (status, res.text().await.unwrap())
+}
+
+async fn reads_page(srv: &TestServer, who: &common::User, slug: &str) -> bool {
+    let res = who
+        .client
+        .get(srv.url(&format!("/s/{slug}")))
+        .send()
+        .await
+        .unwrap();
+    let summary = who
+        .client
+        .get(srv.url(&format!("/api/v1/status-pages/{slug}/summary")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.status() == 200,
+        summary.status() == 200,
+        "the page and its summary agree"
+    );
+    res.status() == 200
+}
+
+#[tokio::test]
+async fn an_email_domain_page_opens_only_to_an_address_verified_by_its_emailed_link() {
+    let (srv, sink, clock) = with_mail(1_800_000_000_000).await;
+    let owner = srv.sign_up("owner@corp.example").await;
+    json_of(
+        owner
+            .call(
+                Method::POST,
+                "/status-pages",
+                Some(json!({"name": "Corp internal", "slug": "corp", "published": true,
+                    "access": {"visibility": "EMAIL_DOMAINS", "allowedEmailDomains": ["corp.example"]}})),
+            )
+            .await,
+        201,
+    )
+    .await;
+
+    // Anyone can type an address at the domain: signing up with it opens nothing.
+    let res = Client::new()
+        .post(srv.url("/auth/sign-up/email"))
+        .json(&json!({"email": "eve@corp.example", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json_of(res, 200).await["user"]["emailVerified"], false);
+    let eve = srv.sign_up("eve2@corp.example").await;
+    let session = json_of(eve.call(Method::GET, "/auth/get-session", None).await, 200).await;
+    assert_eq!(session["user"]["emailVerified"], false);
+    assert!(!reads_page(&srv, &eve, "corp").await);
+    // Meanwhile the account works in its own workspace.
+    json_of(eve.call(Method::GET, "/workspace", None).await, 200).await;
+
+    // The link's GET only shows a button: a mail scanner verifies nothing.
+    let link = verify_link(&sink, "eve2@corp.example", 1).await;
+    let (status, page) = follow(&srv, &link, false).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("eve2@corp.example") && page.contains("<form method=\"post\""),
+        "{page}"
+    );
+    assert!(!reads_page(&srv, &eve, "corp").await);
+    // The button verifies; the page opens.
+    let (status, page) = follow(&srv, &link, true).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("confirmed"), "{page}");
+    assert!(reads_page(&srv, &eve, "corp").await);
+    let session = json_of(eve.call(Method::GET, "/auth/get-session", None).await, 200).await;
+    assert_eq!(session["user"]["emailVerified"], true);
+    // A link works once.
+    let (status, page) = follow(&srv, &link, true).await;
+    assert_eq!(status, 410);
+    assert!(page.contains("already used"), "{page}");
+    expect_error(
+        eve.call(Method::POST, "/auth/verify-email/resend", None)
+            .await,
+        409,
+        "EMAIL_ALREADY_VERIFIED",
+    )
+    .await;
+    // A forged token is no link at all.
+    let (status, _) = follow(&srv, "/auth/verify-email?token=forged", true).await;
+    assert_eq!(status, 400);
+
+    // A link expires after 24 hours; a new one can be asked for, three times an hour.
+    let bob = srv.sign_up("bob@corp.example").await;
+    let first = verify_link(&sink, "bob@corp.example", 1).await;
+    clock.advance_ms(24 * 3_600_000 + 1);
+    let (status, page) = follow(&srv, &first, true).await;
+    assert_eq!(status, 410);
+    assert!(page.contains("expired"), "{page}");
+    assert!(!reads_page(&srv, &bob, "corp").await);
+    for n in 2..=4 {
+        let res = bob
+            .call(Method::POST, "/auth/verify-email/resend", None)
+            .await;
+        assert_eq!(json_of(res, 200).await["success"], true);
+        verify_link(&sink, "bob@corp.example", n).await;
+        clock.advance_ms(60_000);
+    }
+    let res = bob
+        .call(Method::POST, "/auth/verify-email/resend", None)
+        .await;
+    let wait: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The first resend leaves the hour 57 minutes from now.
+    assert!((3_400..=3_500).contains(&wait), "{wait}");
+    expect_error(res, 429, "RATE_LIMITED").await;
+    // Only a signed-in person may ask.
+    let res = Client::new()
+        .post(srv.url("/auth/verify-email/resend"))
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 401, "UNAUTHORIZED").await;
+    let latest = verify_link(&sink, "bob@corp.example", 4).await;
+    assert_eq!(follow(&srv, &latest, true).await.0, 200);
+    assert!(reads_page(&srv, &bob, "corp").await);
+    // An hour on, resending is allowed again (and refused only because there is no need).
+    clock.advance_ms(3_600_000);
+    expect_error(
+        bob.call(Method::POST, "/auth/verify-email/resend", None)
+            .await,
+        409,
+        "EMAIL_ALREADY_VERIFIED",
+    )
+    .await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn an_invitation_is_accepted_only_by_a_verified_address() {
+    let (srv, sink, _clock) = with_mail(1_800_000_000_000).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let inv = json_of(
+        ada.call(
+            Method::POST,
+            "/workspace/invitations",
+            Some(json!({"email": "carol@example.com"})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(inv["emailed"], true);
+    let mail = loop {
+        let mails = mails_to(&sink, "carol@example.com");
+        if let Some(m) = mails.into_iter().find(|m| m.contains("invitations/accept")) {
+            break m;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let token = mail
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+
+    // Someone signing up with Carol's address cannot take her place in the workspace.
+    let carol = srv.sign_up("carol@example.com").await;
+    let accept = || {
+        carol.call(
+            Method::POST,
+            "/invitations/accept",
+            Some(json!({"token": token})),
+        )
+    };
+    expect_error(accept().await, 403, "EMAIL_NOT_VERIFIED").await;
+    let members = json_of(ada.call(Method::GET, "/workspace/members", None).await, 200).await;
+    assert_eq!(members["members"].as_array().unwrap().len(), 1);
+    // Once the address is shown to be hers (her verification mail, beside the invitation),
+    // the same invitation is accepted.
+    let link = verify_link(&sink, "carol@example.com", 2).await;
+    assert_eq!(follow(&srv, &link, true).await.0, 200);
+    let ws = json_of(accept().await, 200).await;
+    assert_eq!(ws["id"], ada.workspace_id.as_str());
     srv.stop().await;
 }

@@ -655,7 +655,9 @@ async fn email_goes_out_as_html_and_text_through_the_servers_smtp() {
     let done = settled(&ada, &id).await;
     assert_eq!(done["status"], "DELIVERED", "{done}");
     assert!(done["responseStatus"].is_null());
-    let messages = sink.messages.lock().unwrap().clone();
+    // Ada's sign-up emailed her a verification link; the channel's mail is the other one.
+    let mut messages = sink.messages.lock().unwrap().clone();
+    messages.retain(|(to, _)| to != &["ada@example.com"]);
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].0, ["oncall@example.com", "lead@example.com"]);
     let raw = messages[0].1.replace("=\r\n", "").replace("=3D", "=");

@@ -156,6 +156,39 @@ async fn migrate_user_create_and_token_create_work_with_serve() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+    // A user the operator made is verified already; `user verify` says so, and knows no ghost.
+    let out = tocsin(dir.path())
+        .args([
+            "user",
+            "verify",
+            "--email",
+            "ops@example.com",
+            "--data-dir",
+            "data",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verified: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verified["emailVerified"], true);
+    assert_eq!(verified["changed"], false, "verified when created");
+    let out = tocsin(dir.path())
+        .args([
+            "user",
+            "verify",
+            "--email",
+            "ghost@example.com",
+            "--data-dir",
+            "data",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ghost@example.com"));
 
     let port = free_port();
     let child = tocsin(dir.path())
@@ -181,6 +214,16 @@ async fn migrate_user_create_and_token_create_work_with_serve() {
         .await
         .unwrap();
     assert_eq!(ws["id"], created["workspaceId"]);
+    let signed_in: serde_json::Value = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/auth/sign-in/email"))
+        .json(&serde_json::json!({"email": "ops@example.com", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(signed_in["user"]["emailVerified"], true, "{signed_in}");
     signal(&child, "-TERM");
     assert_eq!(wait_exit(child).code(), Some(0));
 }

@@ -199,6 +199,96 @@ async fn a_notice_published_on_one_node_reaches_the_other() {
     a.stop().await;
 }
 
+/// `bob` invited by `ada` and joining her workspace.
+async fn join(ada: &common::User, bob: &common::User) {
+    let inv: Value = ada
+        .call(
+            Method::POST,
+            "/workspace/invitations",
+            Some(json!({"email": bob.email})),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let token = inv["acceptUrl"]
+        .as_str()
+        .unwrap()
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let res = bob
+        .call(
+            Method::POST,
+            "/invitations/accept",
+            Some(json!({"token": token})),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn a_removed_members_key_is_refused_on_the_other_node_even_after_they_rejoin() {
+    if pg_admin_url().is_none() {
+        return;
+    }
+    let a = TestServer::start().await;
+    let b = a.start_beside(Options::default()).await.unwrap();
+    let mut on_b = b.state.feed().subscribe_all();
+    wait_for(&mut on_b, |n| *n == Notice::Resync).await;
+    let ada = a.sign_up("ada@example.com").await;
+    let bob = a.sign_up("bob@example.com").await;
+    a.verify_email("bob@example.com").await;
+    join(&ada, &bob).await;
+    // Bob's key in Ada's workspace, held in node b's memory.
+    let token = bob.token(&["monitors:read"]).await;
+    let on_b_client = common::Bearer::new(&b.base, &token);
+    assert_eq!(
+        on_b_client
+            .call(Method::GET, "/monitors", None)
+            .await
+            .status(),
+        200
+    );
+    let res = ada
+        .call(
+            Method::DELETE,
+            &format!("/workspace/members/{}", bob.user_id),
+            None,
+        )
+        .await;
+    assert_eq!(res.status(), 204);
+    // Well within the key cache's 5 s: only the feed's notice can have dropped it on b.
+    let removed = Instant::now();
+    loop {
+        let status = on_b_client
+            .call(Method::GET, "/monitors", None)
+            .await
+            .status();
+        if status == 401 {
+            break;
+        }
+        assert!(
+            removed.elapsed() < Duration::from_secs(1),
+            "still {status} on the other node"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Invited and joining again (on node a), the key stays revoked on node b.
+    join(&ada, &bob).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        on_b_client
+            .call(Method::GET, "/monitors", None)
+            .await
+            .status(),
+        401
+    );
+    b.stop().await;
+    a.stop().await;
+}
+
 async fn wait_for(
     rx: &mut tokio::sync::broadcast::Receiver<tocsin::cluster::feed::Delivery>,
     want: impl Fn(&Notice) -> bool,

@@ -913,6 +913,7 @@ async fn scope_narrowing_refusal_and_the_role_ceiling() {
     )
     .await;
     let bob = Person::sign_up(&srv, "bob@example.com").await;
+    srv.verify_email("bob@example.com").await;
     let url = inv["acceptUrl"].as_str().unwrap();
     let token = url.split("token=").nth(1).unwrap().to_string();
     {
@@ -941,6 +942,49 @@ async fn scope_narrowing_refusal_and_the_role_ceiling() {
             .await;
         assert!(res.status().is_success(), "{}", res.status());
         assert_eq!(on_mcp(&srv, access).await.unwrap_err(), "UNAUTHORIZED");
+        // Revoked, not suspended: the refresh token mints nothing, and the grant is gone from
+        // the person's list...
+        let refresh_token = t["refresh_token"].as_str().unwrap();
+        oauth_error(
+            refresh(&srv, &client_id, refresh_token).await,
+            400,
+            "invalid_grant",
+        )
+        .await;
+        // ...and joining again brings none of it back.
+        let again = json_of(
+            owner
+                .call(
+                    Method::POST,
+                    "/workspace/invitations",
+                    Some(json!({"email": "bob@example.com", "role": "member"})),
+                )
+                .await,
+            201,
+        )
+        .await;
+        let url = again["acceptUrl"].as_str().unwrap();
+        let token = url.split("token=").nth(1).unwrap().to_string();
+        let ws = json_of(
+            bob.call(
+                Method::POST,
+                "/invitations/accept",
+                Some(json!({"token": token})),
+            )
+            .await,
+            200,
+        )
+        .await;
+        assert_eq!(ws["id"], owner.workspace_id.as_str());
+        assert_eq!(on_mcp(&srv, access).await.unwrap_err(), "UNAUTHORIZED");
+        oauth_error(
+            refresh(&srv, &client_id, refresh_token).await,
+            400,
+            "invalid_grant",
+        )
+        .await;
+        let grants = json_of(bob.call(Method::GET, "/mcp/grants", None).await, 200).await;
+        assert_eq!(grants, json!([]), "{grants}");
     }
     srv.stop().await;
 }

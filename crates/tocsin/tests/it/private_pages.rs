@@ -349,9 +349,20 @@ async fn an_email_domain_page_admits_people_of_allowed_domains_and_members() {
     )
     .await;
 
-    // Signed-in people, each in a workspace of their own: by their email's domain.
+    // Signed-in people, each in a workspace of their own: by their verified email's domain.
+    // Until verified, an address at an allowed domain proves nothing and admits nobody.
     let colleague = srv.sign_up("ann@partner.example").await;
     let stranger = srv.sign_up("eve@acme.example.evil.example").await;
+    let res = colleague
+        .client
+        .get(srv.url("/s/hidden-domains"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 401, "an unverified address");
+    assert!(!res.text().await.unwrap().contains(COMPONENT));
+    srv.verify_email("ann@partner.example").await;
+    srv.verify_email("eve@acme.example.evil.example").await;
     for (who, admitted) in [(&owner, true), (&colleague, true), (&stranger, false)] {
         let res = who
             .client

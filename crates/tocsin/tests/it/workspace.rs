@@ -136,6 +136,7 @@ async fn invitations_roles_and_the_last_owner_rule() {
     let srv = TestServer::start().await;
     let ada = srv.sign_up("ada@example.com").await;
     let bob = srv.sign_up("bob@example.com").await;
+    srv.verify_email("bob@example.com").await;
     let (inv, token) = invite(&ada, "bob@example.com", "member").await;
     assert_eq!(inv["status"], "pending");
     assert!(inv["acceptUrl"]
@@ -346,6 +347,26 @@ async fn invitations_roles_and_the_last_owner_rule() {
     let members = json_of(ada.call(Method::GET, "/workspace/members", None).await, 200).await;
     assert_eq!(members["members"].as_array().unwrap().len(), 1);
     assert!(members["nextCursor"].is_null());
+    // Revoked, not suspended: invited and joining again, his old key stays dead.
+    let (_, again) = invite(&ada, "bob@example.com", "member").await;
+    json_of(
+        bob.call(
+            Method::POST,
+            "/invitations/accept",
+            Some(json!({"token": again})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    expect_error(
+        b.call(Method::GET, "/workspace", None).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    let keys = json_of(bob.call(Method::GET, "/api-keys", None).await, 200).await;
+    assert_eq!(keys[0]["status"], "REVOKED", "{keys}");
 
     // Revoking a pending invitation; revoked tokens cannot be used.
     let (inv, token) = invite(&ada, "carol@example.com", "member").await;
@@ -364,6 +385,7 @@ async fn invitations_roles_and_the_last_owner_rule() {
     .await;
     assert_eq!(revoked["status"], "revoked");
     let carol = srv.sign_up("carol@example.com").await;
+    srv.verify_email("carol@example.com").await;
     expect_error(
         carol
             .call(
@@ -392,6 +414,7 @@ async fn invitation_links_expire() {
     let (srv, clock) = TestServer::with_clock(start).await;
     let ada = srv.sign_up("ada@example.com").await;
     let bob = srv.sign_up("bob@example.com").await;
+    srv.verify_email("bob@example.com").await;
     let (_, token) = invite(&ada, "bob@example.com", "member").await;
     clock.advance_ms(7 * 24 * 3600 * 1000 + 1);
     expect_error(
@@ -441,7 +464,9 @@ async fn invitations_are_emailed_when_smtp_is_configured() {
     .await;
     assert_eq!(inv["emailed"], true);
     assert!(inv["acceptUrl"].is_null(), "the link goes by email only");
-    let messages = sink.messages.lock().unwrap().clone();
+    // Ada's sign-up emailed her a verification link too; the invitation is Bob's one mail.
+    let mut messages = sink.messages.lock().unwrap().clone();
+    messages.retain(|(to, _)| to != &["ada@example.com"]);
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].0, vec!["bob@example.com".to_string()]);
     let body = messages[0].1.replace("=\r\n", "").replace("=3D", "=");
@@ -455,6 +480,7 @@ async fn invitations_are_emailed_when_smtp_is_configured() {
         .to_string();
 
     let bob = srv.sign_up("bob@example.com").await;
+    srv.verify_email("bob@example.com").await;
     let ws = json_of(
         bob.call(
             Method::POST,

@@ -29,6 +29,7 @@ pub struct CachedAccess {
     pub workspace_id: String,
     pub user_id: String,
     pub email: String,
+    pub email_verified: bool,
     /// The grant's scopes intersected with what the person's role holds now.
     pub caps: CapSet,
     pub resource: Option<String>,
@@ -79,6 +80,7 @@ impl TokenCache {
             workspace_id: row.workspace_id,
             user_id: row.user_id,
             email: row.email,
+            email_verified: row.email_verified_at.is_some(),
             caps: CapSet::of(&scopes).intersect(role_caps),
             resource: row.resource,
             active: row.status == "ACTIVE" && row.role.is_some(),
@@ -173,6 +175,7 @@ pub async fn authenticate_access_token(
     Ok(Caller {
         user_id: access.user_id.clone(),
         email: access.email.clone(),
+        email_verified: access.email_verified,
         workspace_id: access.workspace_id.clone(),
         caps: access.caps,
         via: Via::OAuth {

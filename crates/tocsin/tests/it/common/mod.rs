@@ -179,6 +179,16 @@ impl TestServer {
         }
     }
 
+    /// Marks `email`'s user verified, as `tocsin user verify` does: for tests that need what
+    /// a verified address grants (invitations, email-domain pages) but are not about the
+    /// emailed link.
+    pub async fn verify_email(&self, email: &str) {
+        let found = tocsin::domain::email_verification::verify_by_operator(&self.state, email)
+            .await
+            .unwrap();
+        assert!(found.is_some(), "no user {email}");
+    }
+
     /// Signs up a new person; the returned client carries their session cookie and Origin.
     pub async fn sign_up(&self, email: &str) -> User {
         let client = Client::builder()
