@@ -2,7 +2,8 @@
 // five statuses (OPERATIONAL, DEGRADED, PARTIAL_OUTAGE, MAJOR_OUTAGE, MAINTENANCE), light and
 // dark: axe finds nothing serious (colour contrast included), the overall banner and every
 // component's status are drawn in a colour (never white or transparent) that differs from
-// status to status, and the page names the status in words. Takes docs/status-page.png.
+// status to status, and the page names the status in words; the dashboard's branding preview
+// names a partial outage as the page does. Takes docs/status-page.png.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
@@ -118,3 +119,32 @@ for (const scheme of ['light', 'dark'] as const) {
     expect(new Set(Object.values(banners)).size, JSON.stringify(banners)).toBe(STATUSES.length);
   });
 }
+
+test('the branding preview names the overall status as the page does', async () => {
+  await page.emulateMedia({ colorScheme: 'light' });
+  // A monitor of a port nobody listens on goes DOWN; a page with it and a healthy component
+  // is a partial outage, on the page and in the preview alike.
+  const down = await rest(page, 'POST', '/monitors', {
+    name: 'Dead port', type: 'HTTP', url: 'http://127.0.0.1:9/', interval: 2, timeout: 1,
+  });
+  const slug = `preview-${RUN}`;
+  const p = await rest(page, 'POST', '/status-pages', { name: 'Preview', slug, published: true });
+  await rest(page, 'PUT', `/status-pages/${p.id}/components`, [
+    { name: 'Broken', monitorId: down.id },
+    { name: 'Fine', monitorId: null },
+  ]);
+  await expect
+    .poll(async () => (await (await page.request.get(`/api/v1/status-pages/${slug}/summary`)).json()).status, { timeout: 60_000 })
+    .toBe('PARTIAL_OUTAGE');
+  await page.goto(`/s/${slug}`);
+  const headline = (await page.locator('section.overall h2').textContent())!.trim();
+  const labels = (await page.locator('.component .st').allTextContents()).map((s) => s.trim());
+  expect(headline).toBe(HEADLINES.PARTIAL_OUTAGE);
+
+  await page.goto(`/app/status-pages/${p.id}`);
+  await page.getByRole('link', { name: 'Branding' }).click();
+  const preview = page.getByTestId('branding-preview');
+  await expect(preview.locator('.overall h2')).toHaveText(headline);
+  await expect(preview.locator('.overall')).toHaveClass(/\bs-part\b/);
+  await expect(preview.locator('.st')).toHaveText(labels);
+});
