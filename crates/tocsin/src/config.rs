@@ -214,6 +214,10 @@ pub struct RateLimits {
     /// cannot be used to flood an inbox.
     #[serde(default = "d_subscribe_email")]
     pub subscribe_per_email_hour: u32,
+    /// Confirmation emails one mailbox (case, plus-tag and quotes aside) is sent per day,
+    /// across pages and nodes; past it a subscription is accepted but nothing is sent.
+    #[serde(default = "d_subscribe_confirmations")]
+    pub subscribe_confirmations_per_mailbox_day: u32,
 }
 
 fn d_sign_in_ip() -> u32 {
@@ -240,6 +244,9 @@ fn d_subscribe_ip() -> u32 {
 fn d_subscribe_email() -> u32 {
     5
 }
+fn d_subscribe_confirmations() -> u32 {
+    3
+}
 
 impl Default for RateLimits {
     fn default() -> Self {
@@ -252,6 +259,7 @@ impl Default for RateLimits {
             push_unknown_per_ip: d_push_unknown_ip(),
             subscribe_per_ip: d_subscribe_ip(),
             subscribe_per_email_hour: d_subscribe_email(),
+            subscribe_confirmations_per_mailbox_day: d_subscribe_confirmations(),
         }
     }
 }

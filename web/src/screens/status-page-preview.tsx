@@ -61,6 +61,13 @@ function classOf(m: Schemas['Monitor'] | undefined): (typeof LEVELS)[number] {
   return 's-ok';
 }
 
+/** The page's status from its components' (public/snapshot.rs `overall`): the worst one,
+ *  except that a major outage of some components but not all is a partial outage. */
+export function overallOf(classes: (typeof LEVELS)[number][]): (typeof LEVELS)[number] {
+  const worst = LEVELS[Math.max(0, ...classes.map((c) => LEVELS.indexOf(c)))];
+  return worst === 's-major' && classes.some((c) => c !== 's-major') ? 's-part' : worst;
+}
+
 /** Now, written in the draft's language and zone, or why it cannot be. */
 function nowIn(language: string, timezone: string): string {
   const zone = timezone || 'UTC';
@@ -83,7 +90,7 @@ function nowIn(language: string, timezone: string): string {
 function Page(props: { draft: Draft; historyDays: number; components: Schemas['StatusPageComponent'][]; monitors: Schemas['Monitor'][] }) {
   const { draft: d, components } = props;
   const classes = components.map((c) => classOf(props.monitors.find((m) => m.id === c.monitorId)));
-  const overall = LEVELS[Math.max(0, ...classes.map((c) => LEVELS.indexOf(c)))];
+  const overall = overallOf(classes);
   const groups: { group: string | null; members: number[] }[] = [];
   components.forEach((c, i) => {
     const g = c.group ?? null;

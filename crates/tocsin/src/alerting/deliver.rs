@@ -379,6 +379,11 @@ async fn send_to_subscriber(
     if s.unsubscribed_at.is_some() {
         return Err(Failure::permanent("the subscriber unsubscribed"));
     }
+    if s.suspended_at.is_some() {
+        return Err(Failure::permanent(
+            "the subscriber is suspended (its status page turned private)",
+        ));
+    }
     if row.event != subscriber_mail::CONFIRM_EVENT && s.verified_at.is_none() {
         return Err(Failure::permanent(
             "the subscriber has not confirmed the subscription",

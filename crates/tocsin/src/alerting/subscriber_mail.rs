@@ -9,7 +9,8 @@
 //! with the same lifecycle; with one table the delivery worker (`super::deliver`) claims,
 //! retries on the same schedule, keeps the same history and shares `FOR UPDATE SKIP LOCKED`
 //! between nodes with no second code path. Only the send step differs: it reads the
-//! subscriber, refuses to mail one that unsubscribed or was deleted since, and renders here.
+//! subscriber, refuses to mail one that unsubscribed, was suspended (its page turned private)
+//! or was deleted since, and renders here. Suspended subscribers are not queued either.
 //! The channel and alert histories filter by channel or alert, so these rows never show there.
 //!
 //! **Links.** Both are `auth::signed` tokens under the server's link secret (every node checks

@@ -227,6 +227,9 @@ impl aide::OperationOutput for Svg {
     }
 }
 
+/// The badge's Content-Security-Policy.
+pub const BADGE_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
+
 async fn badge(
     State(state): State<AppState>,
     key: PublishableKeyAuth,
@@ -263,6 +266,16 @@ async fn badge(
     h.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=60, s-maxage=60"),
+    );
+    // Opened on its own, the SVG is a document: it may style itself and nothing more (no
+    // script, no loads), and is never sniffed as anything else.
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(BADGE_CSP),
     );
     if !r.snapshot.gate.is_public() {
         super::public::keep_private(&mut res);

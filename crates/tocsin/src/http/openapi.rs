@@ -140,6 +140,9 @@ fn finish(doc: &mut Value) {
         });
     }
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for (path, item) in routes_outside_aide() {
+            paths.insert(path.to_string(), item);
+        }
         for item in paths.values_mut() {
             let Some(item) = item.as_object_mut() else {
                 continue;
@@ -167,4 +170,76 @@ fn finish(doc: &mut Value) {
             }
         }
     }
+}
+
+/// The routes served outside the documented router, described here by hand: the MCP transport
+/// (`http::mcp`, whose bodies are JSON-RPC, free-form in this document) and the feeds of the
+/// pages for people (`http::public::pages_router`).
+fn routes_outside_aide() -> Vec<(&'static str, Value)> {
+    let envelope = |description: &str| json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
+    let html = |description: &str| json!({"description": description, "content": {"text/html": {"schema": {"type": "string"}}}});
+    let slug = json!({
+        "name": "slug",
+        "in": "path",
+        "required": true,
+        "description": "The status page's slug.",
+        "schema": {"type": "string"}
+    });
+    let feed = |id: &str, kind: &str, media: &str| {
+        json!({
+            "get": {
+                "operationId": id,
+                "tags": ["Public status"],
+                "summary": format!("A published status page's incidents as an {kind} feed, newest first, each with its updates (no credential)"),
+                "description": "For feed readers. Private pages (`access.visibility` other than `PUBLIC`) read without access (the page cookie, or the session of a person the page admits) answer the same 404 page as an unknown slug, and with access are `Cache-Control: private, no-store`. Answers carry `ETag`, `Last-Modified` and `Cache-Control`; `If-None-Match` with the current tag is 304. Errors are small HTML pages, as for the page itself.",
+                "parameters": [slug],
+                "security": [],
+                "x-svc-required-capabilities": [],
+                "responses": {
+                    "200": {"description": format!("The {kind} document"), "content": {media: {"schema": {"type": "string"}}}},
+                    "304": {"description": "Not modified: the `If-None-Match` tag is current"},
+                    "404": html("An HTML page: no published status page readable here"),
+                    "503": html("An HTML page: try again in a moment")
+                }
+            }
+        })
+    };
+    let mcp = json!({
+        "post": {
+            "operationId": "mcpTransport",
+            "tags": ["MCP"],
+            "summary": "The Model Context Protocol transport (Streamable HTTP): one JSON-RPC message per request (initialize, tools/list, tools/call, ...); needs an OAuth access token or a personal access token declaring the `mcp` surface",
+            "description": "Request and response bodies are JSON-RPC 2.0 messages (free-form here). The answer is JSON, or an event stream (`text/event-stream`) when the server sends messages before the result. What a call may do is decided per tool by the caller's capabilities, so the transport itself requires none. A missing or bad token is 401 with `WWW-Authenticate` naming the protected resource metadata (`/.well-known/oauth-protected-resource`); a REST-only token is 403. The transport also answers `GET` (the server's event stream of a session) and `DELETE` (ending a session).",
+            "security": [{"oauth2": []}, {"apiKey": []}],
+            "x-svc-required-capabilities": [],
+            "requestBody": {
+                "required": true,
+                "content": {"application/json": {"schema": {"description": "A JSON-RPC 2.0 request or notification"}}}
+            },
+            "responses": {
+                "200": {
+                    "description": "The JSON-RPC response",
+                    "content": {
+                        "application/json": {"schema": {"description": "A JSON-RPC 2.0 response"}},
+                        "text/event-stream": {"schema": {"type": "string"}}
+                    }
+                },
+                "202": {"description": "A notification or response was accepted; nothing to answer"},
+                "400": envelope("Not a JSON-RPC message the transport accepts"),
+                "401": envelope("No valid token (`UNAUTHORIZED`)"),
+                "403": envelope("The token does not declare the `mcp` surface (`FORBIDDEN`)")
+            }
+        }
+    });
+    vec![
+        ("/mcp", mcp),
+        (
+            "/s/{slug}/feed.rss",
+            feed("getStatusPageRssFeed", "RSS 2.0", "application/rss+xml"),
+        ),
+        (
+            "/s/{slug}/feed.atom",
+            feed("getStatusPageAtomFeed", "Atom", "application/atom+xml"),
+        ),
+    ]
 }

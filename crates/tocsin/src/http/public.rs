@@ -20,19 +20,21 @@ use aide::axum::routing::get_with;
 use aide::axum::ApiRouter;
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response as OaResponse};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::domain::incidents::{incident_record, IncidentList};
+use crate::domain::incidents::{incident_record, Incident};
+use crate::domain::pagination::{self, PageParams};
 use crate::domain::postmortems::{postmortem_view, Postmortem};
 use crate::domain::{DomainError, Resource};
 use crate::http::custom_domains::OnCustomDomain;
 use crate::http::error::ApiResult;
+use crate::http::extract::ApiQuery;
 use crate::http::AppState;
 use crate::public::access::{Gate, COOKIE_TTL_MS};
 use crate::public::cache::{Body, Rendered};
@@ -64,12 +66,14 @@ pub struct PostmortemPath {
     pub postmortem_id: String,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PublicIncidentQuery {
-    /// 1 to 200, default 50.
-    pub limit: Option<u32>,
-    /// Incidents to skip, default 0.
-    pub offset: Option<u32>,
+/// A page of a public status page's incidents, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct PublicIncidentPage {
+    pub incidents: Vec<Incident>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// The public JSON routes (in the API document).
@@ -89,7 +93,8 @@ pub fn router() -> ApiRouter<AppState> {
             get_with(incidents, |op| {
                 op.id("listPublicIncidents")
                     .tag(TAG)
-                    .summary("A published status page's published incidents (and scheduled ones whose time has come), newest first, paged by `limit` and `offset`; drafts never appear (no credential)")
+                    .summary("A published status page's published incidents (and scheduled ones whose time has come), newest first, in cursor pages (`?cursor=&limit=`, default 50, at most 200; `nextCursor` null on the last page, stable when incidents are published meanwhile); drafts never appear (no credential)")
+                    .description("Private pages read without access are 404 `STATUS_PAGE_NOT_FOUND`, as for the summary.")
             }),
         )
         .api_route(
@@ -105,33 +110,36 @@ pub fn router() -> ApiRouter<AppState> {
 async fn incidents(
     State(state): State<AppState>,
     Path(p): Path<SlugPath>,
-    Query(q): Query<PublicIncidentQuery>,
+    ApiQuery(q): ApiQuery<PageParams>,
     headers: HeaderMap,
-) -> ApiResult<Private<axum::Json<IncidentList>>> {
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(DomainError::field("limit", "must be 1 to 200").into());
-    }
+) -> ApiResult<Private<axum::Json<PublicIncidentPage>>> {
     let r = readable(&state, &headers, &p.slug).await?;
     let core = state.core();
-    let rows = crate::store::incidents::public_for_page(
+    let after = q.after();
+    // The key is `<created_at>:<id>` of the last incident of the previous page.
+    let key = after
+        .split_once(':')
+        .and_then(|(at, id)| Some((at.parse::<i64>().ok()?, id)));
+    if !after.is_empty() && key.is_none() {
+        return Err(DomainError::field("cursor", "is not a cursor this server issued").into());
+    }
+    let rows = crate::store::incidents::public_page_of(
         core.db().reader(),
         &r.snapshot.page_id,
         core.clock().now_ms(),
-        0,
-        i64::MAX,
+        key,
+        i64::from(q.limit()) + 1,
     )
     .await
     .map_err(DomainError::from)?;
-    let total = rows.len() as i64;
-    let incidents = rows
-        .iter()
-        .skip(q.offset.unwrap_or(0) as usize)
-        .take(limit as usize)
-        .map(|(row, _)| incident_record(row))
-        .collect();
+    let (rows, next_cursor) = pagination::finish(rows, q.limit(), |row| {
+        format!("{}:{}", row.created_at, row.id)
+    });
     Ok(Private(
-        axum::Json(IncidentList { incidents, total }),
+        axum::Json(PublicIncidentPage {
+            incidents: rows.iter().map(incident_record).collect(),
+            next_cursor,
+        }),
         !r.snapshot.gate.is_public(),
     ))
 }
@@ -432,6 +440,7 @@ async fn enter_password(
         if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
             res.headers_mut().insert(header::RETRY_AFTER, v);
         }
+        message_headers(&mut res);
         keep_private(&mut res);
         return res;
     }
@@ -515,12 +524,7 @@ async fn subscribe_form(
         .as_deref()
         .map(|ip| state.limits().subscribe_ip.check(ip))
         .unwrap_or(Ok(()))
-        .and_then(|_| {
-            state
-                .limits()
-                .subscribe_email
-                .check(&ops::normalized_email(&email))
-        });
+        .and_then(|_| state.limits().subscribe_email.check(&ops::mailbox(&email)));
     let back = page_home(&p.slug, parts.extensions.get::<OnCustomDomain>().is_some());
     if let Err(retry_after) = limited {
         let mut res = subscribe_answer(
@@ -574,6 +578,7 @@ fn subscribe_answer(status: StatusCode, title: &str, text: &str, back: &str) -> 
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    message_headers(&mut r);
     r
 }
 
@@ -687,7 +692,22 @@ fn page_error(status: StatusCode, title: &str, text: &str) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
+    message_headers(&mut r);
     r
+}
+
+/// The headers of the small message pages (errors, the subscription form's answers): no
+/// script, no loads, links only; never sniffed as anything else.
+fn message_headers(r: &mut Response) {
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(crate::http::subscribers::PERSON_PAGE_CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
 }
 
 fn not_found_page() -> Response {

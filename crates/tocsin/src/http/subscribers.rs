@@ -5,9 +5,11 @@
 //! The two links are followed by people from an email, so they answer small HTML pages, errors
 //! included (an invalid or expired link is a page saying so, not the JSON envelope: the guard
 //! in `super` leaves [`LINKS_PREFIX`] alone); the API document describes them as `text/html`.
-//! `GET .../unsubscribe` only shows a button, whose `POST` unsubscribes, so a link preview or a
-//! mail scanner fetching the link cannot unsubscribe anyone; mail clients' RFC 8058 one-click
-//! unsubscribe is that same `POST` (its `List-Unsubscribe=One-Click` body is not needed).
+//! `GET .../verify` and `GET .../unsubscribe` only show a button, whose `POST` confirms or
+//! unsubscribes, so a link preview or a mail scanner fetching the link cannot subscribe or
+//! unsubscribe anyone; mail clients' RFC 8058 one-click unsubscribe is that same `POST` (its
+//! `List-Unsubscribe=One-Click` body is not needed). Every page carries a CSP (no script, no
+//! loads, forms to this origin only).
 
 use aide::axum::routing::{delete_with, get_with, post_with};
 use aide::axum::ApiRouter;
@@ -15,6 +17,7 @@ use aide::generate::GenContext;
 use aide::openapi::{MediaType, Operation, Response as OaResponse, SchemaObject};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
+use axum::http::HeaderMap;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -23,11 +26,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::extract::{Accepted, ApiJson, ApiQuery, NoContent};
-use crate::alerting::subscriber_mail::UNSUBSCRIBE_PATH;
+use crate::alerting::subscriber_mail::{UNSUBSCRIBE_PATH, VERIFY_PATH};
 use crate::auth::caps;
 use crate::domain::pagination::PageParams;
 use crate::domain::status_pages::subscribers::{
-    self as ops, LinkOutcome, Subscribe, SubscribeAccepted, SubscriberPage, SubscriberPath,
+    self as ops, LinkOutcome, Subscribe, SubscribeAccepted, Subscriber, SubscriberPage,
+    SubscriberPath,
 };
 use crate::domain::status_pages::PagePath;
 use crate::domain::DomainError;
@@ -49,7 +53,7 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("subscribeToStatusPage")
                     .tag(TAG)
                     .summary("Subscribe an email address to a published status page's incident news, for the whole page or chosen components; a confirmation email follows (no credential)")
-                    .description("Always 202 with the same body for a well-formed request, whether or not the address is already subscribed: nobody can learn it from the answer. A new address (or one that never confirmed, or unsubscribed) is sent an email whose link (`GET /api/v1/subscribers/verify`) confirms it; nothing else is sent until then. An active subscriber is left as it is. A malformed address is 400 `VALIDATION_ERROR` on `email`, an id that is not a component of the page on `componentIds.<i>`; an unpublished page or unknown slug is 404 `STATUS_PAGE_NOT_FOUND`. Requests are limited per client address (a minute's budget) and per email address (an hour's, across pages): over either, 429 `RATE_LIMITED` with `Retry-After`.")
+                    .description("Always 202 with the same body for a well-formed request, whether or not the address is already subscribed: nobody can learn it from the answer. A new address (or one that never confirmed, or unsubscribed) is sent an email whose link (`GET /api/v1/subscribers/verify`) opens a page whose button (`POST` to the same address) confirms it; nothing else is sent until then. An active subscriber is left as it is. A malformed address is 400 `VALIDATION_ERROR` on `email`, an id that is not a component of the page on `componentIds.<i>`; an unpublished page or unknown slug is 404 `STATUS_PAGE_NOT_FOUND`, and so is a private page (`PASSWORD` or `EMAIL_DOMAINS`) asked without access (its page cookie, or the session of a person it admits): the same answer as an unknown slug. Requests are limited per client address (a minute's budget) and per email address (an hour's, across pages), the address counted as its mailbox (lowercased, without a `+tag` or the quotes of a quoted local part): over either, 429 `RATE_LIMITED` with `Retry-After`. One mailbox is sent at most `rate_limits.subscribe_confirmations_per_mailbox_day` confirmation emails a day (default 3), across pages: past that the answer is the same 202 and no email is sent.")
                     .response_with::<429, Json<ErrorBody>, _>(|r| {
                         r.description("Over the per-address or per-email budget (`RATE_LIMITED`, with `Retry-After`)")
                     })
@@ -57,11 +61,17 @@ pub fn router() -> ApiRouter<AppState> {
         )
         .api_route(
             "/api/v1/subscribers/verify",
-            get_with(verify, |op| {
+            get_with(show_verify, |op| {
+                op.id("showVerifySubscriber")
+                    .tag(TAG)
+                    .summary("The link of the confirmation email: shows a page with a button that confirms the subscription (GET changes nothing, so mail scanners following links confirm nothing); answers HTML (no credential)")
+                    .description("For people following the link: every answer is a small HTML page, errors included. 200: the confirmation page (or, already confirmed, a page saying so). 400: not a link this server made, or its subscriber was deleted. 409: the subscription was ended since. 410: the link expired (links work for 7 days; subscribe again for a new one).")
+            })
+            .post_with(verify, |op| {
                 op.id("verifySubscriber")
                     .tag(TAG)
-                    .summary("Confirm a subscription: the link of the confirmation email; answers an HTML page (no credential)")
-                    .description("For people following the link: every answer is a small HTML page, errors included. 200: confirmed (again: confirming twice is fine). 400: not a link this server made, or its subscriber was deleted. 409: the subscription was ended since. 410: the link expired (links work for 7 days; subscribe again for a new one).")
+                    .summary("Confirm a subscription: the button of the confirmation page; any body is ignored; answers HTML (no credential)")
+                    .description("200: confirmed (again: confirming twice is fine). 400, 409 and 410 as for GET.")
             }),
         )
         .api_route(
@@ -85,6 +95,15 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("listStatusPageSubscribers")
                     .tag(TAG)
                     .summary("A status page's subscribers, oldest first, in cursor pages, each with whether it is verified and its state (`status_pages:read`)")
+            }),
+        )
+        .api_route(
+            "/status-pages/{page_id}/subscribers/{subscriber_id}/readmit",
+            post_with(readmit, |op| {
+                op.id("readmitStatusPageSubscriber")
+                    .tag(TAG)
+                    .summary("Re-admit a suspended subscriber: it is sent the page's news again (`status_pages:write`)")
+                    .description("A page that turns private (`access.visibility` becomes `PASSWORD` or `EMAIL_DOMAINS`), or a private page whose password or allowed domains change, suspends all its subscribers (`state` `SUSPENDED`, `suspendedAt` set): they are sent nothing, not even email already queued, until an admin re-admits each one here, or someone who may read the page subscribes the address again (which asks it to confirm). Idempotent; answers the subscriber. Audited as `subscriber.readmit`.")
             }),
         )
         .api_route(
@@ -120,13 +139,16 @@ impl aide::OperationInput for SubscribeBudget {}
 async fn subscribe(
     State(state): State<AppState>,
     Path(p): Path<SlugPath>,
+    headers: HeaderMap,
     _budget: SubscribeBudget,
     ApiJson(input): ApiJson<Subscribe>,
 ) -> ApiResult<Accepted<SubscribeAccepted>> {
+    // A private page read without access is an unknown slug here too.
+    crate::http::public::readable(&state, &headers, &p.slug).await?;
     state
         .limits()
         .subscribe_email
-        .check(&ops::normalized_email(&input.email))
+        .check(&ops::mailbox(&input.email))
         .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
     Ok(Accepted(ops::subscribe(&state, &p.slug, input).await?))
 }
@@ -138,6 +160,14 @@ async fn list(
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<SubscriberPage>> {
     Ok(Json(ops::list(&state, &caller, &p.page_id, &q).await?))
+}
+
+async fn readmit(
+    State(state): State<AppState>,
+    caller: Auth<caps::StatusPagesWrite>,
+    Path(p): Path<SubscriberPath>,
+) -> ApiResult<Json<Subscriber>> {
+    Ok(Json(ops::readmit(&state, &caller, &p).await?))
 }
 
 async fn delete(
@@ -156,8 +186,12 @@ pub struct LinkQuery {
     pub token: String,
 }
 
+async fn show_verify(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
+    outcome_page(ops::verify_link(&state, &q.token, false).await, &q.token)
+}
+
 async fn verify(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
-    outcome_page(ops::verify_link(&state, &q.token).await, &q.token)
+    outcome_page(ops::verify_link(&state, &q.token, true).await, &q.token)
 }
 
 async fn show_unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
@@ -174,6 +208,11 @@ async fn unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) 
     )
 }
 
+/// The pages for people have no script, style or image of their own; their one form posts
+/// back to this origin.
+pub const PERSON_PAGE_CSP: &str =
+    "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
 /// A small HTML page for a person who followed a link.
 pub struct PersonPage(StatusCode, String);
 
@@ -186,6 +225,8 @@ impl IntoResponse for PersonPage {
                 (header::CACHE_CONTROL, "no-store"),
                 // The token is in the address: it must not leave in a Referer.
                 (header::REFERRER_POLICY, "no-referrer"),
+                (header::CONTENT_SECURITY_POLICY, PERSON_PAGE_CSP),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             ],
             self.1,
         )
@@ -273,6 +314,16 @@ fn outcome_page(outcome: Result<LinkOutcome, DomainError>, token: &str) -> Perso
             html! {
                 p { "You will receive email about incidents on " a href=(page_url) { (page_name) } "." }
                 p { "Every email has a link to unsubscribe." }
+            },
+        ),
+        Ok(LinkOutcome::ConfirmVerify { page_name }) => page(
+            StatusCode::OK,
+            "Confirm your subscription?",
+            html! {
+                p { "Receive email about incidents on " strong { (page_name) } "?" }
+                form method="post" action={ (VERIFY_PATH) "?token=" (token) } {
+                    button type="submit" { "Confirm the subscription" }
+                }
             },
         ),
         Ok(LinkOutcome::ConfirmUnsubscribe { page_name }) => page(

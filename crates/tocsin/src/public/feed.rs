@@ -1,7 +1,10 @@
 //! RSS 2.0 and Atom feeds of a page's published incidents, newest first: one item per
 //! incident, its updates in the body, its id the incident's address on the page, so a feed
 //! reader shows each incident once and marks it changed when an update is posted. Written by
-//! the `rss` and `atom_syndication` crates, which escape every value.
+//! the `rss` and `atom_syndication` crates, which escape every value as XML. RSS readers take
+//! an item's `<description>` as HTML (the crate writes it as CDATA), so the incident text goes
+//! there HTML-escaped, one `<p>` per update: a `<script>` in an update or in a push's `msg`
+//! reads as those characters. Atom says `type="text"` and carries the text as it is.
 
 use chrono::DateTime;
 
@@ -30,6 +33,15 @@ fn body(i: &IncidentWithUpdates) -> String {
         .join("\n\n")
 }
 
+/// [`body`] as HTML for RSS: each update a paragraph of escaped text.
+fn body_html(i: &IncidentWithUpdates) -> String {
+    let paragraphs = body(i);
+    maud::html! {
+        @for para in paragraphs.split("\n\n") { p { (para) } }
+    }
+    .into_string()
+}
+
 fn link(s: &Snapshot, i: &IncidentWithUpdates) -> String {
     format!("{}#incident-{}", s.summary.page.url, i.incident.id)
 }
@@ -52,7 +64,7 @@ pub fn rss(s: &Snapshot) -> String {
                 i.incident.status.as_str()
             ));
             item.set_link(link(s, i));
-            item.set_description(body(i));
+            item.set_description(body_html(i));
             item.set_pub_date(rfc2822(&i.incident.created_at));
             let mut guid = rss::Guid::default();
             guid.set_value(format!("{}:{}", i.incident.id, i.incident.updated_at));

@@ -26,7 +26,7 @@ pub struct Html {
     pub csp: String,
 }
 
-/// The page's style block: base styles, brand colours, custom CSS (checked when saved).
+/// The page's style block: base styles, brand colours, custom CSS (as it passes the check).
 fn styles(s: &Snapshot) -> String {
     let b = &s.summary.page.branding;
     let mut css = String::from(BASE_CSS);
@@ -41,7 +41,13 @@ fn styles(s: &Snapshot) -> String {
     if !vars.is_empty() {
         css.push_str(&format!(":root{{{vars}}}"));
     }
-    if let Some(custom) = &b.custom_css {
+    // Checked when saved; checked again here, so CSS saved under an older, weaker check is
+    // left out rather than served.
+    if let Some(custom) = b
+        .custom_css
+        .as_ref()
+        .filter(|c| crate::domain::status_pages::branding::check_css(c).is_ok())
+    {
         css.push('\n');
         css.push_str(custom);
     }
@@ -298,7 +304,7 @@ pub fn page(s: &Snapshot) -> Html {
                     }
                 }
                 main #main .wrap {
-                    section.overall class=(class_of(sum.status)) aria-live="polite" {
+                    section class={ "overall " (class_of(sum.status)) } aria-live="polite" {
                         h2 { (headline(sum.status)) }
                         p { "Updated " time datetime=(sum.updated_at) { (when(s, s.updated_at_ms)) } }
                     }
@@ -335,7 +341,7 @@ pub fn page(s: &Snapshot) -> Html {
                                         li.component {
                                             div.row {
                                                 span.name { (c.name) }
-                                                span.st class=(class_of(c.status)) { (c.status.label()) }
+                                                span class={ "st " (class_of(c.status)) } { (c.status.label()) }
                                             }
                                             @if let Some(d) = &c.description { p.desc { (d) } }
                                             (bars(&b.language, &s.bars[i]))

@@ -375,6 +375,37 @@ pub async fn public_for_page(
         .collect())
 }
 
+/// One page of a public status page's visible incidents (as [`public_for_page`] sees them,
+/// whatever their age), newest first by `(created_at, id)`, after the key `after` (the last
+/// incident of the previous page; `None` for the first): keyset paging, so an incident
+/// published meanwhile never shifts a later page. Without updates.
+pub async fn public_page_of(
+    db: &sqlx::AnyPool,
+    page_id: &str,
+    now_ms: i64,
+    after: Option<(i64, &str)>,
+    limit: i64,
+) -> Result<Vec<IncidentRow>, sqlx::Error> {
+    let (after_at, after_id) = after.unwrap_or((i64::MAX, ""));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM incidents WHERE status_page_id = $1 AND archived_at IS NULL \
+         AND (visibility = $2 OR (visibility = $3 AND scheduled_for IS NOT NULL \
+              AND scheduled_for <= $4)) \
+         AND (created_at < $5 OR (created_at = $5 AND ($6 = '' OR id < $6))) \
+         ORDER BY created_at DESC, id DESC LIMIT $7"
+    );
+    sqlx::query_as(&sql)
+        .bind(page_id)
+        .bind(PUBLISHED)
+        .bind(SCHEDULED)
+        .bind(now_ms)
+        .bind(after_at)
+        .bind(after_id)
+        .bind(limit)
+        .fetch_all(db)
+        .await
+}
+
 // ---------------------------------------------------------------------------------------------
 // Automatic incidents (alerting::auto_incidents)
 

@@ -1,7 +1,9 @@
 //! Subscribers of status pages: the rows behind public subscription (double opt-in by a signed
 //! link, unsubscribe by another) and the admin list. An address is stored lowercased, once per
 //! page; `component_ids` is JSON text, empty for the whole page. A subscriber is *active* while
-//! it is verified and not unsubscribed: only active subscribers are sent incident email.
+//! it is verified, not unsubscribed and not suspended (its page turned private since it
+//! subscribed): only active subscribers are sent incident email. The confirmation emails sent
+//! per mailbox are counted here too, for the daily cap.
 
 use sqlx::FromRow;
 
@@ -17,6 +19,9 @@ pub struct SubscriberRow {
     pub verified_at: Option<i64>,
     pub unsubscribed_at: Option<i64>,
     pub created_at: i64,
+    /// Set when the page turned private; cleared when an admin re-admits the subscriber or
+    /// someone who may read the page subscribes the address again.
+    pub suspended_at: Option<i64>,
 }
 
 impl SubscriberRow {
@@ -36,7 +41,7 @@ impl SubscriberRow {
 }
 
 const COLUMNS: &str = "id, workspace_id, status_page_id, email, component_ids, verified_at, \
-     unsubscribed_at, created_at";
+     unsubscribed_at, created_at, suspended_at";
 
 /// Inserts a subscription; 0 when the page already has this address (the same address
 /// subscribing at the same moment on another node), which leaves that one as it is.
@@ -87,8 +92,8 @@ pub async fn restart<'e>(
     component_ids: &str,
 ) -> Result<u64, sqlx::Error> {
     sqlx::query(
-        "UPDATE subscribers SET component_ids = $1, verified_at = NULL, unsubscribed_at = NULL \
-         WHERE id = $2",
+        "UPDATE subscribers SET component_ids = $1, verified_at = NULL, unsubscribed_at = NULL, \
+         suspended_at = NULL WHERE id = $2",
     )
     .bind(component_ids)
     .bind(id)
@@ -168,11 +173,85 @@ pub async fn active<'e>(
 ) -> Result<Vec<SubscriberRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {COLUMNS} FROM subscribers WHERE workspace_id = $1 AND status_page_id = $2 \
-         AND verified_at IS NOT NULL AND unsubscribed_at IS NULL ORDER BY id"
+         AND verified_at IS NOT NULL AND unsubscribed_at IS NULL AND suspended_at IS NULL ORDER BY id"
     );
     sqlx::query_as(&sql)
         .bind(ws)
         .bind(page_id)
         .fetch_all(e)
         .await
+}
+
+/// Suspends every subscriber of a page not suspended yet (the page turned private).
+pub async fn suspend_all<'e>(
+    e: impl Exec<'e>,
+    page_id: &str,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    sqlx::query(
+        "UPDATE subscribers SET suspended_at = $1 WHERE status_page_id = $2 \
+         AND suspended_at IS NULL",
+    )
+    .bind(now)
+    .bind(page_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected())
+}
+
+/// Lifts a subscriber's suspension (an admin re-admits it); 0 when there is no such subscriber.
+pub async fn readmit<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    page_id: &str,
+    id: &str,
+) -> Result<u64, sqlx::Error> {
+    sqlx::query(
+        "UPDATE subscribers SET suspended_at = NULL \
+         WHERE workspace_id = $1 AND status_page_id = $2 AND id = $3",
+    )
+    .bind(ws)
+    .bind(page_id)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected())
+}
+
+/// How many confirmation emails `mailbox` was sent since `since`.
+pub async fn confirmations_since<'e>(
+    e: impl Exec<'e>,
+    mailbox: &str,
+    since: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM subscriber_confirmations WHERE mailbox = $1 AND sent_at >= $2",
+    )
+    .bind(mailbox)
+    .bind(since)
+    .fetch_one(e)
+    .await
+}
+
+/// Counts a confirmation email to `mailbox`.
+pub async fn record_confirmation<'e>(
+    e: impl Exec<'e>,
+    mailbox: &str,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    sqlx::query("INSERT INTO subscriber_confirmations (mailbox, sent_at) VALUES ($1, $2)")
+        .bind(mailbox)
+        .bind(now)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())
+}
+
+/// Forgets confirmations sent before `before` (they no longer count for any cap).
+pub async fn prune_confirmations<'e>(e: impl Exec<'e>, before: i64) -> Result<u64, sqlx::Error> {
+    sqlx::query("DELETE FROM subscriber_confirmations WHERE sent_at < $1")
+        .bind(before)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())
 }

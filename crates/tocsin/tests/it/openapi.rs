@@ -250,9 +250,13 @@ fn every_operation_documents_its_errors_with_the_envelope() {
         assert!(!errors.is_empty(), "{label} documents no error status");
         // Pages for people (the subscriber links followed from an email) answer their errors
         // as pages too; what they say is documented as `text/html`.
-        let html_page = responses
-            .get("200")
-            .is_some_and(|r| resolve(&doc, r)["content"].get("text/html").is_some());
+        // So are the feeds of the public pages (their 200 is the feed's own type).
+        let html_page = responses.get("200").is_some_and(|r| {
+            let content = &resolve(&doc, r)["content"];
+            ["text/html", "application/rss+xml", "application/atom+xml"]
+                .iter()
+                .any(|t| content.get(*t).is_some())
+        });
         for (status, response) in errors {
             let response = resolve(&doc, response);
             if html_page && response["content"].get("text/html").is_some() {
@@ -379,5 +383,52 @@ fn the_readme_matches_the_document_on_paging_permissions_and_monitor_types() {
             readme.contains(&format!("\"type\":\"{kind}\"")),
             "no {kind} example in the README"
         );
+    }
+}
+
+/// Routes served outside the documented router still have their entry: the MCP transport and
+/// the public pages' feeds.
+#[test]
+fn the_mcp_transport_and_the_feeds_are_documented() {
+    let doc = document();
+    let mcp = &doc["paths"]["/mcp"]["post"];
+    assert_eq!(mcp["operationId"], "mcpTransport", "{mcp}");
+    assert_eq!(mcp["x-svc-required-capabilities"], serde_json::json!([]));
+    let schemes: BTreeSet<&str> = mcp["security"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r.as_object().unwrap().keys().map(String::as_str))
+        .collect();
+    assert_eq!(schemes, BTreeSet::from(["oauth2", "apiKey"]));
+    assert!(mcp["requestBody"]["content"]["application/json"].is_object());
+    for status in ["200", "401", "403"] {
+        assert!(mcp["responses"][status].is_object(), "/mcp {status}");
+    }
+    for (path, id, media) in [
+        (
+            "/s/{slug}/feed.rss",
+            "getStatusPageRssFeed",
+            "application/rss+xml",
+        ),
+        (
+            "/s/{slug}/feed.atom",
+            "getStatusPageAtomFeed",
+            "application/atom+xml",
+        ),
+    ] {
+        let op = &doc["paths"][path]["get"];
+        assert_eq!(op["operationId"], id, "{path}");
+        assert_eq!(op["security"], serde_json::json!([]), "{path}");
+        assert_eq!(
+            op["x-svc-required-capabilities"],
+            serde_json::json!([]),
+            "{path}"
+        );
+        assert!(
+            op["responses"]["200"]["content"][media].is_object(),
+            "{path}"
+        );
+        assert!(op["responses"]["404"].is_object(), "{path}");
     }
 }

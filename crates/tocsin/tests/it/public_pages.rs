@@ -619,3 +619,247 @@ async fn a_change_made_on_one_node_shows_on_the_other_within_a_second() {
     }
     b.stop().await;
 }
+
+/// Files a published incident on page `pid` with `body`'s extra fields; its id.
+async fn published_incident(u: &User, pid: &str, extra: Value) -> String {
+    let mut body = json!({"statusPageId": pid, "visibility": "PUBLISHED"});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let inc = crate::incidents::create(u, body).await;
+    inc["incident"]["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn the_rss_feed_carries_incident_text_as_text_not_html() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("rss-text@example.com").await;
+    let page = create_page(
+        &u,
+        json!({"name": "Feeds", "slug": "rss-text", "published": true}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    let hostile = "<img src=x onerror=alert(1)> & <script>alert(2)</script>";
+    published_incident(
+        &u,
+        pid,
+        json!({"title": "Outage", "message": format!("{hostile}\n]]><b>out</b>")}),
+    )
+    .await;
+    let body = public(&srv, "/s/rss-text/feed.rss")
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let channel = rss::Channel::read_from(&body[..]).unwrap();
+    let description = channel.items()[0].description().unwrap().to_string();
+    // Readers take the description as HTML: the text must come out as those characters.
+    for raw in ["<img", "<script", "<b>"] {
+        assert!(!description.contains(raw), "{raw} in {description}");
+    }
+    assert!(
+        description.contains("&lt;img src=x onerror=alert(1)&gt; &amp; &lt;script&gt;"),
+        "{description}"
+    );
+    assert!(
+        description.contains("]]&gt;&lt;b&gt;out&lt;/b&gt;"),
+        "{description}"
+    );
+    // Atom already says its content is text.
+    let body = public(&srv, "/s/rss-text/feed.atom")
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let feed = atom_syndication::Feed::read_from(&body[..]).unwrap();
+    let content = feed.entries()[0].content().unwrap();
+    assert_eq!(content.content_type(), Some("text"));
+    assert!(content.value().unwrap().contains(hostile));
+}
+
+/// Every element's opening tag in `html` with more than one `class` attribute.
+fn doubled_class_attributes(html: &str) -> Vec<String> {
+    html.split('<')
+        .filter_map(|t| t.split('>').next())
+        .filter(|tag| tag.matches(" class=").count() > 1)
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_page_names_its_status_and_each_components_in_one_class() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("colours@example.com").await;
+    let page = create_page(
+        &u,
+        json!({"name": "Colours", "slug": "colours", "published": true}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    let comps = put_components(&u, pid, json!([{"name": "API"}, {"name": "Web"}])).await;
+    let api = comps[0]["id"].as_str().unwrap();
+    published_incident(
+        &u,
+        pid,
+        json!({"title": "API down", "severity": "CRITICAL", "affectedComponentIds": [api]}),
+    )
+    .await;
+    let mut html = String::new();
+    for _ in 0..40 {
+        html = public(&srv, "/s/colours").await.text().await.unwrap();
+        if html.contains("Partial system outage") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(summary(&srv, "colours").await["status"], "PARTIAL_OUTAGE");
+    assert_eq!(doubled_class_attributes(&html), Vec::<String>::new());
+    assert!(
+        html.contains(r#"<section class="overall s-part""#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<span class="st s-major">Major outage</span>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<span class="st s-ok">Operational</span>"#),
+        "{html}"
+    );
+}
+
+#[tokio::test]
+async fn public_incidents_come_in_cursor_pages_stable_under_inserts() {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let u = srv.sign_up("cursor@example.com").await;
+    let page = create_page(
+        &u,
+        json!({"name": "Paged", "slug": "paged", "published": true}),
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    // Two at the same millisecond: the id breaks the tie.
+    let a = published_incident(&u, pid, json!({"title": "A"})).await;
+    let b = published_incident(&u, pid, json!({"title": "B"})).await;
+    clock.set_ms(T0 + 60_000);
+    let c = published_incident(&u, pid, json!({"title": "C"})).await;
+    let _draft = crate::incidents::create(&u, json!({"statusPageId": pid, "title": "Draft"})).await;
+    let list = |q: String| {
+        let srv = &srv;
+        async move {
+            json_of(
+                public(srv, &format!("/api/v1/status-pages/paged/incidents{q}")).await,
+                200,
+            )
+            .await
+        }
+    };
+    let first = list("?limit=2".into()).await;
+    let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["incidents", "nextCursor"], "{first}");
+    let ids = |v: &Value| -> Vec<String> {
+        v["incidents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let got = ids(&first);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0], c, "newest first");
+    let cursor = first["nextCursor"].as_str().unwrap().to_string();
+    // A newer incident published meanwhile does not shift the next page.
+    clock.set_ms(T0 + 120_000);
+    let d = published_incident(&u, pid, json!({"title": "D"})).await;
+    let second = list(format!("?limit=2&cursor={cursor}")).await;
+    assert_eq!(second["nextCursor"], Value::Null, "{second}");
+    let mut all: Vec<String> = got.into_iter().chain(ids(&second)).collect();
+    assert_eq!(all.len(), 3, "{second}");
+    all.sort();
+    let mut expected = vec![a.clone(), b.clone(), c.clone()];
+    expected.sort();
+    assert_eq!(all, expected);
+    // One by one, the tie included: every incident once, newest first.
+    let mut seen = Vec::new();
+    let mut q = "?limit=1".to_string();
+    loop {
+        let p = list(q.clone()).await;
+        seen.extend(ids(&p));
+        match p["nextCursor"].as_str() {
+            Some(next) => q = format!("?limit=1&cursor={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 4);
+    assert_eq!(&seen[..2], [d, c]);
+    // The default page holds them all; bad paging names its field.
+    assert_eq!(ids(&list(String::new()).await).len(), 4);
+    for (q, field) in [
+        ("?limit=0", "limit"),
+        ("?limit=201", "limit"),
+        ("?cursor=nope", "cursor"),
+    ] {
+        let body = expect_error(
+            public(&srv, &format!("/api/v1/status-pages/paged/incidents{q}")).await,
+            400,
+            "VALIDATION_ERROR",
+        )
+        .await;
+        assert_eq!(body["field"], field, "{q}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn badges_and_error_pages_carry_their_content_security_policy() {
+    let srv = TestServer::start().await;
+    let u = srv.sign_up("csp@example.com").await;
+    let page = create_page(&u, json!({"name": "Csp", "slug": "csp", "published": true})).await;
+    let pid = page["id"].as_str().unwrap();
+    let k = json_of(
+        u.call(
+            Method::POST,
+            &format!("/status-pages/{pid}/publishable-keys"),
+            Some(json!({"name": "site"})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let key = k["key"].as_str().unwrap();
+    let res = public(&srv, &format!("/api/v1/embed/badge.svg?token={key}")).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(
+        res.headers()["content-security-policy"],
+        "default-src 'none'; style-src 'unsafe-inline'"
+    );
+    // The pages for people that say something went wrong: no script, no loads.
+    let not_found = public(&srv, "/s/no-such-page").await;
+    assert_eq!(not_found.status(), 404);
+    let csp = not_found.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.starts_with("default-src 'none'"), "{csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(not_found.headers()["x-content-type-options"], "nosniff");
+    let feed = public(&srv, "/s/no-such-page/feed.rss").await;
+    assert_eq!(feed.status(), 404);
+    assert!(feed.headers().get("content-security-policy").is_some());
+    let form = reqwest::Client::new()
+        .post(srv.url("/s/csp/subscribe"))
+        .form(&[("email", "not an address")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), 400);
+    assert!(form.headers().get("content-security-policy").is_some());
+    let link = public(&srv, "/api/v1/subscribers/verify?token=nope").await;
+    assert_eq!(link.status(), 400);
+    assert!(link.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .starts_with("default-src 'none'"));
+}

@@ -211,6 +211,31 @@ async fn branding_is_validated_field_by_field() {
             json!({"customCss": "a{}".repeat(8000)}),
             "branding.customCss",
         ),
+        // A `/*` inside a string hides nothing from the browser's tokenizer.
+        (
+            json!({"customCss": "a{content:\"/*\"}body{background:url(https://x/t.png)}b{content:\"*/\"}"}),
+            "branding.customCss",
+        ),
+        (
+            json!({"customCss": "a{background:u\\72l(https://x/t.png)}"}),
+            "branding.customCss",
+        ),
+        (
+            json!({"customCss": "@\\69mport 'https://x/a.css';"}),
+            "branding.customCss",
+        ),
+        (
+            json!({"customCss": "a{background:image-set('https://x/t.png' 1x)}"}),
+            "branding.customCss",
+        ),
+        (
+            json!({"customCss": "@font-face{font-family:x;src:url(https://x/f.woff)}"}),
+            "branding.customCss",
+        ),
+        (
+            json!({"customCss": "a{width:expression(alert(1))}"}),
+            "branding.customCss",
+        ),
         (
             json!({"primaryColor": "red;}body{display:none"}),
             "branding.primaryColor",
@@ -259,7 +284,9 @@ async fn branding_is_validated_field_by_field() {
     // Nothing was created by the refusals; good CSS is kept as written.
     let list = json_of(u.call(Method::GET, "/status-pages", None).await, 200).await;
     assert_eq!(list, json!([]));
-    let css = ".component{border-radius:0}\n.logo{background:url('data:image/png;base64,AA')}";
+    let css = ".component{border-radius:0}\n.logo{background:url('data:image/png;base64,AA')}\n\
+               /* url(https://x) in a comment */ .x::after{content:\"/* url( */\"}\n\
+               @media (prefers-color-scheme:dark){.top{background:rgb(0 0 0 / 80%)}}";
     let page = create_page(
         &u,
         json!({"name": "x", "slug": "brand", "branding": {"customCss": css}}),

@@ -148,9 +148,17 @@ pub async fn verify(srv: &TestServer, sink: &Sink, to: &str, n: usize) {
         header(mail, "Subject").unwrap().starts_with("Confirm"),
         "{mail}"
     );
-    let res = reqwest::get(srv.url(&link(mail, "/api/v1/subscribers/verify")))
-        .await
-        .unwrap();
+    let url = srv.url(&link(mail, "/api/v1/subscribers/verify"));
+    // The link shows a button; only its POST confirms (mail scanners follow GETs).
+    let shown = reqwest::get(&url).await.unwrap();
+    assert_eq!(shown.status(), 200);
+    let page = shown.text().await.unwrap();
+    assert!(page.contains("Confirm your subscription?"), "{page}");
+    assert!(
+        page.contains(r#"<form method="post" action="/api/v1/subscribers/verify?token="#),
+        "{page}"
+    );
+    let res = reqwest::Client::new().post(&url).send().await.unwrap();
     assert_eq!(res.status(), 200);
     assert!(res.text().await.unwrap().contains("Subscription confirmed"));
 }
@@ -788,5 +796,282 @@ async fn the_public_page_has_an_email_form_that_subscribes_like_the_api() {
         .await
         .unwrap();
     assert_eq!(res.status(), 404);
+    srv.stop().await;
+}
+
+/// The `Error` body of a refusal, without what differs between any two requests.
+async fn refusal(res: reqwest::Response) -> Value {
+    let mut body = expect_error(res, 404, "STATUS_PAGE_NOT_FOUND").await;
+    if let Some(o) = body.as_object_mut() {
+        o.remove("requestId");
+    }
+    body
+}
+
+/// Posts the page's subscription form with `cookie`.
+async fn subscribe_form(
+    srv: &TestServer,
+    slug: &str,
+    email: &str,
+    cookie: Option<&str>,
+) -> reqwest::Response {
+    let mut req = reqwest::Client::new()
+        .post(srv.url(&format!("/s/{slug}/subscribe")))
+        .form(&[("email", email)]);
+    if let Some(c) = cookie {
+        req = req.header("Cookie", c);
+    }
+    req.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn private_pages_take_subscribers_only_with_access_and_turning_private_suspends_them() {
+    let (srv, sink) = with_smtp(|_| {}).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let open = crate::status_pages::create_page(
+        &ada,
+        json!({"name": "Open", "slug": "open", "published": true}),
+    )
+    .await;
+    let open_id = open["id"].as_str().unwrap().to_string();
+    crate::status_pages::create_page(
+        &ada,
+        json!({"name": "Hidden", "slug": "hidden", "published": true,
+               "access": {"visibility": "PASSWORD", "password": "correct horse battery"}}),
+    )
+    .await;
+    crate::status_pages::create_page(
+        &ada,
+        json!({"name": "Staff", "slug": "staff", "published": true,
+               "access": {"visibility": "EMAIL_DOMAINS", "allowedEmailDomains": ["corp.example"]}}),
+    )
+    .await;
+
+    // Without access a private page takes no subscriber, and says so exactly as for a slug
+    // that does not exist.
+    let unknown =
+        refusal(subscribe(&srv, "no-such-page", json!({"email": "eve@example.com"})).await).await;
+    for slug in ["hidden", "staff"] {
+        let got = refusal(subscribe(&srv, slug, json!({"email": "eve@example.com"})).await).await;
+        assert_eq!(got, unknown, "{slug}");
+        let form = subscribe_form(&srv, slug, "eve@example.com", None).await;
+        assert_eq!(form.status(), 404, "{slug}");
+        let unknown_form = subscribe_form(&srv, "no-such-page", "eve@example.com", None).await;
+        assert_eq!(
+            form.text().await.unwrap(),
+            unknown_form.text().await.unwrap()
+        );
+    }
+    // With the page's cookie it does.
+    let entered = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(srv.url("/s/hidden/access"))
+        .form(&[("password", "correct horse battery")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(entered.status(), 303);
+    let cookie = entered.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let res = reqwest::Client::new()
+        .post(srv.url("/api/v1/status-pages/hidden/subscribers"))
+        .header("Cookie", &cookie)
+        .json(&json!({"email": "friend@example.com"}))
+        .send()
+        .await
+        .unwrap();
+    json_of(res, 202).await;
+    verify(&srv, &sink, "friend@example.com", 1).await;
+    assert_eq!(
+        subscribe_form(&srv, "hidden", "pal@example.com", Some(&cookie))
+            .await
+            .status(),
+        200
+    );
+    assert!(mails_to(&sink, "eve@example.com").is_empty());
+
+    // A public page's subscriber, then the page turns private: suspended, sent nothing.
+    json_of(
+        subscribe(&srv, "open", json!({"email": "reader@example.com"})).await,
+        202,
+    )
+    .await;
+    verify(&srv, &sink, "reader@example.com", 1).await;
+    json_of(
+        ada.call(
+            Method::PATCH,
+            &format!("/status-pages/{open_id}"),
+            Some(json!({"access": {"visibility": "PASSWORD", "password": "another good one"}})),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let listed = subscribers(&ada, &open_id).await;
+    let reader = listed
+        .iter()
+        .find(|s| s["email"] == "reader@example.com")
+        .unwrap();
+    assert_eq!(reader["state"], "SUSPENDED", "{reader}");
+    assert!(reader["suspendedAt"].is_string(), "{reader}");
+    assert_eq!(reader["verified"], true);
+    create(
+        &ada,
+        json!({"statusPageId": open_id, "title": "Quiet outage", "visibility": "PUBLISHED",
+               "message": "Nobody outside hears of this."}),
+    )
+    .await;
+
+    // An admin re-admits the subscriber: the next incident reaches it, the one before never.
+    let sid = reader["id"].as_str().unwrap();
+    let readmitted = json_of(
+        ada.call(
+            Method::POST,
+            &format!("/status-pages/{open_id}/subscribers/{sid}/readmit"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(readmitted["state"], "ACTIVE");
+    assert_eq!(readmitted["suspendedAt"], Value::Null);
+    create(
+        &ada,
+        json!({"statusPageId": open_id, "title": "Told outage", "visibility": "PUBLISHED",
+               "message": "Readers hear of this."}),
+    )
+    .await;
+    let mails = wait_mails(&sink, "reader@example.com", 2).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mails_now = mails_to(&sink, "reader@example.com");
+    assert_eq!(mails_now.len(), 2, "{mails_now:?}");
+    assert!(mails[1].contains("Told outage"));
+    assert!(mails_now.iter().all(|m| !m.contains("Quiet outage")));
+    // Readmitting is write-capability work and names a subscriber of the page.
+    expect_error(
+        ada.call(
+            Method::POST,
+            &format!("/status-pages/{open_id}/subscribers/nope/readmit"),
+            None,
+        )
+        .await,
+        404,
+        "SUBSCRIBER_NOT_FOUND",
+    )
+    .await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_verify_link_followed_by_a_scanner_confirms_nothing() {
+    let (srv, sink) = with_smtp(|_| {}).await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (id, _) = published_page(&ada, "scanned").await;
+    json_of(
+        subscribe(&srv, "scanned", json!({"email": "reader@example.com"})).await,
+        202,
+    )
+    .await;
+    let mails = wait_mails(&sink, "reader@example.com", 1).await;
+    let url = srv.url(&link(&mails[0], "/api/v1/subscribers/verify"));
+    for _ in 0..2 {
+        let res = reqwest::get(&url).await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+        assert!(res.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("form-action 'self'"));
+    }
+    assert_eq!(subscribers(&ada, &id).await[0]["state"], "PENDING");
+    let res = reqwest::Client::new().post(&url).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.text().await.unwrap().contains("Subscription confirmed"));
+    assert_eq!(subscribers(&ada, &id).await[0]["state"], "ACTIVE");
+    // Once confirmed, the link says so.
+    let again = reqwest::get(&url).await.unwrap().text().await.unwrap();
+    assert!(again.contains("Subscription confirmed"), "{again}");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn variants_of_one_address_share_its_limit_and_its_daily_confirmations() {
+    let (srv, sink) = with_smtp(|r| {
+        r.subscribe_per_ip = 100;
+        r.subscribe_per_email_hour = 2;
+    })
+    .await;
+    let ada = srv.sign_up("ada@example.com").await;
+    published_page(&ada, "one").await;
+    json_of(
+        subscribe(&srv, "one", json!({"email": "victim@example.com"})).await,
+        202,
+    )
+    .await;
+    json_of(
+        subscribe(&srv, "one", json!({"email": "Victim+1@Example.com"})).await,
+        202,
+    )
+    .await;
+    for variant in [
+        "victim+2@example.com",
+        "\"victim\"@example.com",
+        "VICTIM@example.com",
+    ] {
+        expect_error(
+            subscribe(&srv, "one", json!({"email": variant})).await,
+            429,
+            "RATE_LIMITED",
+        )
+        .await;
+    }
+    srv.stop().await;
+    drop(sink);
+
+    // The daily cap, across pages: three confirmations reach the mailbox, then nothing,
+    // though every request is answered alike.
+    let (srv, sink) = with_smtp(|r| {
+        r.subscribe_per_ip = 100;
+        r.subscribe_per_email_hour = 100;
+    })
+    .await;
+    let ada = srv.sign_up("ada@example.com").await;
+    published_page(&ada, "one").await;
+    published_page(&ada, "two").await;
+    let mut answers = Vec::new();
+    for (i, slug) in ["one", "two", "one", "two", "one", "two"]
+        .iter()
+        .enumerate()
+    {
+        let body = json_of(
+            subscribe(
+                &srv,
+                slug,
+                json!({"email": format!("victim+{i}@example.com")}),
+            )
+            .await,
+            202,
+        )
+        .await;
+        answers.push(body);
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]));
+    for _ in 0..100 {
+        if sink.messages.lock().unwrap().len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let sent = sink.messages.lock().unwrap().len();
+    assert_eq!(sent, 3, "confirmation emails to one mailbox in a day");
     srv.stop().await;
 }

@@ -4,7 +4,8 @@
 //!
 //! Custom CSS is refused, not rewritten, when it could escape its `<style>` element, run
 //! script or load anything from another origin: a user sees exactly which construct is not
-//! allowed instead of finding it silently dropped. The public page's Content-Security-Policy
+//! allowed instead of finding it silently dropped. It is judged token by token as a browser
+//! reads it (`cssparser`), against allow-lists of at-rules and functions. The public page's Content-Security-Policy
 //! (only this style block by hash, no script, images from https and data URLs) is the second
 //! wall should a construct slip through.
 
@@ -32,9 +33,11 @@ pub struct Branding {
     pub primary_color: Option<String>,
     /// Page background in the light scheme (the dark scheme keeps its own), `#rgb` or `#rrggbb`.
     pub background_color: Option<String>,
-    /// Extra CSS for the page, at most 20,000 bytes: no `<`, no backslash escapes, no
-    /// `@import`, no `url()` except `data:image/...`, no `expression()`, `javascript:`,
-    /// `behavior` or `-moz-binding`.
+    /// Extra CSS for the page, at most 20,000 bytes, read as a browser reads it (comments,
+    /// strings and escapes resolved): no `<`; at-rules `@media`, `@supports`, `@keyframes`,
+    /// `@container` and `@layer` only; `url()` only with `data:image/...`; only known
+    /// functions (colours, maths, gradients, transforms, filters, selectors: no
+    /// `expression()`, `image-set()`, ...); no `behavior`, `-moz-binding` or `javascript`.
     pub custom_css: Option<String>,
     /// Up to 10 links in the page footer.
     #[serde(default)]
@@ -205,15 +208,19 @@ fn is_language_tag(tag: &str) -> bool {
 }
 
 /// Whether custom CSS may go into the page; the error says which construct is refused.
+///
+/// The CSS is read by a real tokenizer (`cssparser`, the one Servo and Firefox use), so what is
+/// checked is what a browser sees: comments, strings and escapes (`u\72l(` is `url(`) are
+/// resolved before anything is judged, and a `/*` inside a string hides nothing. What remains
+/// must be on the allow-lists: known at-rules, known functions, `url()` of `data:image/` only.
 pub fn check_css(css: &str) -> Result<(), String> {
     if css.len() > MAX_CSS_BYTES {
         return Err(format!("at most {MAX_CSS_BYTES} bytes"));
     }
+    // The raw text goes into a `<style>` element, which the HTML parser ends at `</style`
+    // whatever the CSS tokenizer thinks (inside a string or a comment included).
     if css.contains('<') {
         return Err("may not contain `<` (it could close the style element)".into());
-    }
-    if css.contains('\\') {
-        return Err("may not contain backslash escapes".into());
     }
     if css
         .chars()
@@ -221,51 +228,206 @@ pub fn check_css(css: &str) -> Result<(), String> {
     {
         return Err("may not contain control characters".into());
     }
-    let plain = strip_comments(css).to_ascii_lowercase();
-    for (needle, what) in [
-        ("@import", "`@import` (it loads from another address)"),
-        ("expression(", "`expression()`"),
-        ("javascript:", "`javascript:` URLs"),
-        ("vbscript:", "`vbscript:` URLs"),
-        ("behavior", "`behavior`"),
-        ("-moz-binding", "`-moz-binding`"),
-        (
-            "image-set(",
-            "`image-set()` (it loads from another address)",
-        ),
-        ("@namespace", "`@namespace`"),
-    ] {
-        if plain.contains(needle) {
-            return Err(format!("may not use {what}"));
-        }
-    }
-    let mut rest = plain.as_str();
-    while let Some(at) = rest.find("url(") {
-        let arg = rest[at + 4..].trim_start().trim_start_matches(['"', '\'']);
-        if !arg.starts_with("data:image/") {
-            return Err(
-                "may use `url()` only with `data:image/...` (nothing loads from other addresses)"
-                    .into(),
-            );
-        }
-        rest = &rest[at + 4..];
-    }
-    Ok(())
+    let mut parser = cssparser::Parser::new(css);
+    check_tokens(&mut parser, 0)
 }
 
-/// The CSS with its `/* ... */` comments removed (an unclosed comment runs to the end).
-fn strip_comments(css: &str) -> String {
-    let mut out = String::with_capacity(css.len());
-    let mut rest = css;
-    while let Some(start) = rest.find("/*") {
-        out.push_str(&rest[..start]);
-        match rest[start + 2..].find("*/") {
-            Some(end) => rest = &rest[start + 2 + end + 2..],
-            None => return out,
+/// Deeper nesting than any stylesheet needs; bounds the recursion.
+const MAX_CSS_DEPTH: usize = 32;
+
+/// At-rules custom CSS may use (none of them loads anything).
+const AT_RULES: &[&str] = &[
+    "media",
+    "supports",
+    "keyframes",
+    "-webkit-keyframes",
+    "container",
+    "layer",
+];
+
+/// Functions custom CSS may call: colours, maths, gradients, transforms, filters, timing,
+/// grid, shapes and selectors. `url()` is judged apart; anything else (`expression()`,
+/// `image-set()`, `element()`, `paint()`, ...) is refused.
+const FUNCTIONS: &[&str] = &[
+    "rgb",
+    "rgba",
+    "hsl",
+    "hsla",
+    "hwb",
+    "lab",
+    "lch",
+    "oklab",
+    "oklch",
+    "color",
+    "color-mix",
+    "light-dark",
+    "var",
+    "calc",
+    "min",
+    "max",
+    "clamp",
+    "round",
+    "mod",
+    "rem",
+    "abs",
+    "sign",
+    "env",
+    "attr",
+    "counter",
+    "counters",
+    "linear-gradient",
+    "radial-gradient",
+    "conic-gradient",
+    "repeating-linear-gradient",
+    "repeating-radial-gradient",
+    "repeating-conic-gradient",
+    "translate",
+    "translatex",
+    "translatey",
+    "translatez",
+    "translate3d",
+    "rotate",
+    "rotatex",
+    "rotatey",
+    "rotatez",
+    "rotate3d",
+    "scale",
+    "scalex",
+    "scaley",
+    "scalez",
+    "scale3d",
+    "skew",
+    "skewx",
+    "skewy",
+    "matrix",
+    "matrix3d",
+    "perspective",
+    "blur",
+    "brightness",
+    "contrast",
+    "drop-shadow",
+    "grayscale",
+    "hue-rotate",
+    "invert",
+    "opacity",
+    "saturate",
+    "sepia",
+    "cubic-bezier",
+    "steps",
+    "linear",
+    "minmax",
+    "repeat",
+    "fit-content",
+    "rect",
+    "inset",
+    "circle",
+    "ellipse",
+    "polygon",
+    "not",
+    "is",
+    "where",
+    "has",
+    "nth-child",
+    "nth-last-child",
+    "nth-of-type",
+    "nth-last-of-type",
+    "lang",
+    "dir",
+    "selector",
+];
+
+/// Identifiers refused wherever they appear (properties that run code or bind behaviour).
+const IDENTS: &[&str] = &["behavior", "-moz-binding", "javascript", "vbscript"];
+
+fn is_data_image(url: &str) -> bool {
+    url.trim().to_ascii_lowercase().starts_with("data:image/")
+}
+
+const URL_ONLY_DATA: &str =
+    "may use `url()` only with `data:image/...` (nothing loads from other addresses)";
+
+fn check_tokens(p: &mut cssparser::Parser<'_>, depth: usize) -> Result<(), String> {
+    use cssparser::Token;
+    if depth > MAX_CSS_DEPTH {
+        return Err(format!("may nest blocks at most {MAX_CSS_DEPTH} deep"));
+    }
+    loop {
+        let token = match p.next_including_whitespace_and_comments() {
+            Ok(t) => t.clone(),
+            Err(_) => return Ok(()),
+        };
+        match &token {
+            Token::AtKeyword(name) => {
+                let name = name.to_ascii_lowercase();
+                if !AT_RULES.contains(&name.as_str()) {
+                    return Err(match name.as_str() {
+                        "import" => "may not use `@import` (it loads from another address)".into(),
+                        _ => format!("may not use `@{name}`; allowed: @media, @supports, @keyframes, @container, @layer"),
+                    });
+                }
+            }
+            Token::Ident(name) => {
+                let lower = name.to_ascii_lowercase();
+                if let Some(bad) = IDENTS.iter().find(|b| lower == **b) {
+                    return Err(format!("may not use `{bad}`"));
+                }
+            }
+            Token::UnquotedUrl(url) if !is_data_image(url) => return Err(URL_ONLY_DATA.into()),
+            Token::BadUrl(_) => return Err(URL_ONLY_DATA.into()),
+            Token::BadString(_) => return Err("has a string that is not closed".into()),
+            Token::Function(name) => {
+                let name = name.to_ascii_lowercase();
+                if name == "url" || name == "src" {
+                    p.parse_nested_block(|inner| {
+                        let mut ok = false;
+                        let mut count = 0;
+                        while let Ok(t) = inner.next_including_whitespace_and_comments() {
+                            if matches!(t, Token::WhiteSpace(_) | Token::Comment(_)) {
+                                continue;
+                            }
+                            count += 1;
+                            ok = matches!(t, Token::QuotedString(u) if is_data_image(u));
+                        }
+                        if ok && count == 1 {
+                            Ok(())
+                        } else {
+                            Err(cssparser::ParseError::custom(URL_ONLY_DATA.to_string()))
+                        }
+                    })
+                    .map_err(|e| match e.kind {
+                        cssparser::ParseErrorKind::Custom(why) => why,
+                        _ => URL_ONLY_DATA.to_string(),
+                    })?;
+                    continue;
+                }
+                if !FUNCTIONS.contains(&name.as_str()) {
+                    return Err(match name.as_str() {
+                        "expression" => "may not use `expression()`".into(),
+                        "image-set" | "-webkit-image-set" => {
+                            "may not use `image-set()` (it loads from another address)".into()
+                        }
+                        _ => format!("may not use the function `{name}()`"),
+                    });
+                }
+                nested(p, depth)?;
+            }
+            Token::ParenthesisBlock | Token::SquareBracketBlock | Token::CurlyBracketBlock => {
+                nested(p, depth)?;
+            }
+            _ => {}
         }
     }
-    out.push_str(rest);
-    out
+}
+
+/// Checks the block just opened.
+fn nested(p: &mut cssparser::Parser<'_>, depth: usize) -> Result<(), String> {
+    p.parse_nested_block(|inner| {
+        check_tokens(inner, depth + 1).map_err(cssparser::ParseError::custom)
+    })
+    .map_err(|e| match e.kind {
+        cssparser::ParseErrorKind::Custom(why) => why,
+        _ => "could not be read as CSS".to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -275,7 +437,10 @@ mod tests {
     #[test]
     fn css_that_styles_is_accepted() {
         let css = "header { background: #123; }\n.component:hover { outline: 1px solid red }\n\
-                   .logo { background-image: url(\"data:image/png;base64,AAAA\") }";
+                   .logo { background-image: url(\"data:image/png;base64,AAAA\") }\n\
+                   /* a comment with url(https://x) */ .x::before { content: \"\\2014 url(\" }\n\
+                   @media (max-width: 40rem) { .a { color: rgb(0 0 0 / 50%); width: calc(100% - 1rem) } }\n\
+                   .b { background: url(data:image/svg+xml;base64,AA) } .c:not(.d) { transform: rotate(3deg) }";
         assert_eq!(check_css(css), Ok(()));
     }
 
@@ -292,6 +457,18 @@ mod tests {
             "a { -moz-binding: url(x) }",
             "a { background: \\75rl(x) }",
             "a { background: image-set('x.png' 1x) }",
+            "a{content:\"/*\"}body{background:url(https://x/t.png)}b{content:\"*/\"}",
+            "a{content:'/*'}body{background:url('https://x/t.png')}b{content:'*/'}",
+            "a { background: u\\72l(https://x/t.png) }",
+            "a { background: u\\rl(https://x/t.png) }",
+            "@\\69mport 'https://x/a.css';",
+            "a { background: -webkit-image-set(url(data:image/png;base64,AA) 1x) }",
+            "a { background: url(data:image/png;base64,AA), url(https://x/t.png) }",
+            "a { background: url('data:image/png' 'https://x') }",
+            "@font-face { font-family: x; src: url(https://x/f.woff) }",
+            "a { b\\65havior: url(x.htc) }",
+            "a { background: paint(x) }",
+            "a { background: url(https://x/t.png",
         ] {
             assert!(check_css(bad).is_err(), "{bad} should be refused");
         }

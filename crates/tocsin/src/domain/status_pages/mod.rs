@@ -350,12 +350,26 @@ pub async fn update(
         row.auto_incidents = a.as_str().to_string();
     }
     let mut action = "status_page.update";
+    let readers_before = (
+        row.visibility.clone(),
+        row.password_hash.clone(),
+        row.allowed_email_domains.clone(),
+    );
     if let Some(a) = input.access {
         if access::apply(&mut row, a).await? {
             action = "status_page.password_change";
         }
     }
-    write(core, caller, row, expected, action).await
+    // A page whose readers change to a private set suspends its subscribers: they subscribed
+    // as readers of the page before, and get nothing until an admin re-admits them.
+    let suspend = access::Visibility::parse(&row.visibility) != access::Visibility::Public
+        && readers_before
+            != (
+                row.visibility.clone(),
+                row.password_hash.clone(),
+                row.allowed_email_domains.clone(),
+            );
+    write(core, caller, row, expected, action, suspend).await
 }
 
 /// Publishes or unpublishes a page (idempotent).
@@ -373,7 +387,7 @@ pub async fn set_published(
     } else {
         "status_page.unpublish"
     };
-    Ok(write(core, caller, row, None, action).await?.0)
+    Ok(write(core, caller, row, None, action, false).await?.0)
 }
 
 async fn write(
@@ -382,6 +396,7 @@ async fn write(
     mut row: PageRow,
     expected: Option<i64>,
     action: &'static str,
+    suspend_subscribers: bool,
 ) -> Result<(StatusPage, i64), DomainError> {
     let now = core.clock().now_ms();
     row.updated_at = now;
@@ -390,6 +405,9 @@ async fn write(
         .await
         .map_err(|e| on_constraint(e, &[("slug", slug_taken())]))?;
     check_write(rows, expected, DomainError::NotFound(Resource::StatusPage))?;
+    if suspend_subscribers {
+        store::subscribers::suspend_all(&mut *tx, &row.id, now).await?;
+    }
     audit::record(
         &mut *tx,
         caller,

@@ -11,9 +11,20 @@
 //!   subscriber unsubscribes and subscribes again. The confirmation goes through the outbox
 //!   (`alerting::subscriber_mail`), so the answer takes the same time either way and the email
 //!   is retried. Rate limits per client address and per email address are the HTTP edge's.
-//! - **Verify** sets `verifiedAt` (the first time is kept); from then on the subscriber is
-//!   sent the page's incident news. A verify link of a subscription that was unsubscribed since
-//!   verifies nothing.
+//! - **Private pages**: subscribing to a `PASSWORD` or `EMAIL_DOMAINS` page needs the same
+//!   access as reading it (the HTTP edge asks the page's gate first; without access the answer
+//!   is the 404 of an unknown slug). When a page turns private, or who may read a private page
+//!   changes (its password or its allowed domains), every subscriber is *suspended*
+//!   (`SUSPENDED`): it is sent nothing until an admin re-admits it (`POST .../readmit`), or
+//!   someone who may read the page subscribes the address again (which asks it to confirm).
+//! - **Limits**: besides the edge's per-client and per-address budgets (the address counted as
+//!   its [`mailbox`]: lowercased, without a plus-tag or quotes), a mailbox is sent at most
+//!   `rate_limits.subscribe_confirmations_per_mailbox_day` confirmation emails a day across
+//!   pages and nodes; past that the answer is the same 202 and nothing is sent.
+//! - **Verify**: the link (`GET`) shows a page whose button (`POST`) confirms, so a mail scanner
+//!   following the link confirms nothing. Confirming sets `verifiedAt` (the first time is
+//!   kept); from then on the subscriber is sent the page's incident news. A verify link of a
+//!   subscription that was unsubscribed since verifies nothing.
 //! - **Unsubscribe** sets `unsubscribedAt`; queued email to the subscriber is then refused by
 //!   the delivery worker. The row stays (its state shows in the admin list) until an admin
 //!   deletes it, which deletes its email history too.
@@ -89,10 +100,28 @@ pub struct SubscribeAccepted {
     pub message: String,
 }
 
-/// The address the per-address rate limit counts, as stored.
+/// The address as stored: trimmed and lowercased.
 pub fn normalized_email(email: &str) -> String {
     email.trim().to_lowercase()
 }
+
+/// The mailbox an address delivers to, as the limits count it: lowercased, the quotes of a
+/// quoted local part and a `+tag` removed (`"Victim+1"@Example.com` is `victim@example.com`),
+/// so variants of one address share its budget.
+pub fn mailbox(email: &str) -> String {
+    let email = normalized_email(email);
+    let Some((local, domain)) = email.rsplit_once('@') else {
+        return email;
+    };
+    let local = local
+        .strip_prefix('"')
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or(local);
+    let local = local.split('+').next().unwrap_or(local);
+    format!("{local}@{domain}")
+}
+
+const DAY_MS: i64 = 24 * 3_600_000;
 
 fn links(core: &Core) -> SubscriberLinks {
     SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret())
@@ -146,25 +175,49 @@ pub async fn subscribe(
                 verified_at: None,
                 unsubscribed_at: None,
                 created_at: now,
+                suspended_at: None,
             };
             // 0: the same address subscribed at the same moment on another node, whose
             // confirmation is the one sent.
             (store::subscribers::insert(&mut *tx, &row).await? == 1).then_some(row)
         }
-        Some(row) if row.verified_at.is_some() && row.unsubscribed_at.is_none() => None,
+        Some(row)
+            if row.verified_at.is_some()
+                && row.unsubscribed_at.is_none()
+                && row.suspended_at.is_none() =>
+        {
+            None
+        }
         Some(mut row) => {
             store::subscribers::restart(&mut *tx, &row.id, &encoded).await?;
             row.component_ids = encoded;
             row.verified_at = None;
             row.unsubscribed_at = None;
+            row.suspended_at = None;
             Some(row)
         }
     };
+    // Past the mailbox's daily cap the subscription waits unconfirmed and nothing is sent;
+    // the answer stays the same, so the cap tells nobody anything about the address.
+    let cap = i64::from(
+        core.config()
+            .rate_limits
+            .subscribe_confirmations_per_mailbox_day,
+    );
+    let mut sent = false;
     if let Some(row) = &pending {
-        subscriber_mail::enqueue_confirmation(&mut tx, row, page_data, &names, now).await?;
+        let mailbox = mailbox(&row.email);
+        let recent =
+            store::subscribers::confirmations_since(&mut *tx, &mailbox, now - DAY_MS).await?;
+        if recent < cap {
+            store::subscribers::prune_confirmations(&mut *tx, now - DAY_MS).await?;
+            store::subscribers::record_confirmation(&mut *tx, &mailbox, now).await?;
+            subscriber_mail::enqueue_confirmation(&mut tx, row, page_data, &names, now).await?;
+            sent = true;
+        }
     }
     tx.commit().await?;
-    if pending.is_some() {
+    if sent {
         core.wake_deliveries();
     }
     Ok(SubscribeAccepted {
@@ -178,6 +231,10 @@ pub async fn subscribe(
 /// What a verify or unsubscribe link found or did, for the page shown to the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkOutcome {
+    /// The verify link is good; the page asks to confirm (GET).
+    ConfirmVerify {
+        page_name: String,
+    },
     /// The subscription is confirmed (now or before).
     Verified {
         page_name: String,
@@ -225,12 +282,30 @@ async fn resolve(
     Ok(Ok((row, name, url)))
 }
 
-/// Follows a verify link.
-pub async fn verify_link(core: &Core, token: &str) -> Result<LinkOutcome, DomainError> {
+/// Follows a verify link: `apply` false only checks it (the page for `GET`, which a mail
+/// scanner may fetch), true confirms the subscription (`POST`, from that page's button).
+pub async fn verify_link(
+    core: &Core,
+    token: &str,
+    apply: bool,
+) -> Result<LinkOutcome, DomainError> {
     let (row, page_name, page_url) = match resolve(core, LinkKind::Verify, token).await? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
+    if row.unsubscribed_at.is_some() {
+        return Ok(LinkOutcome::NotActive);
+    }
+    if !apply {
+        return Ok(if row.verified_at.is_some() {
+            LinkOutcome::Verified {
+                page_name,
+                page_url,
+            }
+        } else {
+            LinkOutcome::ConfirmVerify { page_name }
+        });
+    }
     let now = core.clock().now_ms();
     let rows = store::subscribers::verify(core.db().writer(), &row.id, now).await?;
     Ok(if rows == 0 {
@@ -275,6 +350,9 @@ pub enum SubscriberState {
     Active,
     /// Unsubscribed: sent nothing.
     Unsubscribed,
+    /// Confirmed, but the page turned private since: sent nothing until an admin re-admits it
+    /// (`POST /status-pages/{page_id}/subscribers/{subscriber_id}/readmit`).
+    Suspended,
 }
 
 /// A subscriber of a status page.
@@ -295,15 +373,19 @@ pub struct Subscriber {
     pub state: SubscriberState,
     #[schemars(with = "Option<Timestamp>")]
     pub unsubscribed_at: Option<String>,
+    /// When the page turned private (the subscriber is sent nothing until re-admitted).
+    #[schemars(with = "Option<Timestamp>")]
+    pub suspended_at: Option<String>,
     #[schemars(with = "Timestamp")]
     pub created_at: String,
 }
 
 fn view(r: &SubscriberRow) -> Subscriber {
-    let state = match (r.verified_at, r.unsubscribed_at) {
-        (_, Some(_)) => SubscriberState::Unsubscribed,
-        (Some(_), None) => SubscriberState::Active,
-        (None, None) => SubscriberState::Pending,
+    let state = match (r.verified_at, r.unsubscribed_at, r.suspended_at) {
+        (_, Some(_), _) => SubscriberState::Unsubscribed,
+        (_, None, Some(_)) => SubscriberState::Suspended,
+        (Some(_), None, None) => SubscriberState::Active,
+        (None, None, None) => SubscriberState::Pending,
     };
     Subscriber {
         id: r.id.clone(),
@@ -314,6 +396,7 @@ fn view(r: &SubscriberRow) -> Subscriber {
         verified_at: r.verified_at.map(rfc3339),
         state,
         unsubscribed_at: r.unsubscribed_at.map(rfc3339),
+        suspended_at: r.suspended_at.map(rfc3339),
         created_at: rfc3339(r.created_at),
     }
 }
@@ -395,6 +478,44 @@ pub async fn delete(
     Ok(())
 }
 
+/// Lifts a subscriber's suspension: it is sent the page's news again (if it confirmed and did
+/// not unsubscribe). Idempotent.
+pub async fn readmit(
+    core: &Core,
+    caller: &Caller,
+    path: &SubscriberPath,
+) -> Result<Subscriber, DomainError> {
+    caller.require::<caps::StatusPagesWrite>()?;
+    let page = load(core, caller, &path.page_id).await?;
+    let now = core.clock().now_ms();
+    let mut tx = core.db().begin().await?;
+    let rows = store::subscribers::readmit(
+        &mut *tx,
+        &caller.workspace_id,
+        &page.id,
+        &path.subscriber_id,
+    )
+    .await?;
+    check_write(rows, None, DomainError::NotFound(Resource::Subscriber))?;
+    audit::record(
+        &mut *tx,
+        caller,
+        Entry {
+            action: "subscriber.readmit",
+            resource_type: "subscriber",
+            resource_id: &path.subscriber_id,
+            metadata: json!({"statusPageId": page.id}),
+        },
+        now,
+    )
+    .await?;
+    let row = store::subscribers::by_id(&mut *tx, &path.subscriber_id)
+        .await?
+        .ok_or(DomainError::NotFound(Resource::Subscriber))?;
+    tx.commit().await?;
+    Ok(view(&row))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,6 +532,14 @@ mod tests {
         }
         assert!(bad(" Ada@Example.com ").validate().is_empty());
         assert_eq!(normalized_email(" Ada@Example.com "), "ada@example.com");
+        for variant in [
+            "victim@example.com",
+            "Victim+1@Example.com",
+            "\"victim\"@example.com",
+            "\"Victim+x\"@EXAMPLE.com",
+        ] {
+            assert_eq!(mailbox(variant), "victim@example.com", "{variant}");
+        }
         let dup = Subscribe {
             email: "a@example.com".into(),
             component_ids: Some(vec!["c1".into(), "c2".into(), "c1".into()]),
