@@ -246,6 +246,10 @@ pub struct HttpConfig {
     /// `certificateDaysLeft`, `resolvedIp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assertions: Option<Vec<AssertionConfig>>,
+    /// Keep the first 64 KiB of the response body in the heartbeats of failed checks; default
+    /// false (assertions on the body read it either way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_response_body: Option<bool>,
 }
 
 impl HttpConfig {
@@ -565,6 +569,7 @@ mod tests {
                 value: Some(json!("json")),
                 severity: Some(crate::assertions::Severity::Fail),
             }]),
+            store_response_body: Some(true),
         };
         let tcp = TcpConfig {
             tls: Some(TcpTlsConfig {

@@ -11,7 +11,8 @@
 //!  "assertions": [{"target": "dnsRecords", "operator": "contains", "value": "10 mail.example.com."}]}
 //! ```
 //! * `recordType` (required): A, AAAA, CNAME, MX, NS, TXT, SOA, SRV, CAA or PTR.
-//! * `resolver`: `"ip"` or `"ip:port"` (`"[v6]:port"`); absent means the system resolver.
+//! * `resolver`: `"ip"` or `"ip:port"` (`"[v6]:port"`); absent means the system resolver. A
+//!   resolver the run's address policy refuses fails the check without a query.
 //! * `protocol`: `udp` (default) or `tcp`.
 //! * `expected`: records that must all be in the answer set; written in the canonical form
 //!   below, but names may omit the trailing dot and use any case.
@@ -373,6 +374,17 @@ pub async fn check(
 ) -> Outcome {
     let started = Instant::now();
     let deadline = deadline_for(opts, started);
+    // The resolver a monitor names is a server it makes the probe talk to; the system
+    // resolver is the operator's own.
+    if let Some(addr) = spec
+        .resolver
+        .filter(|a| !opts.address_policy.allows(a.ip()))
+    {
+        return Outcome::down(
+            started.elapsed(),
+            crate::address_policy::refused_message(addr.ip()),
+        );
+    }
     let resolver = match build_resolver(spec, deadline.saturating_duration_since(started)) {
         Ok(r) => r,
         Err(message) => return Outcome::down(started.elapsed(), message),

@@ -16,7 +16,8 @@
 //!   "expect": {"statusCodes": [200, "200-299", "3xx"]},  // default: 2xx and 3xx
 //!   "ipFamily": "any",                    // any | ipv4 | ipv6
 //!   "tls": {"verify": true, "certExpiryWarnDays": 14, "certExpiryFailDays": 0},
-//!   "assertions": [ … ]                   // see crate::assertions
+//!   "assertions": [ … ],                  // see crate::assertions
+//!   "storeResponseBody": false            // keep the body in the outcome
 //! }
 //! ```
 //!
@@ -32,8 +33,13 @@
 //!   the minimum over all TLS hops. Fewer than `certExpiryWarnDays` days ⇒ DEGRADED, fewer than
 //!   `certExpiryFailDays` ⇒ DOWN; an expired certificate is always DOWN. These thresholds apply
 //!   even with `verify: false`, which only stops chain and name validation.
-//! * Limits: response heads above 64 KiB and bodies above 8 MiB fail the check; only the first
-//!   64 KiB of the body is kept in the outcome, but assertions see everything read.
+//! * Limits: response heads above 64 KiB and bodies above 8 MiB fail the check. The body is
+//!   kept in the outcome (its first 64 KiB) only with `storeResponseBody: true`; assertions see
+//!   everything read either way.
+//! * Addresses: every hop's resolved addresses pass the run's
+//!   [`AddressPolicy`](crate::AddressPolicy) before connecting, and the connection goes to an
+//!   address that passed, so neither a redirect nor a name re-resolving elsewhere reaches a
+//!   refused address.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -61,7 +67,7 @@ use crate::config::{
     field_names, BasicAuthConfig, BearerAuthConfig, HttpConfig, HttpExpectConfig, HttpTlsConfig,
 };
 use crate::spec::{FieldError, RunOptions, SpecInput};
-use crate::{tls, Outcome, Timings, Verdict};
+use crate::{tls, AddressPolicy, Outcome, Timings, Verdict};
 
 /// Largest request body a monitor may send.
 pub const MAX_REQUEST_BODY: usize = 64 * 1024;
@@ -106,6 +112,8 @@ pub struct HttpSpec {
     pub ip_family: IpFamily,
     pub tls: TlsOptions,
     pub assertions: Vec<Assertion>,
+    /// Keep the response body in the outcome (`storeResponseBody`).
+    pub store_response_body: bool,
 }
 
 /// Credentials sent in the `Authorization` header.
@@ -285,6 +293,7 @@ impl HttpSpec {
             ));
         }
         let follow_redirects = parse_bool(config, "followRedirects", true, &mut errors);
+        let store_response_body = parse_bool(config, "storeResponseBody", false, &mut errors);
         let max_redirects = parse_uint(
             get(config, "maxRedirects"),
             "config.maxRedirects",
@@ -330,13 +339,21 @@ impl HttpSpec {
                 }
             };
 
-        match (url, method, follow_redirects, max_redirects, expect_status) {
+        match (
+            url,
+            method,
+            follow_redirects,
+            max_redirects,
+            expect_status,
+            store_response_body,
+        ) {
             (
                 Some(url),
                 Some(method),
                 Some(follow_redirects),
                 Some(max_redirects),
                 Some(expect),
+                Some(store_response_body),
             ) if errors.is_empty() => Ok(HttpSpec {
                 url,
                 method,
@@ -349,6 +366,7 @@ impl HttpSpec {
                 ip_family,
                 tls,
                 assertions,
+                store_response_body,
             }),
             _ => Err(errors),
         }
@@ -717,6 +735,9 @@ pub enum HttpError {
     BodyTooLarge,
     #[error("{0}")]
     Redirect(String),
+    /// The run's address policy refuses every address of the hop.
+    #[error("{0}")]
+    Refused(String),
     #[error("could not build the request: {0}")]
     Request(String),
     #[error("timed out after {0} ms")]
@@ -765,11 +786,15 @@ impl Gathered {
 pub async fn check(spec: &HttpSpec, opts: &RunOptions) -> Outcome {
     let started = Instant::now();
     let mut gathered = Gathered::new(opts.now);
-    let result =
-        match tokio::time::timeout(opts.timeout, fetch_following(spec, &mut gathered)).await {
-            Ok(r) => r,
-            Err(_) => Err(HttpError::Timeout(opts.timeout.as_millis())),
-        };
+    let result = match tokio::time::timeout(
+        opts.timeout,
+        fetch_following(spec, &opts.address_policy, &mut gathered),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(_) => Err(HttpError::Timeout(opts.timeout.as_millis())),
+    };
     let latency = started.elapsed();
     if let Err(HttpError::ProbeFault(resource)) = &result {
         return Outcome::probe_fault(latency, resource);
@@ -793,7 +818,11 @@ fn finish(
         status_code: gathered.status_code,
         timings: gathered.measured.then_some(gathered.timings),
         response_headers: gathered.headers.clone(),
-        response_body: gathered.headers.as_ref().map(|_| kept),
+        response_body: gathered
+            .headers
+            .as_ref()
+            .filter(|_| spec.store_response_body)
+            .map(|_| kept),
         resolved_ip: gathered.resolved_ip,
         cert_days_left: gathered.cert_days_left,
         ..Outcome::default()
@@ -889,7 +918,11 @@ struct Hop {
 }
 
 /// Requests the URL, following redirects as configured; the last response lands in `g`.
-async fn fetch_following(spec: &HttpSpec, g: &mut Gathered) -> Result<(), HttpError> {
+async fn fetch_following(
+    spec: &HttpSpec,
+    policy: &AddressPolicy,
+    g: &mut Gathered,
+) -> Result<(), HttpError> {
     let mut hop = Hop {
         url: spec.url.clone(),
         method: spec.method.clone(),
@@ -902,7 +935,7 @@ async fn fetch_following(spec: &HttpSpec, g: &mut Gathered) -> Result<(), HttpEr
     seen.insert((hop.url.to_string(), hop.method.clone()));
     let mut redirects: u8 = 0;
     loop {
-        let location = fetch_once(spec, &hop, g).await?;
+        let location = fetch_once(spec, policy, &hop, g).await?;
         let Some(location) = location.filter(|_| spec.follow_redirects) else {
             return Ok(());
         };
@@ -950,6 +983,7 @@ async fn fetch_following(spec: &HttpSpec, g: &mut Gathered) -> Result<(), HttpEr
 /// One request on a fresh connection. Returns the `Location` of a redirect, if any.
 async fn fetch_once(
     spec: &HttpSpec,
+    policy: &AddressPolicy,
     hop: &Hop,
     g: &mut Gathered,
 ) -> Result<Option<String>, HttpError> {
@@ -963,6 +997,10 @@ async fn fetch_once(
     let port = url.port_or_known_default().unwrap_or(80);
     let (addrs, lookup_time) = resolve(url, spec.ip_family).await?;
     g.timings.dns += ms(lookup_time);
+    // Judged here, on this hop's own resolution, and only these addresses are connected to.
+    let addrs = policy
+        .keep_allowed(addrs, |ip| *ip)
+        .map_err(HttpError::Refused)?;
 
     let t = Instant::now();
     let (tcp, addr) = connect(&addrs, port).await?;

@@ -4,6 +4,7 @@
 //! HTTP server, no monitor state. The server's built-in probe and the remote `tocsin probe`
 //! both call [`run`], so a check behaves the same wherever it runs.
 
+pub mod address_policy;
 pub mod assertions;
 pub mod config;
 pub mod dns;
@@ -16,6 +17,7 @@ pub mod tcp;
 pub mod tls;
 pub mod websocket;
 
+pub use address_policy::AddressPolicy;
 pub use outcome::{AssertionResult, Outcome, Timings, Verdict};
 pub use spec::{CheckSpec, FieldError, MonitorKind, RunOptions};
 

@@ -82,7 +82,7 @@ pub async fn check(spec: &PingSpec, opts: &RunOptions) -> Outcome {
     let started = Instant::now();
     let deadline = deadline_for(opts, started);
 
-    let ip = match resolve(&spec.host, 0, deadline).await {
+    let ip = match resolve(&spec.host, 0, deadline, &opts.address_policy).await {
         Ok(addrs) => match addrs.first() {
             Some(a) => a.ip(),
             None => {

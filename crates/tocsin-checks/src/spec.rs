@@ -98,17 +98,21 @@ pub struct RunOptions {
     /// The time of the run, from the caller's clock: certificate days left count from it. The
     /// engine never reads the wall clock for a decision.
     pub now: chrono::DateTime<chrono::Utc>,
+    /// Which addresses the check may connect to (the operator's, never the monitor's).
+    pub address_policy: crate::AddressPolicy,
 }
 
 impl Default for RunOptions {
-    /// Ten seconds, no retries, no baseline, and `now` from the wall clock: for tools and tests
-    /// that run checks directly (the server always sets `now` from its own clock).
+    /// Ten seconds, no retries, no baseline, `now` from the wall clock and every address
+    /// allowed: for tools and tests that run checks directly (the server always sets `now`
+    /// from its own clock, and its own address policy).
     fn default() -> Self {
         RunOptions {
             timeout: Duration::from_secs(10),
             retries: 0,
             baseline: None,
             now: chrono::Utc::now(),
+            address_policy: crate::AddressPolicy::default(),
         }
     }
 }

@@ -29,7 +29,7 @@ use tokio::net::TcpStream;
 use crate::assertions::{Assertion, Observation, Target};
 use crate::config::{field_names, TcpConfig, TcpTlsConfig};
 use crate::spec::{FieldError, RunOptions, SpecInput};
-use crate::{Outcome, Timings, Verdict};
+use crate::{AddressPolicy, Outcome, Timings, Verdict};
 
 /// Replies (TCP) and stored bodies are capped at this size.
 pub(crate) const REPLY_CAP: usize = 64 * 1024;
@@ -124,7 +124,7 @@ impl TcpSpec {
 pub async fn check(spec: &TcpSpec, opts: &RunOptions) -> Outcome {
     let started = Instant::now();
     let deadline = deadline_for(opts, started);
-    let connected = match connect(&spec.host, spec.port, deadline).await {
+    let connected = match connect(&spec.host, spec.port, deadline, &opts.address_policy).await {
         Ok(c) => c,
         Err(fail) => return fail.into_outcome(started),
     };
@@ -644,14 +644,15 @@ pub(crate) struct Connected {
 }
 
 /// Resolves `host` with the system resolver (skipped for IP literals) and connects to the first
-/// address that accepts, all before `deadline`.
+/// address that accepts and `policy` allows, all before `deadline`.
 pub(crate) async fn connect(
     host: &str,
     port: u16,
     deadline: Instant,
+    policy: &AddressPolicy,
 ) -> Result<Connected, ConnectFailure> {
     let dns_started = Instant::now();
-    let addrs = resolve(host, port, deadline)
+    let addrs = resolve(host, port, deadline, policy)
         .await
         .map_err(|message| ConnectFailure {
             message,
@@ -709,27 +710,29 @@ pub(crate) async fn connect(
     })
 }
 
-/// The socket addresses for `host` (an IP literal resolves to itself without a lookup).
+/// The socket addresses for `host` (an IP literal resolves to itself without a lookup) that
+/// `policy` allows; the caller connects to these and no others, so what was judged is what is
+/// reached.
 pub(crate) async fn resolve(
     host: &str,
     port: u16,
     deadline: Instant,
+    policy: &AddressPolicy,
 ) -> Result<Vec<SocketAddr>, String> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
-    match tokio::time::timeout_at(deadline.into(), tokio::net::lookup_host((host, port))).await {
-        Err(_) => Err(format!("resolving {host} timed out")),
-        Ok(Err(e)) => Err(format!("could not resolve {host}: {e}")),
-        Ok(Ok(addrs)) => {
-            let addrs: Vec<SocketAddr> = addrs.collect();
-            if addrs.is_empty() {
-                Err(format!("{host} has no addresses"))
-            } else {
-                Ok(addrs)
-            }
+    let addrs = if let Ok(ip) = host.parse::<IpAddr>() {
+        vec![SocketAddr::new(ip, port)]
+    } else {
+        match tokio::time::timeout_at(deadline.into(), tokio::net::lookup_host((host, port))).await
+        {
+            Err(_) => return Err(format!("resolving {host} timed out")),
+            Ok(Err(e)) => return Err(format!("could not resolve {host}: {e}")),
+            Ok(Ok(addrs)) => addrs.collect(),
         }
+    };
+    if addrs.is_empty() {
+        return Err(format!("{host} has no addresses"));
     }
+    policy.keep_allowed(addrs, SocketAddr::ip)
 }
 
 pub(crate) struct TlsSession<S> {

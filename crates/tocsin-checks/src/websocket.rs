@@ -184,7 +184,7 @@ pub async fn check(spec: &WsSpec, opts: &RunOptions) -> Outcome {
     };
     let port = spec.url.port_or_known_default().unwrap_or(80);
 
-    let connected = match connect(&host, port, deadline).await {
+    let connected = match connect(&host, port, deadline, &opts.address_policy).await {
         Ok(c) => c,
         Err(fail) => return fail.into_outcome(started),
     };

@@ -242,8 +242,13 @@ fn certificate(expires_in_days: Option<i64>) -> rcgen::CertifiedKey {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
+/// The spec of `config`, keeping the response body unless `config` says otherwise: most
+/// tests here look at what the server answered.
 fn spec(url: &str, config: Value) -> HttpSpec {
-    let config = config.as_object().cloned().unwrap();
+    let mut config = config.as_object().cloned().unwrap();
+    config
+        .entry("storeResponseBody")
+        .or_insert(Value::Bool(true));
     let input = SpecInput {
         url: Some(url),
         host: None,

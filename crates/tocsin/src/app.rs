@@ -77,8 +77,11 @@ impl Core {
         let node_id = crate::cluster::new_node_id();
         let shared = db.backend() == crate::store::Backend::Postgres;
         Ok(Core(Arc::new(Inner {
-            checks: Checks::new(config.max_in_flight_checks),
-            probes: Registry::default(),
+            checks: Checks::new(config.max_in_flight_checks).with_address_policy(
+                tocsin_checks::AddressPolicy::deny_private(config.checks_deny_private_addresses),
+            ),
+            probes: Registry::default()
+                .with_deny_private_addresses(config.checks_deny_private_addresses),
             relay: shared.then(|| crate::probes::relay::Relay::new(&node_id, db.clone())),
             scheduler_stats: SchedulerStats::new(),
             check_stats: Default::default(),

@@ -64,6 +64,12 @@ pub struct ServeArgs {
     /// turn it on for a server shared by untrusted workspaces). A plain flag.
     #[arg(long, env = "TOCSIN_NOTIFY_DENY_PRIVATE_ADDRESSES", num_args = 0..=1, default_missing_value = "true")]
     pub notify_deny_private_addresses: Option<bool>,
+    /// Refuse checks of every type (and every redirect hop) that would connect to a loopback,
+    /// private, link-local or shared address, judged on the resolved address at connect time;
+    /// remote probes apply it too (default off: self-hosters monitor their own network; turn
+    /// it on for a server shared by untrusted workspaces). A plain flag.
+    #[arg(long, env = "TOCSIN_CHECKS_DENY_PRIVATE_ADDRESSES", num_args = 0..=1, default_missing_value = "true")]
+    pub checks_deny_private_addresses: Option<bool>,
     /// The built-in probe's name; its region is always `local` (default `built-in`).
     #[arg(long, env = "TOCSIN_PROBE_NAME")]
     pub probe_name: Option<String>,
@@ -123,6 +129,8 @@ pub struct FileConfig {
     pub trust_forwarded_for: Option<bool>,
     /// Refuse notification destinations on private addresses (default false).
     pub notify_deny_private_addresses: Option<bool>,
+    /// Refuse check targets on private addresses (default false).
+    pub checks_deny_private_addresses: Option<bool>,
     #[serde(default)]
     pub rate_limits: Option<RateLimits>,
     #[serde(default)]
@@ -138,7 +146,8 @@ pub struct FileConfig {
     pub scheduler: Option<bool>,
     /// The built-in probe's name (default `built-in`).
     pub probe_name: Option<String>,
-    /// Seconds between pings to each remote probe (default 10); three missed pings drop it.
+    /// Seconds between pings to each remote probe (default 10); a probe silent for two and a
+    /// half intervals is dropped.
     pub probe_ping_seconds: Option<u64>,
     /// A bearer token `/metrics` then requires.
     pub metrics_token: Option<String>,
@@ -302,6 +311,8 @@ pub struct Config {
     pub trust_forwarded_for: bool,
     /// Notifications refuse loopback, private and link-local destinations (resolved).
     pub notify_deny_private_addresses: bool,
+    /// Checks refuse loopback, private and link-local targets (resolved, at connect time).
+    pub checks_deny_private_addresses: bool,
     pub rate_limits: RateLimits,
     pub plans: Plans,
     /// The shortest check interval any monitor may have, in seconds (a plan may demand more).
@@ -699,6 +710,10 @@ impl Config {
                 .notify_deny_private_addresses
                 .or(file.notify_deny_private_addresses)
                 .unwrap_or(false),
+            checks_deny_private_addresses: args
+                .checks_deny_private_addresses
+                .or(file.checks_deny_private_addresses)
+                .unwrap_or(false),
             rate_limits: file.rate_limits.unwrap_or_default(),
             plans,
             min_interval_seconds,
@@ -778,6 +793,7 @@ fn unreachable_config() -> Config {
         smtp: None,
         trust_forwarded_for: false,
         notify_deny_private_addresses: false,
+        checks_deny_private_addresses: false,
         rate_limits: RateLimits::default(),
         plans: Plans {
             default: DEFAULT_PLAN.into(),

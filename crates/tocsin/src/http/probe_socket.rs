@@ -8,12 +8,16 @@
 //!
 //! Once upgraded, the session registers with the [`Registry`](crate::probes::Registry), greets the
 //! probe, forwards the jobs dispatched to it and routes results back to their waiting
-//! dispatches. Every ping interval it pings the probe, records `last_seen_at` when the probe
-//! sent anything since the last tick (a pong, results: only an answer moves it, so a frozen
-//! probe's region shows when it was really last heard from), notices then a key revoked meanwhile
-//! (the connection is then closed; a silent probe is dropped anyway) and drops the connection when the probe has been silent for
-//! three intervals. The session ends when the probe goes
-//! away or the server shuts down; the server itself never depends on a probe.
+//! dispatches. A probe is *heard* when a frame arrives from it (a pong, results): only that
+//! moves its region's `lastSeenAt` (in the registry at once, in the store at the next ping
+//! tick), never the server's own sending, so a frozen probe's region shows when it was really
+//! last heard from. Every ping interval the session pings the probe and notices a key revoked
+//! meanwhile (the connection is then closed). The connection is dropped — and the region stops
+//! being live — the moment the probe has been silent for [`silence_limit`] (two and a half ping
+//! intervals: 25 s by default), measured from the last frame heard, not checked at the next
+//! tick; a send the probe does not read (its socket buffers full) cannot hold the session past
+//! that moment either. The session ends when the probe goes away or the server shuts down; the
+//! server itself never depends on a probe.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -33,7 +37,7 @@ use crate::http::error::ApiError;
 use crate::http::AppState;
 use crate::probes::keys;
 use crate::probes::protocol::{
-    ProbeMessage, ServerMessage, CONNECT_PATH, MISSED_PINGS, REGION_HEADER,
+    silence_limit, ProbeMessage, ServerMessage, CONNECT_PATH, REGION_HEADER,
 };
 use crate::store::probes::{self, ProbeKeyRow};
 
@@ -107,20 +111,28 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
     let mut pending: HashMap<u64, oneshot::Sender<Option<Outcome>>> = HashMap::new();
     let mut ping = tokio::time::interval(interval);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let silent_after = silence_limit(interval);
     let mut heard = Instant::now();
-    // When the probe last sent anything (server clock, ms), and what was last recorded: only
+    // When the probe last sent anything (server clock, ms), and what was last stored: only
     // an answer from the probe moves `lastSeenAt`, never the server's own ping.
     let (mut heard_ms, mut recorded_ms) = (now, now);
-    let end = if send_json(&mut tx, &welcome).await.is_err() {
+    let welcomed = tokio::time::timeout(silent_after, send_json(&mut tx, &welcome)).await;
+    let end = if !matches!(welcomed, Ok(Ok(()))) {
         End::SendFailed
     } else {
         loop {
+            // The probe is gone at this moment unless a frame arrives first.
+            let gone_at = tokio::time::Instant::from_std(heard + silent_after);
             tokio::select! {
                 _ = registry.closing().cancelled() => break End::ServerClosing,
+                _ = tokio::time::sleep_until(gone_at) => break End::Silent,
                 Some(d) = jobs.recv() => {
                     let id = d.job.id;
-                    if send_json(&mut tx, &ServerMessage::Job { job: d.job }).await.is_err() {
-                        break End::SendFailed;
+                    let job = ServerMessage::Job { job: d.job };
+                    match tokio::time::timeout_at(gone_at, send_json(&mut tx, &job)).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(())) => break End::SendFailed,
+                        Err(_) => break End::Silent,
                     }
                     pending.insert(id, d.reply);
                 }
@@ -129,6 +141,7 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
                     Some(Ok(Message::Text(text))) => {
                         heard = Instant::now();
                         heard_ms = state.clock().now_ms();
+                        registry.seen(&key.region, heard_ms);
                         match serde_json::from_str::<ProbeMessage>(text.as_str()) {
                             Ok(ProbeMessage::Results { results }) => {
                                 for r in results {
@@ -148,20 +161,20 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
                     Some(Ok(_)) => {
                         heard = Instant::now();
                         heard_ms = state.clock().now_ms();
+                        registry.seen(&key.region, heard_ms);
                     }
                 },
                 _ = ping.tick() => {
-                    if heard.elapsed() > interval * MISSED_PINGS {
-                        break End::Silent;
-                    }
-                    if tx.send(Message::Ping(Default::default())).await.is_err() {
-                        break End::SendFailed;
+                    let sent = tx.send(Message::Ping(Default::default()));
+                    match tokio::time::timeout_at(gone_at, sent).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => break End::SendFailed,
+                        Err(_) => break End::Silent,
                     }
                     // Dispatches that gave up (deadline passed) no longer need their slots.
                     pending.retain(|_, slot| !slot.is_closed());
                     if heard_ms > recorded_ms {
                         recorded_ms = heard_ms;
-                        registry.seen(&key.region, heard_ms);
                         match probes::touch(state.db().writer(), &key.id, heard_ms).await {
                             Ok(0) => break End::Revoked,
                             Ok(_) => {}
@@ -177,12 +190,12 @@ async fn session(state: AppState, key: ProbeKeyRow, socket: WebSocket) {
         End::ServerClosing => "server shutting down",
         _ => "bye",
     };
-    let _ = tx
-        .send(Message::Close(Some(CloseFrame {
-            code: axum::extract::ws::close_code::AWAY,
-            reason: reason.into(),
-        })))
-        .await;
+    // A probe that stopped reading cannot take the close frame; do not wait on it.
+    let close = tx.send(Message::Close(Some(CloseFrame {
+        code: axum::extract::ws::close_code::AWAY,
+        reason: reason.into(),
+    })));
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), close).await;
     tracing::info!(region = %key.region, probe = %key.name, ended = ?end, "probe disconnected");
 }
 

@@ -272,13 +272,15 @@ impl Monitor {
     }
 
     /// Timeout, retries, (DNS_DIFF) the accepted baseline and the run's time (from the
-    /// caller's clock: certificate days left count from it) for one run.
+    /// caller's clock: certificate days left count from it) for one run; every address is
+    /// allowed until the caller applies the server's policy.
     pub fn run_options(&self, now: DateTime<Utc>) -> RunOptions {
         RunOptions {
             timeout: self.settings.timeout,
             retries: self.settings.retries,
             baseline: self.dns_baseline.clone(),
             now,
+            address_policy: tocsin_checks::AddressPolicy::default(),
         }
     }
 }

@@ -71,14 +71,23 @@ pub struct Checks {
     /// runs that wait on the database as well as those that wait on a target.
     runs: Arc<Semaphore>,
     running: Mutex<HashSet<String>>,
+    /// The operator's address policy (`--checks-deny-private-addresses`).
+    policy: tocsin_checks::AddressPolicy,
 }
 
 impl Checks {
+    /// The same limits, with checks run under `policy`.
+    pub fn with_address_policy(mut self, policy: tocsin_checks::AddressPolicy) -> Checks {
+        self.policy = policy;
+        self
+    }
+
     pub fn new(max_in_flight: usize) -> Checks {
         Checks {
             permits: Arc::new(Semaphore::new(max_in_flight.max(1))),
             runs: Arc::new(Semaphore::new(max_in_flight.max(1))),
             running: Mutex::new(HashSet::new()),
+            policy: tocsin_checks::AddressPolicy::default(),
         }
     }
 
@@ -103,7 +112,11 @@ impl Checks {
     pub async fn probe(&self, m: &Monitor, now: DateTime<Utc>) -> Option<Outcome> {
         let spec = m.settings.check.as_ref()?;
         let _permit = self.permits.clone().acquire_owned().await.ok()?;
-        Some(tocsin_checks::run(spec, &m.run_options(now)).await)
+        let opts = tocsin_checks::RunOptions {
+            address_policy: self.policy.clone(),
+            ..m.run_options(now)
+        };
+        Some(tocsin_checks::run(spec, &opts).await)
     }
 }
 

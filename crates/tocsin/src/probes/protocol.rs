@@ -6,7 +6,9 @@
 //! check as stored (type, url/host/port, `config`, timeout, retries, DNS_DIFF baseline), so the
 //! probe validates and runs it with the same engine as the built-in probe; results carry the
 //! engine's whole [`Outcome`] in [`WireOutcome`], so a remote heartbeat holds what a local one
-//! does. The version is in the path (`v1`): an incompatible change gets a new path.
+//! does. A job also carries the server's address policy (`denyPrivateAddresses`), which the
+//! probe applies to the check like the built-in probe does. The version is in the path (`v1`):
+//! an incompatible change gets a new path.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -20,11 +22,19 @@ use tocsin_checks::{AssertionResult, CheckSpec, Outcome, RunOptions, Timings, Ve
 use crate::monitoring::monitor::Monitor;
 use crate::monitoring::MonitorType;
 
-/// The path probes connect to.'
-/// Pings a probe may leave unanswered before it counts as gone (the probe applies the same
-/// rule to the server's pings).
+/// Ping intervals a probe waits without hearing anything from the server (not even a ping)
+/// before it counts the server as gone and reconnects.
 pub const MISSED_PINGS: u32 = 3;
 
+/// How long the server waits without hearing anything from a probe (a pong, results) before it
+/// counts the probe as gone: two unanswered pings and half an interval of slack, so with the
+/// default 10 s interval a frozen probe's region stops being live at most 25 s after the
+/// probe's last answer.
+pub fn silence_limit(ping_interval: Duration) -> Duration {
+    ping_interval.saturating_mul(5) / 2
+}
+
+/// The path probes connect to.
 pub const CONNECT_PATH: &str = "/probe/v1/connect";
 /// The header a probe names its region in; it must match its key's region.
 pub const REGION_HEADER: &str = "x-tocsin-probe-region";
@@ -66,6 +76,10 @@ pub struct Job {
     pub timeout_ms: u64,
     pub retries: u32,
     pub baseline: Option<Vec<String>>,
+    /// The server's `--checks-deny-private-addresses`: the probe refuses private targets too
+    /// (absent, hence false, from older servers).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deny_private_addresses: bool,
 }
 
 impl Job {
@@ -85,6 +99,8 @@ impl Job {
             timeout_ms: u64::try_from(s.timeout.as_millis()).unwrap_or(u64::MAX),
             retries: s.retries,
             baseline: m.dns_baseline.clone(),
+            // The registry holding the probe stamps the server's policy.
+            deny_private_addresses: false,
         })
     }
 
@@ -117,6 +133,7 @@ impl Job {
             retries: self.retries,
             baseline: self.baseline.clone(),
             now,
+            address_policy: tocsin_checks::AddressPolicy::deny_private(self.deny_private_addresses),
         };
         Ok((spec, opts))
     }
@@ -232,6 +249,7 @@ mod tests {
             timeout_ms: 5000,
             retries: 1,
             baseline: None,
+            deny_private_addresses: true,
         };
         let msg = ServerMessage::Job { job };
         let text = serde_json::to_string(&msg).unwrap_or_default();

@@ -51,6 +51,8 @@ pub struct Registry {
     closing: CancellationToken,
     /// Fires when a connection registers or leaves (the relay advertises the change).
     changes: tokio::sync::Notify,
+    /// The server's `--checks-deny-private-addresses`, stamped on every job sent to a probe.
+    deny_private_addresses: bool,
 }
 
 /// What one region looks like right now.
@@ -82,6 +84,12 @@ impl Drop for SessionGuard<'_> {
 }
 
 impl Registry {
+    /// A registry whose jobs carry the server's address policy.
+    pub fn with_deny_private_addresses(mut self, deny: bool) -> Registry {
+        self.deny_private_addresses = deny;
+        self
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, Region>) -> T) -> T {
         match self.regions.lock() {
             Ok(mut g) => f(&mut g),
@@ -172,6 +180,8 @@ impl Registry {
         deadline: Duration,
     ) -> Option<Outcome> {
         job.id = self.next_id();
+        // The policy of the node holding the probe, which is the cluster's (one configuration).
+        job.deny_private_addresses = self.deny_private_addresses;
         let jobs = self.with(|regions| {
             let r = regions.get_mut(region)?;
             if r.sessions.is_empty() {

@@ -67,7 +67,6 @@ pub struct Relay {
 struct Holder {
     node_id: String,
     probes: Vec<String>,
-    seen_at: i64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -102,14 +101,17 @@ impl Relay {
             .is_some_and(|holders| !holders.is_empty())
     }
 
-    /// The other nodes' live probes per region (names, and when last advertised).
+    /// The other nodes' live probes per region (names only). An advertisement's time is when
+    /// the holding node wrote it, not when its probe was heard: that time reaches `GET
+    /// /regions` through the probe key's stored `last_seen_at`, which the holding node sets
+    /// from the probe's own frames.
     pub fn elsewhere(&self) -> BTreeMap<String, RegionView> {
         lock(&self.others)
             .iter()
             .map(|(region, holders)| {
                 let view = RegionView {
                     probes: holders.iter().flat_map(|h| h.probes.clone()).collect(),
-                    last_seen_ms: holders.iter().map(|h| h.seen_at).max(),
+                    last_seen_ms: None,
                 };
                 (region.clone(), view)
             })
@@ -191,7 +193,6 @@ impl Relay {
             others.entry(row.region.clone()).or_default().push(Holder {
                 probes: row.names(),
                 node_id: row.node_id,
-                seen_at: row.seen_at,
             });
         }
         *lock(&self.others) = others;

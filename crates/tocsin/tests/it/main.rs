@@ -8,6 +8,7 @@ mod alerts;
 mod api_keys;
 mod auth;
 mod channels;
+mod check_policy;
 mod cli;
 mod cluster;
 mod common;

@@ -4,7 +4,9 @@
 //! DOWN; `round_robin` and `random` taking one region per cycle (with an in-process probe client
 //! over a real WebSocket); on-demand checks in every live region; refused keys and regions; a
 //! hand-driven probe that answers late or with an error; probes of one region taking its jobs
-//! in turn; `tocsin probe` exiting cleanly on SIGTERM; a probe leaving a silent server.
+//! in turn; `tocsin probe` exiting cleanly on SIGTERM; a probe leaving a silent server; a
+//! `tocsin probe` frozen with SIGSTOP: its region's `lastSeenAt` stands still and the region
+//! stops being live within two and a half ping intervals, and thawed it is heard again.
 //! Cycles are driven with a manual clock and `scheduler::run_due`.
 
 #![allow(clippy::unwrap_used)]
@@ -791,5 +793,70 @@ async fn probes_of_one_region_take_its_jobs_in_turn_and_a_terminated_probe_exits
         String::from_utf8_lossy(&out.stderr)
     );
     wait_live(&u, "us-east", false).await;
+    srv.stop().await;
+}
+
+/// Milliseconds of an RFC 3339 timestamp.
+fn ms_of(v: &Value) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap())
+        .unwrap()
+        .timestamp_millis()
+}
+
+#[tokio::test]
+async fn a_frozen_probe_is_not_seen_and_its_region_stops_being_live_in_time() {
+    // Pings every 2 s: a probe silent for 5 s (two and a half intervals) is gone.
+    let srv = TestServer::start_with(Options {
+        clock: None,
+        tweak: Some(Box::new(|c| {
+            c.probe_ping_interval = Duration::from_secs(2);
+        })),
+    })
+    .await;
+    let u = srv.sign_up("frozen@example.com").await;
+    let key = create_key(&srv, "eu-west");
+    let probe = spawn_probe(&srv.base, "eu-west", &key);
+    let pid = probe.0.as_ref().unwrap().id().to_string();
+    wait_live(&u, "eu-west", true).await;
+    // Freeze the probe right after it was heard (lastSeenAt moved with a pong).
+    let connected = ms_of(&region(&u, "eu-west").await["lastSeenAt"]);
+    let r = wait_region(&u, "eu-west", |r| ms_of(&r["lastSeenAt"]) > connected).await;
+    assert_eq!(r["live"], json!(true));
+    let stop = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    assert!(stop.success());
+    let frozen = Instant::now();
+    let frozen_ms = chrono::Utc::now().timestamp_millis();
+    // A frame the probe sent just before may land a moment later; after that, lastSeenAt
+    // stands still: until the region reads not live, and for a while after.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let settled = region(&u, "eu-west").await["lastSeenAt"].clone();
+    assert!(ms_of(&settled) <= frozen_ms + 300, "{settled}");
+    let mut gone_after = None;
+    while frozen.elapsed() < Duration::from_secs(9) {
+        let r = region(&u, "eu-west").await;
+        assert_eq!(
+            r["lastSeenAt"],
+            settled,
+            "lastSeenAt moved {:?} after the probe froze",
+            frozen.elapsed()
+        );
+        if gone_after.is_none() && r["live"] == json!(false) {
+            gone_after = Some(frozen.elapsed());
+            assert_eq!(r["probes"], json!(0));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let gone_after = gone_after.expect("the frozen probe's region stayed live");
+    assert!(
+        gone_after <= Duration::from_millis(5_500),
+        "the region read live {gone_after:?} after the probe froze"
+    );
+
+    // Thawed, the probe finds its connection closed, reconnects and is heard again.
+    let cont = Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    assert!(cont.success());
+    let r = wait_live(&u, "eu-west", true).await;
+    assert!(ms_of(&r["lastSeenAt"]) > frozen_ms, "{r}");
+    drop(probe);
     srv.stop().await;
 }

@@ -48,35 +48,9 @@ pub struct Outbound {
     deny_private: bool,
 }
 
-/// Whether `ip` is an address a hosted server must not be made to call.
-pub fn is_private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || o[0] == 0
-                // 100.64.0.0/10, carrier-grade NAT: someone's internal network.
-                || (o[0] == 100 && (o[1] & 0xC0) == 64)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_private(IpAddr::V4(v4));
-            }
-            let s = v6.segments();
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                // fc00::/7 unique local, fe80::/10 link-local.
-                || (s[0] & 0xFE00) == 0xFC00
-                || (s[0] & 0xFFC0) == 0xFE80
-        }
-    }
-}
+/// Whether `ip` is an address a hosted server must not be made to call: the same
+/// classification the checks' address policy uses.
+pub use tocsin_checks::address_policy::is_private;
 
 fn denied_message(ip: IpAddr) -> String {
     format!(

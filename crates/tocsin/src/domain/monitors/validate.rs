@@ -58,6 +58,8 @@ pub struct Draft {
 pub struct Limits {
     pub min_interval: i64,
     pub regions: Vec<String>,
+    /// The checks' address policy: a target that is a refused address literal never runs.
+    pub address_policy: tocsin_checks::AddressPolicy,
 }
 
 impl Limits {
@@ -65,6 +67,9 @@ impl Limits {
         Ok(Limits {
             min_interval: i64::try_from(core.config().min_interval_seconds).unwrap_or(i64::MAX),
             regions: known_regions(core).await?,
+            address_policy: tocsin_checks::AddressPolicy::deny_private(
+                core.config().checks_deny_private_addresses,
+            ),
         })
     }
 }
@@ -311,8 +316,15 @@ pub fn check(d: &Draft, limits: &Limits) -> Result<Checked, Vec<FieldError>> {
                 port,
                 config: &config,
             };
-            if let Err(errs) = CheckSpec::parse(kind, &input) {
-                errors.extend(errs.into_iter().map(|e| FieldError::new(e.path, e.message)));
+            match CheckSpec::parse(kind, &input) {
+                Err(errs) => {
+                    errors.extend(errs.into_iter().map(|e| FieldError::new(e.path, e.message)))
+                }
+                Ok(spec) => {
+                    if let Some(e) = limits.address_policy.literal_refusal(&spec) {
+                        errors.push(FieldError::new(e.path, e.message));
+                    }
+                }
             }
         }
     }
