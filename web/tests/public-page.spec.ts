@@ -148,3 +148,32 @@ test('the branding preview names the overall status as the page does', async () 
   await expect(preview.locator('.overall')).toHaveClass(/\bs-part\b/);
   await expect(preview.locator('.st')).toHaveText(labels);
 });
+
+test('a page turned private suspends its subscribers, and the list re-admits them', async () => {
+  const slug = `turning-${RUN}`;
+  const p = await rest(page, 'POST', '/status-pages', { name: 'Turning', slug, published: true });
+  const r = await fetch(`${process.env.TOCSIN_URL}/api/v1/status-pages/${slug}/subscribers`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'reader@example.com' }),
+  });
+  expect(r.status).toBe(202);
+  const changed = await page.request.fetch(`${process.env.TOCSIN_URL}/status-pages/${p.id}`, {
+    method: 'PATCH',
+    headers: { origin: process.env.TOCSIN_URL! },
+    data: { access: { visibility: 'PASSWORD', password: 'a long page password' } },
+  });
+  expect(changed.ok(), await changed.text()).toBe(true);
+  // Strangers can no longer subscribe.
+  const refused = await fetch(`${process.env.TOCSIN_URL}/api/v1/status-pages/${slug}/subscribers`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'eve@example.com' }),
+  });
+  expect(refused.status).toBe(404);
+
+  await page.goto(`/app/status-pages/${p.id}`);
+  await page.getByRole('link', { name: 'Subscribers' }).click();
+  const row = page.locator('tr', { hasText: 'reader@example.com' });
+  await expect(row).toContainText('SUSPENDED');
+  await axe(page, 'suspended subscriber');
+  await row.getByRole('button', { name: 'Re-admit reader@example.com' }).click();
+  await expect(row).toContainText('PENDING');
+  await expect(row.getByRole('button', { name: 'Re-admit reader@example.com' })).toHaveCount(0);
+});

@@ -1,5 +1,6 @@
 // A status page's email subscribers, in the API's cursor pages (oldest first, "Show more"
-// fetches the next), with each one's state and chosen components; one can be removed.
+// fetches the next), with each one's state and chosen components; one can be removed, and a
+// suspended one (the page turned private since it subscribed) re-admitted.
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Schemas } from '../api/client';
 import { when } from '../format';
@@ -39,6 +40,17 @@ export function Subscribers({ id }: { id: string }) {
       setRows((old) => (old ?? []).filter((x) => x.id !== s.id));
       setConfirm(null);
       setSaid(`Removed ${s.email}.`);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const readmit = async (s: Schemas['Subscriber']) => {
+    setError(null);
+    try {
+      const back = await call(api.POST('/status-pages/{page_id}/subscribers/{subscriber_id}/readmit', { params: { path: { page_id: id, subscriber_id: s.id } } }));
+      setRows((old) => (old ?? []).map((x) => (x.id === s.id ? back : x)));
+      setSaid(`Re-admitted ${s.email}.`);
     } catch (e) {
       setError(e);
     }
@@ -90,7 +102,12 @@ export function Subscribers({ id }: { id: string }) {
                         <button type="button" onClick={() => setConfirm(null)}>Keep</button>
                       </>
                     ) : (
-                      <button type="button" class="danger" onClick={() => setConfirm(s.id)} aria-label={`Remove ${s.email}`}>Remove</button>
+                      <>
+                        {s.state === 'SUSPENDED' && (
+                          <button type="button" onClick={() => readmit(s)} aria-label={`Re-admit ${s.email}`}>Re-admit</button>
+                        )}
+                        <button type="button" class="danger" onClick={() => setConfirm(s.id)} aria-label={`Remove ${s.email}`}>Remove</button>
+                      </>
                     )}
                   </td>
                 </tr>
