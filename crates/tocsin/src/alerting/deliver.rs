@@ -32,7 +32,8 @@
 //!   enqueued by other nodes and retries falling due.
 //! - **Shutdown.** It keeps sending while the server stops ([`Stop`]): once everything that
 //!   could enqueue has stopped (requests, checks, the heartbeat writer), it *drains*, claiming
-//!   what is due until nothing more is and nothing is in flight, so an alert opened just
+//!   what was due when the drain began until none of it is left and nothing is in flight
+//!   (not what other nodes keep enqueueing, nor retries falling due later), so an alert opened just
 //!   before the signal goes out before the process exits; at the shutdown deadline it stops
 //!   claiming whatever is left. Either way attempts in flight get their time budget to finish
 //!   and be recorded; anything cut short is redone after its claim lapses, and what was never
@@ -129,6 +130,7 @@ pub async fn run(core: Core, stop: Stop) {
     let (tx, rx) = mpsc::channel::<Done>(CONCURRENCY * 4);
     let recorder = tokio::spawn(record_loop(core.clone(), rx));
     let queue = core.delivery_queue().clone();
+    let mut drain_from: Option<i64> = None;
     loop {
         if cancel.is_cancelled() {
             break;
@@ -143,7 +145,12 @@ pub async fn run(core: Core, stop: Stop) {
             continue;
         }
         let now = core.clock().now_ms();
-        let rows = match claim(&core, now, free).await {
+        // A drain sends what was due when it began, not what other nodes keep enqueueing.
+        if draining && drain_from.is_none() {
+            drain_from = Some(now);
+        }
+        let due_by = drain_from.unwrap_or(now);
+        let rows = match claim(&core, due_by, now, free).await {
             Ok(rows) => rows,
             Err(e) => {
                 tracing::warn!(error = %e, "could not claim deliveries");
@@ -193,11 +200,17 @@ pub async fn run(core: Core, stop: Stop) {
     let _ = tokio::time::timeout(budget, recorder).await;
 }
 
-async fn claim(core: &Core, now: i64, limit: usize) -> Result<Vec<DeliveryRow>, sqlx::Error> {
+/// Claims up to `limit` attempts due by `due_by`, for [`CLAIM_MS`] from `now`.
+async fn claim(
+    core: &Core,
+    due_by: i64,
+    now: i64,
+    limit: usize,
+) -> Result<Vec<DeliveryRow>, sqlx::Error> {
     let mut tx = core.db().begin().await?;
     let rows = deliveries::claim(
         &mut tx,
-        now,
+        due_by,
         now + CLAIM_MS,
         i64::try_from(limit).unwrap_or(1),
     )
