@@ -6,6 +6,7 @@ import { useEffect } from 'preact/hooks';
 import { api, authPost, call, getSession, sessionLost, type Schemas, type Session } from './api/client';
 import { liveMode, startLive, stopLive } from './live';
 import { Link, match, navigate, path } from './router';
+import { localNext } from './next';
 import { SignIn, SignUp } from './screens/auth';
 import { Consent } from './screens/consent';
 import { MonitorList } from './screens/monitors';
@@ -116,9 +117,9 @@ function Screen() {
   if (!s || sessionLost.value) return <SignIn />;
   if (p === '/sign-in') {
     // Already signed in: straight on to where the sign-in would have led.
-    const next = new URLSearchParams(location.search).get('next');
-    if (next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/app')) location.replace(next);
-    else navigate(next?.startsWith('/app') ? next : '/', true);
+    const next = localNext(new URLSearchParams(location.search).get('next'));
+    if (next && !next.startsWith('/app')) location.replace(next);
+    else navigate(next ?? '/', true);
     return null;
   }
   if (p === '/oauth/consent') return <Consent />;

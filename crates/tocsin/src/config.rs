@@ -594,7 +594,10 @@ impl Config {
             .or(file.probe_name)
             .unwrap_or_else(|| DEFAULT_PROBE_NAME.into());
         let name_chars = probe_name.trim().chars().count();
-        if name_chars == 0 || name_chars > 100 || probe_name.chars().any(char::is_control) {
+        if name_chars == 0
+            || name_chars > 100
+            || probe_name.chars().any(|c| !crate::text::printable(c))
+        {
             return Err(invalid(
                 "probe-name",
                 "must be 1 to 100 printable characters",

@@ -5,15 +5,14 @@ import { ApiError, authPost } from '../api/client';
 import { refreshSession } from '../app';
 import { Link, navigate, path, query, search } from '../router';
 import { ErrorNote, Field } from '../ui';
+import { localNext } from '../next';
 
 function safeNext(): string | null {
   // A person sent to the sign-in page from a deeper page of the app comes back to it.
   const here = path.value;
   const fallback = here !== '/' && here !== '/sign-in' && here !== '/sign-up' ? `/app${here}${search.value}` : null;
-  const next = query('next') ?? fallback;
-  // Only paths of this origin: never `//host` or `https://elsewhere`.
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return null;
-  return next;
+  // Only pages of this origin (`localNext`): never `//host`, `/\thost` or `https://elsewhere`.
+  return localNext(query('next') ?? fallback);
 }
 
 async function afterSignIn() {

@@ -128,6 +128,7 @@ async fn open(
         acknowledged_by: None,
         resolved_at: None,
         updated_at: opened_at,
+        version: 1,
     };
     if !store::open(&mut *conn, &alert).await? {
         // An alert is already open for this outage: coalesce.
@@ -178,6 +179,7 @@ async fn resolve(
     alert.resolved_at = Some(at);
     alert.next_escalation_at = None;
     alert.updated_at = at;
+    alert.version += 1;
     tracing::info!(alert = %alert.id, monitor = %alert.monitor_id, "alert resolved");
     let told = super::auto_incidents::recovered(
         &mut *conn,

@@ -11,6 +11,9 @@
 //!   `alert.acknowledged` to the channels the alert has reached.
 //! - The one-click link (`alerting::ack_link`) acknowledges through [`acknowledge_by_link`]:
 //!   signed, expiring after 24 h, usable once.
+//! - An alert's version (its `ETag`) grows with every change: acknowledged, resolved, an
+//!   escalation step reached. Acknowledging with a stale `If-Match` answers 409
+//!   `VERSION_CONFLICT`, before `ALERT_NOT_OPEN`.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -186,8 +189,18 @@ pub async fn page(
 }
 
 pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
+    Ok(get_versioned(core, caller, id).await?.0)
+}
+
+/// [`get`] with the alert's version, its `ETag`.
+pub async fn get_versioned(
+    core: &Core,
+    caller: &Caller,
+    id: &str,
+) -> Result<(Alert, i64), DomainError> {
     caller.require::<caps::MonitorsRead>()?;
-    Ok(view(&load(core, caller, id).await?))
+    let a = load(core, caller, id).await?;
+    Ok((view(&a), a.version))
 }
 
 fn not_open(a: &AlertRow) -> DomainError {
@@ -202,13 +215,30 @@ fn not_open(a: &AlertRow) -> DomainError {
 /// Acknowledges an open alert: records who and when, stops escalation, tells the channels
 /// the alert has reached.
 pub async fn acknowledge(core: &Core, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
+    Ok(acknowledge_versioned(core, caller, id, None).await?.0)
+}
+
+/// [`acknowledge`] of the alert as it was at version `expected` (`If-Match`), when given: a
+/// changed alert answers `VERSION_CONFLICT`. Returns the alert and its new version.
+pub async fn acknowledge_versioned(
+    core: &Core,
+    caller: &Caller,
+    id: &str,
+    expected: Option<i64>,
+) -> Result<(Alert, i64), DomainError> {
     caller.require::<needs::AcknowledgeAlert>()?;
     let a = load(core, caller, id).await?;
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;
-    if store::acknowledge(&mut *tx, &caller.workspace_id, &a.id, &caller.user_id, now).await? == 0 {
+    let by = &caller.user_id;
+    if store::acknowledge(&mut *tx, &caller.workspace_id, &a.id, by, now, expected).await? == 0 {
         tx.rollback().await?;
         let current = load(core, caller, id).await?;
+        // A stale tag is the first thing wrong with the request: the client acted on a
+        // version that is gone, whatever the alert's state now.
+        if expected.is_some_and(|v| v != current.version) {
+            return Err(DomainError::VersionConflict);
+        }
         return Err(not_open(&current));
     }
     audit::record(
@@ -226,7 +256,7 @@ pub async fn acknowledge(core: &Core, caller: &Caller, id: &str) -> Result<Alert
     let acked = acknowledged(&mut tx, core, &a.workspace_id, &a.id, now).await?;
     tx.commit().await?;
     core.wake_deliveries();
-    Ok(view(&acked))
+    Ok((view(&acked), acked.version))
 }
 
 /// Reads the acknowledged alert back in the transaction and notifies its channels.
@@ -320,7 +350,7 @@ pub async fn acknowledge_by_link(core: &Core, token: &str) -> Result<LinkCheck, 
     let monitor = monitor.clone();
     let now = core.clock().now_ms();
     let mut tx = core.db().begin().await?;
-    if store::acknowledge(&mut *tx, &a.workspace_id, &a.id, BY_LINK, now).await? == 0 {
+    if store::acknowledge(&mut *tx, &a.workspace_id, &a.id, BY_LINK, now, None).await? == 0 {
         tx.rollback().await?;
         return Ok(check(core, token).await?.0);
     }
@@ -367,6 +397,7 @@ mod tests {
             acknowledged_by: Some("u".into()),
             resolved_at: None,
             updated_at: 1_700_000_060_000,
+            version: 2,
         };
         let api = serde_json::to_value(view(&a)).unwrap_or_default();
         assert_eq!(api, crate::alerting::alerts::record_json(&a));

@@ -226,7 +226,7 @@ pub enum DomainError {
     PlanRule(String),
     #[error("Too many requests: retry in {retry_after} s.")]
     RateLimited { retry_after: u64 },
-    #[error("The service is not ready yet: retry in a few seconds.")]
+    #[error("The service cannot answer now (it is starting, or its database is unreachable): retry in a few seconds.")]
     Unavailable,
     #[error("A database error stopped the request: retry, and tell the server's operator if it keeps happening.")]
     Database(#[from] sqlx::Error),

@@ -48,13 +48,20 @@ pub fn check_slug(field: &str, slug: &str, errors: &mut Vec<FieldError>) {
     }
 }
 
-/// 1 to `max` printable characters once trimmed.
+pub use crate::text::{printable, NOT_PRINTABLE};
+
+/// 1 to `max` [`printable`] characters once trimmed.
 pub fn check_name(field: &str, name: &str, max: usize, errors: &mut Vec<FieldError>) {
     let n = name.trim().chars().count();
-    if n == 0 || n > max || name.chars().any(char::is_control) {
+    if n == 0 || n > max {
         errors.push(FieldError::new(
             field,
             format!("must be 1 to {max} printable characters"),
+        ));
+    } else if !name.chars().all(printable) {
+        errors.push(FieldError::new(
+            field,
+            format!("must be 1 to {max} printable characters: {NOT_PRINTABLE}"),
         ));
     }
 }

@@ -50,6 +50,14 @@ impl Validate for SignUp {
         if let Some(name) = &self.name {
             if name.trim().chars().count() > 100 {
                 errors.push(FieldError::new("name", "must be at most 100 characters"));
+            } else if !name.chars().all(super::input::printable) {
+                errors.push(FieldError::new(
+                    "name",
+                    format!(
+                        "must be at most 100 printable characters: {}",
+                        super::input::NOT_PRINTABLE
+                    ),
+                ));
             }
         }
         errors

@@ -13,7 +13,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
-use super::extract::ApiQuery;
+use super::extract::{ApiQuery, IfMatch, Tagged};
 use crate::alerting::ack_link::ACK_PATH;
 use crate::auth::{caps, needs};
 use crate::domain::alerts::{self as ops, Alert, AlertPage, AlertPageQuery, AlertPath, LinkCheck};
@@ -39,14 +39,14 @@ pub fn router() -> ApiRouter<AppState> {
             get_with(get_one, |op| {
                 op.id("getAlert")
                     .tag(TAG)
-                    .summary("One alert (`monitors:read`)")
+                    .summary("One alert, with its version as `ETag`: it changes when the alert is acknowledged, resolved or escalated (`monitors:read`)")
             }),
         )
         .api_route(
             "/alerts/{alert_id}/acknowledge",
             post_with(acknowledge, |op| {
                 op.id("acknowledgeAlert").tag(TAG).summary(
-                    "Acknowledge an open alert: records who and when, stops its escalation and tells the channels it reached (`alert.acknowledged`); an alert already acknowledged or resolved answers 409 ALERT_NOT_OPEN (`monitors:write`)",
+                    "Acknowledge an open alert: records who and when, stops its escalation and tells the channels it reached (`alert.acknowledged`); an alert already acknowledged or resolved answers 409 ALERT_NOT_OPEN, and a stale `If-Match` (the `ETag` of `GET /alerts/{alert_id}`) 409 VERSION_CONFLICT (`monitors:write`)",
                 )
             }),
         )
@@ -77,16 +77,20 @@ async fn get_one(
     State(state): State<AppState>,
     caller: Auth<caps::MonitorsRead>,
     Path(p): Path<AlertPath>,
-) -> ApiResult<Json<Alert>> {
-    Ok(Json(ops::get(&state, &caller, &p.alert_id).await?))
+) -> ApiResult<Tagged<Alert>> {
+    let (alert, version) = ops::get_versioned(&state, &caller, &p.alert_id).await?;
+    Ok(Tagged(alert, version))
 }
 
 async fn acknowledge(
     State(state): State<AppState>,
     caller: Auth<needs::AcknowledgeAlert>,
     Path(p): Path<AlertPath>,
-) -> ApiResult<Json<Alert>> {
-    Ok(Json(ops::acknowledge(&state, &caller, &p.alert_id).await?))
+    IfMatch(expected): IfMatch,
+) -> ApiResult<Tagged<Alert>> {
+    let (alert, version) =
+        ops::acknowledge_versioned(&state, &caller, &p.alert_id, expected).await?;
+    Ok(Tagged(alert, version))
 }
 
 async fn deliveries(

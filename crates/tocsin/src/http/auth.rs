@@ -113,8 +113,10 @@ fn is_unsafe(m: &Method) -> bool {
 }
 
 /// Cookie-authenticated writes must come from a page of this server: the Origin (or, when a
-/// client sends none, the Referer) must name this server's public origin or the Host asked for.
-fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
+/// client sends none, the Referer) must name this server's public origin (scheme, host and
+/// port), or the Host asked for under the public URL's scheme: an `https://` page may not
+/// write to an `http://` server, nor the reverse.
+pub fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
     let sent = parts
         .headers
         .get(header::ORIGIN)
@@ -122,9 +124,12 @@ fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| url::Url::parse(v).ok())
         .ok_or_else(|| invalid_origin(state))?;
-    let sent_origin = sent.origin().ascii_serialization();
-    if sent_origin == state.config().public_url.origin().ascii_serialization() {
+    let public = &state.config().public_url;
+    if sent.origin() == public.origin() {
         return Ok(());
+    }
+    if sent.scheme() != public.scheme() {
+        return Err(invalid_origin(state).into());
     }
     let host = parts
         .headers

@@ -21,7 +21,7 @@ use crate::auth::{SESSION_COOKIE, SESSION_TTL_MS};
 use crate::domain::email_verification::{self, LinkOutcome};
 use crate::domain::users::{self, SessionAnswer, SignIn, SignUp, SignedIn};
 use crate::domain::DomainError;
-use crate::http::auth::{authenticate, client_ip, session_token};
+use crate::http::auth::{authenticate, check_origin, client_ip, session_token};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::AppState;
 
@@ -123,6 +123,8 @@ async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> ApiResul
     let (mut parts, _) = axum::http::Request::new(()).into_parts();
     parts.headers = headers;
     if let Some(token) = session_token(&parts) {
+        // A cookie write like any other: another site may not sign a person out.
+        check_origin(&parts, &state)?;
         users::sign_out(&state, token).await?;
     }
     let mut res = Json(serde_json::json!({ "success": true })).into_response();

@@ -26,6 +26,10 @@ const PAYLOAD_TOO_LARGE: &str =
 const NOT_JSON: &str = "The body must be JSON: send it with `Content-Type: application/json`.";
 const AUTHENTICATION_REQUIRED: &str = "Authentication required: send an API key as `Authorization: Bearer <key>`, or sign in to get a session cookie.";
 
+/// How long a client is asked to wait (`Retry-After`) when the service cannot answer now
+/// (`SERVICE_UNAVAILABLE`: not ready, or the database unreachable).
+const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error(transparent)]
@@ -203,6 +207,7 @@ impl IntoResponse for ApiError {
         }
         let retry_after = match &self {
             ApiError::Domain(DomainError::RateLimited { retry_after }) => Some(*retry_after),
+            ApiError::Domain(DomainError::Unavailable) => Some(UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         };
         let mut response = (status, axum::Json(self.body())).into_response();

@@ -89,27 +89,81 @@ pub fn body_error(e: &(dyn std::error::Error + 'static)) -> ApiError {
     ApiError::PayloadTooLarge
 }
 
-/// Deserializes and validates a JSON document.
+/// Deserializes and validates a JSON document: exactly one JSON value (whitespace around it
+/// allowed, nothing else), with no NUL character in any string or key.
 pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, ApiError> {
+    if let Some(field) = nul_in_json(bytes) {
+        return Err(nul_refused(field));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let value: T = match serde_path_to_error::deserialize(de) {
+    let syntax = |inner: serde_json::Error, path: Option<String>| {
+        let message = inner.to_string();
+        match inner.classify() {
+            serde_json::error::Category::Data => translated(&message, path.as_deref()),
+            _ => ApiError::form(input_errors::document(&message)),
+        }
+    };
+    let value: T = match serde_path_to_error::deserialize(&mut *de) {
         Ok(v) => v,
         Err(err) => {
             let path = dotted(err.path());
-            let inner = err.into_inner();
-            let message = inner.to_string();
-            return Err(match inner.classify() {
-                serde_json::error::Category::Data => translated(&message, path.as_deref()),
-                _ => ApiError::form(input_errors::document(&message)),
-            });
+            return Err(syntax(err.into_inner(), path));
         }
     };
+    // `{...} garbage` and `{...}{...}` are not one document.
+    de.end().map_err(|e| syntax(e, None))?;
     let errors = value.validate();
     if errors.is_empty() {
         Ok(value)
     } else {
         Err(errors.into())
     }
+}
+
+/// What a NUL character in a string is told. PostgreSQL cannot store one in text, and no
+/// field of this API has a use for it, so it is refused on both backends before any parsing.
+const NUL_REFUSED: &str = "may not contain the NUL character (U+0000)";
+
+/// The validation error for a NUL in `field` (`None`: the document or query as a whole).
+pub fn nul_refused(field: Option<String>) -> ApiError {
+    match field {
+        Some(f) => ApiError::field(f, NUL_REFUSED),
+        None => ApiError::form(format!("The request {NUL_REFUSED}.")),
+    }
+}
+
+/// The dotted path of the first string (or key) holding U+0000 in a JSON document, if any:
+/// `Some(None)` when it is the document itself. In JSON a NUL can only be written as the
+/// escape `\u0000`, so documents without that text are not parsed twice.
+fn nul_in_json(bytes: &[u8]) -> Option<Option<String>> {
+    if !bytes.windows(6).any(|w| w == b"\\u0000") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    fn walk(v: &serde_json::Value, path: &mut Vec<String>) -> Option<Option<String>> {
+        let here = |path: &[String]| (!path.is_empty()).then(|| path.join("."));
+        match v {
+            serde_json::Value::String(s) if s.contains('\0') => Some(here(path)),
+            serde_json::Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                path.push(i.to_string());
+                let found = walk(item, path);
+                path.pop();
+                found
+            }),
+            serde_json::Value::Object(map) => map.iter().find_map(|(k, item)| {
+                path.push(k.replace('\0', ""));
+                let found = if k.contains('\0') {
+                    Some(here(path))
+                } else {
+                    walk(item, path)
+                };
+                path.pop();
+                found
+            }),
+            _ => None,
+        }
+    }
+    walk(&value, &mut Vec::new())
 }
 
 /// A deserializer's failure in the API's words, on the field it concerns.

@@ -25,6 +25,8 @@ pub mod mcp_grants;
 pub mod members;
 pub mod monitor_list;
 pub mod monitors;
+pub mod next;
+pub mod nul;
 pub mod oauth;
 pub mod openapi;
 pub mod ops;
@@ -91,7 +93,7 @@ pub fn router(state: AppState) -> Router {
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request| {
                     let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+                    tracing::info_span!("request", method = %req.method(), path = %logged_path(req), request_id = %id)
                 })
                 .on_request(())
                 .on_response(|res: &Response, latency: Duration, _span: &tracing::Span| {
@@ -102,7 +104,20 @@ pub fn router(state: AppState) -> Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), RandomRequestId))
         .layer(CatchPanicLayer::custom(on_panic))
         .with_state(state.clone());
+    // Before routing, so that a NUL in a path parameter never reaches a handler.
+    let app = Router::new()
+        .fallback_service(app)
+        .layer(middleware::from_fn(nul::refuse));
     custom_domains::wrap(&state, app)
+}
+
+/// The path a request's log lines carry: the route's template (`/push/{token}`) when a path
+/// parameter is a secret, so that a credential never lands in a log; the path otherwise.
+fn logged_path(req: &Request) -> &str {
+    match req.extensions().get::<axum::extract::MatchedPath>() {
+        Some(route) if route.as_str().contains("{token}") => route.as_str(),
+        _ => req.uri().path(),
+    }
 }
 
 /// Request ids: random (v4) UUIDs drawn from the thread-local CSPRNG. tower-http's

@@ -259,6 +259,12 @@ async fn authorize(
     match oauth::authorize(&state, caller.as_ref(), &q).await {
         Ok(Authorized::SignIn) => {
             let here = format!("{AUTHORIZE_PATH}?{raw}");
+            let Some(here) = super::next::local_path(&here, &state.config().public_url) else {
+                return error_page(
+                    StatusCode::BAD_REQUEST,
+                    "The request's parameters cannot be read.",
+                );
+            };
             let next: String = form_urlencoded::byte_serialize(here.as_bytes()).collect();
             found(&format!("/app/sign-in?next={next}"))
         }
@@ -302,7 +308,9 @@ fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
             .map(|(_, v)| v.into_owned())
             .unwrap_or_default()
     };
-    Some((unescape(id), unescape(secret)))
+    let (id, secret) = (unescape(id), unescape(secret));
+    // No client id or secret holds a NUL (PostgreSQL could not even look one up).
+    (!id.contains('\0') && !secret.contains('\0')).then_some((id, secret))
 }
 
 fn form<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, OAuthError> {

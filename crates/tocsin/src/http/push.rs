@@ -70,6 +70,12 @@ fn described(op: TransformOperation<'_>) -> TransformOperation<'_> {
                 "Over 60 requests a minute for this token (`RATE_LIMITED`, with `Retry-After`)",
             )
         })
+        .response_with::<503, Json<ErrorBody>, _>(|r| {
+            r.description(
+                "The database cannot take the push now; nothing was stored: retry after \
+                 `Retry-After` seconds (`SERVICE_UNAVAILABLE`)",
+            )
+        })
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -135,7 +141,15 @@ async fn push(
     parts: PushHeaders,
 ) -> ApiResult<Accepted<PushAccepted>> {
     let hash = secrets::hash(&p.token);
-    let Some(target) = state.push_tokens().resolve(state.db(), &hash).await? else {
+    let resolved = state.push_tokens().resolve(state.db(), &hash).await;
+    let Some(target) = resolved.map_err(|e| {
+        if unreachable_store(&e) {
+            store_unavailable(&e)
+        } else {
+            ApiError::from(e)
+        }
+    })?
+    else {
         if let Some(ip) = parts.ip.as_deref() {
             state
                 .limits()
@@ -178,8 +192,46 @@ async fn push(
             state.push_tokens().forget(&target.monitor_id);
             Err(DomainError::NotFound(Resource::PushToken).into())
         }
+        // The writer could not commit (the database is down or gone read-only) or is
+        // stopping: nothing was stored, and the same push later may succeed.
+        Err(e @ (WriteError::Database(_) | WriteError::Closed)) => Err(store_unavailable(&e)),
         Err(e) => Err(DomainError::Internal(anyhow::anyhow!("push not recorded: {e}")).into()),
     }
+}
+
+/// The answer to a push the database could not take: 503 `SERVICE_UNAVAILABLE` with
+/// `Retry-After`, as `/readyz` answers meanwhile, so that a client retries instead of
+/// treating the check-in as refused.
+fn store_unavailable(e: &dyn std::fmt::Display) -> ApiError {
+    tracing::warn!(error = %e, "push not recorded: the database is unavailable");
+    DomainError::Unavailable.into()
+}
+
+/// Whether `e` says the database cannot be reached or cannot write now (connection lost or
+/// refused, pool exhausted, server shutting down, file locked, unreadable or read-only),
+/// as opposed to a fault in the request or the code.
+fn unreachable_store(e: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = e else {
+        return matches!(
+            e,
+            sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::Protocol(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed
+        );
+    };
+    let code = db.code().unwrap_or_default();
+    // PostgreSQL: connection exceptions (08), operator intervention such as a shutdown
+    // (57P), insufficient resources (53).
+    if ["08", "57P", "53"].iter().any(|p| code.starts_with(p)) {
+        return true;
+    }
+    // SQLite (extended codes keep the primary code in the low byte): BUSY, LOCKED,
+    // READONLY, IOERR, FULL, CANTOPEN.
+    code.parse::<i64>()
+        .is_ok_and(|n| matches!(n & 0xff, 5 | 6 | 8 | 10 | 13 | 14))
 }
 
 /// The headers a push reads.

@@ -59,7 +59,7 @@ pub async fn create(
     let name = name.map(str::trim).unwrap_or(region);
     if name.is_empty()
         || name.chars().count() > MAX_NAME_CHARS
-        || name.chars().any(char::is_control)
+        || name.chars().any(|c| !crate::text::printable(c))
     {
         return Err(KeyError::BadName);
     }

@@ -32,11 +32,13 @@ pub struct AlertRow {
     pub acknowledged_by: Option<String>,
     pub resolved_at: Option<i64>,
     pub updated_at: i64,
+    /// Starts at 1 and grows by one with every change (the `ETag` of `GET /alerts/{id}`).
+    pub version: i64,
 }
 
 const COLUMNS: &str = "id, workspace_id, monitor_id, status, cause, escalation_policy_id, \
      escalation_step, next_escalation_at, opened_at, acknowledged_at, acknowledged_by, \
-     resolved_at, updated_at";
+     resolved_at, updated_at, version";
 
 /// Opens `a` unless the monitor already has an unresolved alert: true when it was inserted.
 pub async fn open(conn: &mut AnyConnection, a: &AlertRow) -> Result<bool, sqlx::Error> {
@@ -77,7 +79,8 @@ pub async fn unresolved_for_monitor<'e>(
 pub async fn resolve<'e>(e: impl Exec<'e>, id: &str, now: i64) -> Result<u64, sqlx::Error> {
     let done = sqlx::query(
         "UPDATE alerts SET status = $1, open_key = NULL, resolved_at = $2, \
-         next_escalation_at = NULL, updated_at = $2 WHERE id = $3 AND status <> $1",
+         next_escalation_at = NULL, updated_at = $2, version = version + 1 \
+         WHERE id = $3 AND status <> $1",
     )
     .bind(RESOLVED)
     .bind(now)
@@ -87,28 +90,35 @@ pub async fn resolve<'e>(e: impl Exec<'e>, id: &str, now: i64) -> Result<u64, sq
     Ok(done.rows_affected())
 }
 
-/// Acknowledges an `OPEN` alert of the workspace (stops escalation); 0 rows when it is not
-/// open any more.
+/// Acknowledges an `OPEN` alert of the workspace (stops escalation), if it is still at
+/// `expected` version when one is given; 0 rows when it is not open any more or has changed.
 pub async fn acknowledge<'e>(
     e: impl Exec<'e>,
     ws: &str,
     id: &str,
     by: &str,
     now: i64,
+    expected: Option<i64>,
 ) -> Result<u64, sqlx::Error> {
-    let done = sqlx::query(
+    let mut sql = String::from(
         "UPDATE alerts SET status = $1, acknowledged_at = $2, acknowledged_by = $3, \
-         next_escalation_at = NULL, updated_at = $2 \
+         next_escalation_at = NULL, updated_at = $2, version = version + 1 \
          WHERE workspace_id = $4 AND id = $5 AND status = $6",
-    )
-    .bind(ACKNOWLEDGED)
-    .bind(now)
-    .bind(by)
-    .bind(ws)
-    .bind(id)
-    .bind(OPEN)
-    .execute(e)
-    .await?;
+    );
+    if expected.is_some() {
+        sql.push_str(" AND version = $7");
+    }
+    let mut query = sqlx::query(&sql)
+        .bind(ACKNOWLEDGED)
+        .bind(now)
+        .bind(by)
+        .bind(ws)
+        .bind(id)
+        .bind(OPEN);
+    if let Some(v) = expected {
+        query = query.bind(v);
+    }
+    let done = query.execute(e).await?;
     Ok(done.rows_affected())
 }
 
@@ -202,7 +212,8 @@ pub async fn advance<'e>(
     now: i64,
 ) -> Result<u64, sqlx::Error> {
     let done = sqlx::query(
-        "UPDATE alerts SET escalation_step = $1, next_escalation_at = $2, updated_at = $3 \
+        "UPDATE alerts SET escalation_step = $1, next_escalation_at = $2, updated_at = $3, \
+         version = version + 1 \
          WHERE id = $4 AND status = $5 AND next_escalation_at = $6",
     )
     .bind(step)

@@ -889,3 +889,119 @@ async fn a_region_losing_its_last_probe_notifies_the_default_channels_once() {
         .all(|d| d.channel_id != their_default));
     srv.stop().await;
 }
+
+/// The `ETag` of a response, without its quotes.
+fn etag(res: &reqwest::Response) -> String {
+    res.headers()
+        .get("etag")
+        .unwrap_or_else(|| panic!("no ETag on {}", res.url()))
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn an_alert_carries_an_etag_that_acknowledge_honours_in_if_match() {
+    use tocsin::alerting::escalation;
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let u = srv.sign_up("alert-etag@example.com").await;
+    let ws = u.workspace_id.clone();
+    let ch = channel(&srv, &ws, Chan::default()).await;
+    let policy = json_of(
+        u.call(
+            Method::POST,
+            "/escalation-policies",
+            Some(json!({"name": "On call", "steps": [
+                {"delayMinutes": 0, "notificationChannelIds": [ch]},
+                {"delayMinutes": 5, "notificationChannelIds": [ch]}]})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let m = create(
+        &u,
+        json!({"name": "backup", "type": "PUSH", "interval": 3600,
+               "escalationPolicyId": policy["id"]}),
+    )
+    .await;
+    let token = m["pushToken"].as_str().unwrap().to_string();
+    let push = |query: &'static str| {
+        let url = srv.url(&format!("/push/{token}{query}"));
+        clock.advance_ms(1_000);
+        async move {
+            let res = reqwest::Client::new().post(url).send().await.unwrap();
+            assert_eq!(res.status(), 202);
+        }
+    };
+    push("?status=down").await;
+    let alert_id = alerts(&u, "?status=open").await[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/alerts/{alert_id}");
+    let read = |path: String| {
+        let u = &u;
+        async move {
+            let res = u.call(Method::GET, &path, None).await;
+            assert_eq!(res.status(), 200);
+            let tag = etag(&res);
+            (tag, res.json::<Value>().await.unwrap())
+        }
+    };
+    let (opened, _) = read(path.clone()).await;
+    assert!(opened.starts_with('"') && opened.ends_with('"'), "{opened}");
+
+    // An escalation step changes the alert: a new ETag.
+    clock.advance_ms(5 * 60_000);
+    assert_eq!(
+        escalation::run_due(&srv.state, clock.now_ms())
+            .await
+            .unwrap(),
+        1
+    );
+    let (escalated, a) = read(path.clone()).await;
+    assert_eq!(a["escalationStep"], 2);
+    assert_ne!(escalated, opened);
+
+    // A stale If-Match: 409 VERSION_CONFLICT, and nothing changes.
+    let ack = |tag: Option<String>| {
+        let mut req = u
+            .client
+            .post(srv.url(&format!("/alerts/{alert_id}/acknowledge")));
+        if let Some(t) = tag {
+            req = req.header("if-match", t);
+        }
+        async move { req.send().await.unwrap() }
+    };
+    let res = ack(Some(opened.clone())).await;
+    expect_error(res, 409, "VERSION_CONFLICT").await;
+    let (still, a) = read(path.clone()).await;
+    assert_eq!(a["status"], "OPEN");
+    assert_eq!(still, escalated);
+
+    // The current one acknowledges; the answer carries the new version.
+    let res = ack(Some(escalated.clone())).await;
+    assert_eq!(res.status(), 200);
+    let acked = etag(&res);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["status"], "ACKNOWLEDGED");
+    assert_ne!(acked, escalated);
+    let (read_back, _) = read(path.clone()).await;
+    assert_eq!(read_back, acked);
+
+    // Acknowledging again: stale tag first, then the current one finds it not open.
+    let res = ack(Some(escalated)).await;
+    expect_error(res, 409, "VERSION_CONFLICT").await;
+    let res = ack(Some(acked.clone())).await;
+    expect_error(res, 409, "ALERT_NOT_OPEN").await;
+    let res = ack(Some("*".into())).await;
+    expect_error(res, 409, "ALERT_NOT_OPEN").await;
+
+    // Recovery resolves it: a new ETag again.
+    push("").await;
+    let (resolved, a) = read(path).await;
+    assert_eq!(a["status"], "RESOLVED");
+    assert_ne!(resolved, acked);
+    srv.stop().await;
+}

@@ -556,3 +556,78 @@ async fn an_invitation_is_accepted_only_by_a_verified_address() {
     assert_eq!(ws["id"], ada.workspace_id.as_str());
     srv.stop().await;
 }
+
+/// A fresh session cookie (`name=value`) of `email`, taken without the harness's Origin.
+async fn session_cookie(srv: &TestServer, email: &str) -> String {
+    let res = Client::new()
+        .post(srv.url("/auth/sign-in/email"))
+        .json(&json!({"email": email, "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    let raw = res.headers().get("set-cookie").unwrap().to_str().unwrap();
+    raw.split(';').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn the_origin_check_compares_the_scheme_and_guards_sign_out() {
+    let srv = TestServer::start().await;
+    srv.sign_up("ada@example.com").await;
+    let cookie = session_cookie(&srv, "ada@example.com").await;
+    let plain = Client::new();
+    // The server is http://127.0.0.1:port: the same host and port under https is another
+    // origin, with the Origin header or the Referer.
+    let https = srv.base.replacen("http://", "https://", 1);
+    let body = json!({"name": "k", "permissions": ["identity:read"]});
+    for (header, value) in [
+        ("origin", https.clone()),
+        ("referer", format!("{https}/app/api-keys")),
+        ("origin", srv.base.replacen("http://", "ws://", 1)),
+    ] {
+        let res = plain
+            .post(srv.url("/api-keys"))
+            .header("cookie", &cookie)
+            .header(header, &value)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        expect_error(res, 403, "INVALID_ORIGIN").await;
+    }
+
+    // Sign-out is a cookie write like any other: another site (or no Origin) cannot end the
+    // session, which stays valid.
+    let sign_out = |origin: Option<String>| {
+        let mut req = plain
+            .post(srv.url("/auth/sign-out"))
+            .header("cookie", &cookie);
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        async move { req.send().await.unwrap() }
+    };
+    for origin in [None, Some("https://evil.example".to_string()), Some(https)] {
+        let res = sign_out(origin).await;
+        expect_error(res, 403, "INVALID_ORIGIN").await;
+        let res = plain
+            .get(srv.url("/auth/get-session"))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+    }
+    let res = sign_out(Some(srv.base.clone())).await;
+    assert_eq!(res.status(), 200);
+    let res = plain
+        .get(srv.url("/auth/get-session"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 401, "UNAUTHORIZED").await;
+    // Without a session there is nothing to guard: clearing the cookie is always allowed.
+    let res = plain.post(srv.url("/auth/sign-out")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    srv.stop().await;
+}

@@ -24,6 +24,7 @@ mod errors;
 mod escalation;
 mod hardening;
 mod heartbeats;
+mod hostile_input;
 mod incidents;
 mod layers;
 mod maintenance;

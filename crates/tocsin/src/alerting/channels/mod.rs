@@ -400,7 +400,7 @@ pub fn written_urls(config: &Value) -> Vec<(String, String)> {
 /// 1 to `max` characters, none of them control characters.
 pub fn check_text(field: &str, value: &str, max: usize, errors: &mut Vec<ConfigError>) {
     let n = value.trim().chars().count();
-    if n == 0 || n > max || value.chars().any(char::is_control) {
+    if n == 0 || n > max || value.chars().any(|c| !crate::text::printable(c)) {
         errors.push(ConfigError::new(
             field,
             format!("must be 1 to {max} printable characters"),

@@ -96,7 +96,10 @@ fn check_tags(tags: &[String], errors: &mut Vec<FieldError>) {
     }
     for (i, t) in tags.iter().enumerate() {
         let n = t.trim().chars().count();
-        if n == 0 || t.chars().count() > MAX_TAG_CHARS || t.chars().any(char::is_control) {
+        if n == 0
+            || t.chars().count() > MAX_TAG_CHARS
+            || t.chars().any(|c| !crate::text::printable(c))
+        {
             errors.push(FieldError::new(
                 format!("tags.{i}"),
                 format!("must be 1 to {MAX_TAG_CHARS} printable characters"),

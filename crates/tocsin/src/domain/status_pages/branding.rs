@@ -155,7 +155,10 @@ impl Branding {
         }
         for (i, link) in self.footer_links.iter().enumerate() {
             let n = link.label.trim().chars().count();
-            if n == 0 || n > MAX_LINK_LABEL_CHARS || link.label.chars().any(char::is_control) {
+            if n == 0
+                || n > MAX_LINK_LABEL_CHARS
+                || link.label.chars().any(|c| !crate::text::printable(c))
+            {
                 errors.push(FieldError::new(
                     format!("branding.footerLinks.{i}.label"),
                     format!("must be 1 to {MAX_LINK_LABEL_CHARS} printable characters"),
