@@ -21,6 +21,7 @@ mod delivery_binary;
 mod detection;
 mod errors;
 mod escalation;
+mod flapping;
 mod hardening;
 mod heartbeats;
 mod incidents;
