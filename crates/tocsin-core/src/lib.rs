@@ -8,7 +8,8 @@
 //! - [`quorum`]: which regions check a monitor in a cycle and how their verdicts combine;
 //! - [`push`]: push-monitor schedules (interval or cron in an IANA time zone) and deadlines;
 //! - [`maintenance`]: when a maintenance window (one-off, daily, weekly, monthly or cron, in an
-//!   IANA time zone, across DST changes) is active.
+//!   IANA time zone, across DST changes) is active;
+//! - [`flap`]: whether a monitor changing between UP and DOWN again and again is flapping.
 //!
 //! Nothing here reads the clock, touches the network or a database, or needs an async runtime:
 //! the time is always a parameter, so callers (and tests) drive it. That is what lets the same
@@ -31,6 +32,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod flap;
 pub mod maintenance;
 pub mod monitor_type;
 pub mod push;
@@ -38,6 +40,7 @@ pub mod quorum;
 pub mod schedule;
 pub mod state;
 
+pub use flap::{FlapOutcome, FlapSettings, FlapSettingsError, FlapState};
 pub use monitor_type::MonitorType;
 pub use push::{
     deadline, is_overdue, CronSchedule, PushConfig, PushConfigError, PushExpectation, PushSchedule,

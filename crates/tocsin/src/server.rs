@@ -268,6 +268,11 @@ fn spawn_workers(
             state.clone(),
             judging.clone(),
         )));
+        // Ending flapping when a monitor's window goes quiet: the scheduling node's too.
+        workers.push(tokio::spawn(crate::monitoring::flapping::run(
+            state.clone(),
+            judging.clone(),
+        )));
         workers.push(tokio::spawn(crate::push::watcher::run(
             state.clone(),
             judging,

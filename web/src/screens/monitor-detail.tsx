@@ -189,6 +189,12 @@ export function MonitorDetail({ id }: { id: string }) {
         {m.type} · {m.url ?? (m.host ? `${m.host}${m.port ? `:${m.port}` : ''}` : 'push')} · every {m.interval}s · last check{' '}
         {ago(m.lastCheckAt)}
       </p>
+      {m.flappingSince && (
+        <p class="notice" role="status" data-testid="flapping">
+          Flapping since <time dateTime={m.flappingSince}>{when(m.flappingSince)}</time>: its changes page nobody
+          until it settles.
+        </p>
+      )}
       <Routing monitor={m} />
       <ErrorNote error={error} />
       {note && <p class="notice" role="status">{note}</p>}

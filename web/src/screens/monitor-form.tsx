@@ -1,7 +1,8 @@
 // Create or edit a monitor of any type. The common settings, the target the type needs (URL,
 // host and port), the type's own `config` keys, and a JSON box for the rarer keys (assertions,
 // TLS, auth...), and where its alerts go: the escalation policy, the projects it belongs to and
-// its own notification channels, picked from the workspace's. The server validates; its errors
+// its own notification channels, picked from the workspace's, and flap detection (how many
+// changes in how many minutes pause its alerts). The server validates; its errors
 // are shown beside the field they name.
 // A new PUSH monitor's push URL is shown once, as the API gives its token only once.
 import type { ComponentChildren } from 'preact';
@@ -43,13 +44,17 @@ interface FormState {
   projects: string[];
   /** Own notification channels, in the order they are notified. */
   channels: string[];
+  /** Flap detection on, and its settings. */
+  flapOn: boolean;
+  flapTransitions: string;
+  flapWindow: string;
 }
 
 function blank(): FormState {
   return {
     name: '', type: 'HTTP', url: '', host: '', port: '', interval: '60', timeout: '', retries: '0',
     gracePeriod: '', tags: '', description: '', c: { method: 'GET', recordType: 'A' }, extra: '',
-    policy: '', projects: [], channels: [],
+    policy: '', projects: [], channels: [], flapOn: true, flapTransitions: '5', flapWindow: '30',
   };
 }
 
@@ -70,6 +75,9 @@ function fromMonitor(m: Monitor): FormState {
     gracePeriod: m.gracePeriod?.toString() ?? '', tags: m.tags.join(', '), description: m.description ?? '',
     c, extra: Object.keys(cfg).length ? JSON.stringify(cfg, null, 2) : '',
     policy: m.escalationPolicyId ?? '', projects: [...m.projectIds], channels: [...m.notificationChannelIds],
+    flapOn: m.flapDetection != null,
+    flapTransitions: String(m.flapDetection?.transitions ?? 5),
+    flapWindow: String(m.flapDetection?.windowMinutes ?? 30),
   };
 }
 
@@ -126,6 +134,7 @@ function toBody(f: FormState): Record<string, unknown> {
     tags: list(f.tags),
     description: f.description || null,
     config,
+    flapDetection: f.flapOn ? { transitions: num(f.flapTransitions), windowMinutes: num(f.flapWindow) } : null,
   };
   if (f.timeout.trim()) body.timeout = num(f.timeout);
   if (usesUrl) body.url = f.url;
@@ -352,6 +361,42 @@ export function MonitorForm({ id }: { id?: string }) {
           {t !== 'PUSH' && input('timeout', 'Timeout (seconds)', { type: 'number', min: 1 })}
           {t !== 'PUSH' && input('retries', 'Retries', { type: 'number', min: 0, max: 10 })}
         </div>
+        <fieldset id="m-flap">
+          <legend>Flap detection</legend>
+          <label class="check">
+            <input type="checkbox" name="flapOn" checked={f.flapOn} onChange={(e) => upd({ flapOn: (e.target as HTMLInputElement).checked })} />
+            Pause alerts while the monitor flaps
+          </label>
+          {f.flapOn && (
+            <div class="grid3">
+              <Field label="Changes" id="m-flapTransitions" error={err('flapDetection.transitions', 'flapDetection')} hint="Between UP and DOWN, 2 to 100.">
+                <input
+                  id="m-flapTransitions"
+                  type="number"
+                  min={2}
+                  max={100}
+                  value={f.flapTransitions}
+                  onInput={(e) => upd({ flapTransitions: (e.target as HTMLInputElement).value })}
+                  aria-invalid={err('flapDetection.transitions') ? 'true' : undefined}
+                />
+              </Field>
+              <Field label="Within (minutes)" id="m-flapWindow" error={err('flapDetection.windowMinutes')} hint="1 to 1,440.">
+                <input
+                  id="m-flapWindow"
+                  type="number"
+                  min={1}
+                  max={1440}
+                  value={f.flapWindow}
+                  onInput={(e) => upd({ flapWindow: (e.target as HTMLInputElement).value })}
+                  aria-invalid={err('flapDetection.windowMinutes') ? 'true' : undefined}
+                />
+              </Field>
+            </div>
+          )}
+          <small class="hint">
+            A flapping monitor sends one notice when it starts and one when it settles, instead of a page per change.
+          </small>
+        </fieldset>
         {input('tags', 'Tags', {}, 'Comma separated.')}
         <Field label="Description" id="m-description" error={err('description')}>
           <textarea id="m-description" value={f.description} onInput={(e) => upd({ description: (e.target as HTMLTextAreaElement).value })} />

@@ -10,6 +10,12 @@
 //! - DEGRADED, CHANGED and `certificate_expiring` send `monitor.degraded`, `monitor.changed`
 //!   and `certificate.expiring` without an alert; `stale` sends `monitor.stale` to the
 //!   workspace's default channels.
+//! - `flapping` sends `monitor.flapping` (with the changes counted in the window); while a
+//!   monitor flaps, `monitoring::transition` does not hand its status changes here at all, so
+//!   they open, resolve and notify nothing. `stable` sends `monitor.stable` with the status it
+//!   settled on, then opens the alert if that is DOWN (its cause the last failure's) or
+//!   resolves the unresolved one if the target answers, as a change to that status would.
+//!   Both go to the monitor's channels plus its policy's immediate steps.
 //!
 //! Whom: the monitor's own channels; when it names none and has no escalation policy, the
 //! workspace's default channels; with a policy, also the channels of the steps the alert has
@@ -74,6 +80,29 @@ async fn react_one(
             .await
         }
         "certificate_expiring" => monitor_notice(conn, e, AlertEvent::CertificateExpiring).await,
+        "flapping" => flap_notice(conn, e, AlertEvent::MonitorFlapping).await,
+        "stable" => {
+            let mut n = flap_notice(conn, e, AlertEvent::MonitorStable).await?;
+            match e.to_status.as_str() {
+                "DOWN" => {
+                    let cause = crate::store::monitors_flap::latest_event(
+                        &mut *conn,
+                        &e.monitor_id,
+                        "down",
+                    )
+                    .await?
+                    .and_then(|(_, m)| m);
+                    let down = EventRow {
+                        message: cause,
+                        ..e.clone()
+                    };
+                    n += open(conn, links, &down, now).await?;
+                }
+                "UP" | "DEGRADED" | "CHANGED" => n += resolve(conn, links, e).await?,
+                _ => {}
+            }
+            Ok(n)
+        }
         _ => match e.to_status.as_str() {
             "DOWN" => open(conn, links, e, now).await,
             "MAINTENANCE" => Ok(0),
@@ -266,6 +295,62 @@ async fn monitor_notice(
     };
     let targets = audience(conn, &m, &[], None).await?;
     let data = monitor_data(&m, e.message.as_deref());
+    send(
+        conn,
+        &targets,
+        &e.workspace_id,
+        None,
+        event,
+        &data,
+        e.created_at,
+    )
+    .await
+}
+
+/// `monitor.flapping` or `monitor.stable` about `e`'s monitor: `data.flapping` says since
+/// when, over what window and how many changes it counts now; `data.status` the status then.
+async fn flap_notice(
+    conn: &mut sqlx::AnyConnection,
+    e: &EventRow,
+    event: AlertEvent,
+) -> Result<usize, sqlx::Error> {
+    let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
+        return Ok(0);
+    };
+    let flap = crate::store::monitors_flap::read(&mut *conn, &e.monitor_id).await?;
+    let window = flap
+        .as_ref()
+        .and_then(|f| f.settings())
+        .unwrap_or_default()
+        .window_minutes;
+    let changes = flap.as_ref().map_or(0, |f| {
+        tocsin_core::flap::changes_in_window(
+            &f.state().changes,
+            i64::from(window) * 60_000,
+            e.created_at,
+        )
+    });
+    let flapping = if event == AlertEvent::MonitorFlapping {
+        json!({"since": rfc3339(e.created_at), "until": null,
+               "windowMinutes": window, "changes": changes})
+    } else {
+        let since =
+            crate::store::monitors_flap::latest_event(&mut *conn, &e.monitor_id, "flapping")
+                .await?
+                .map(|(at, _)| rfc3339(at));
+        json!({"since": since, "until": rfc3339(e.created_at),
+               "windowMinutes": window, "changes": changes})
+    };
+    let steps = policy_steps(conn, &e.workspace_id, m.escalation_policy_id.as_deref()).await?;
+    let immediate = steps
+        .iter()
+        .filter(|s| s.delay_minutes <= 0)
+        .map(|s| s.step_order)
+        .max();
+    let targets = audience(conn, &m, &steps, immediate).await?;
+    let mut data = monitor_data(&m, e.message.as_deref());
+    data["status"] = json!(e.to_status);
+    data["flapping"] = flapping;
     send(
         conn,
         &targets,

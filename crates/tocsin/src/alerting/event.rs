@@ -20,6 +20,10 @@ pub enum AlertEvent {
     MonitorChanged,
     #[serde(rename = "monitor.stale")]
     MonitorStale,
+    #[serde(rename = "monitor.flapping")]
+    MonitorFlapping,
+    #[serde(rename = "monitor.stable")]
+    MonitorStable,
     #[serde(rename = "region.down")]
     RegionDown,
     #[serde(rename = "certificate.expiring")]
@@ -35,7 +39,7 @@ pub enum AlertEvent {
 }
 
 impl AlertEvent {
-    pub const ALL: [AlertEvent; 13] = [
+    pub const ALL: [AlertEvent; 15] = [
         AlertEvent::AlertOpened,
         AlertEvent::AlertEscalated,
         AlertEvent::AlertAcknowledged,
@@ -43,6 +47,8 @@ impl AlertEvent {
         AlertEvent::MonitorDegraded,
         AlertEvent::MonitorChanged,
         AlertEvent::MonitorStale,
+        AlertEvent::MonitorFlapping,
+        AlertEvent::MonitorStable,
         AlertEvent::RegionDown,
         AlertEvent::CertificateExpiring,
         AlertEvent::IncidentCreated,
@@ -60,6 +66,8 @@ impl AlertEvent {
             AlertEvent::MonitorDegraded => "monitor.degraded",
             AlertEvent::MonitorChanged => "monitor.changed",
             AlertEvent::MonitorStale => "monitor.stale",
+            AlertEvent::MonitorFlapping => "monitor.flapping",
+            AlertEvent::MonitorStable => "monitor.stable",
             AlertEvent::RegionDown => "region.down",
             AlertEvent::CertificateExpiring => "certificate.expiring",
             AlertEvent::IncidentCreated => "incident.created",

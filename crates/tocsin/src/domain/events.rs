@@ -60,6 +60,11 @@ pub enum MonitorEventKind {
     Stale,
     /// Check results reach a stale monitor again.
     Fresh,
+    /// The monitor started flapping (see its `flapDetection`): its changes page nobody until
+    /// it settles; `from` and `to` are its status then.
+    Flapping,
+    /// The monitor stopped flapping; `to` is the status it settled on.
+    Stable,
 }
 
 impl MonitorEventKind {
@@ -74,6 +79,8 @@ impl MonitorEventKind {
             "pending" => Self::Pending,
             "stale" => Self::Stale,
             "fresh" => Self::Fresh,
+            "flapping" => Self::Flapping,
+            "stable" => Self::Stable,
             _ => return None,
         })
     }

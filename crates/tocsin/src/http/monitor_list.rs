@@ -235,6 +235,8 @@ fn part_of(m: &Monitor, version: i64) -> Result<Part, serde_json::Error> {
     put(&mut s, &m.recovery_confirmations_required)?;
     s.extend_from_slice(b",\"minFailureDurationMs\":");
     put(&mut s, &m.min_failure_duration_ms)?;
+    s.extend_from_slice(b",\"flapDetection\":");
+    put(&mut s, &m.flap_detection)?;
     s.extend_from_slice(b",\"consecutiveFailures\":");
     let c2 = s.len();
     s.extend_from_slice(b",\"active\":");
@@ -298,6 +300,8 @@ fn write_monitor(
     put_time(out, state.last_check_at)?;
     out.extend_from_slice(b",\"staleSince\":");
     put_time(out, state.stale_since)?;
+    out.extend_from_slice(b",\"flappingSince\":");
+    put_time(out, state.flapping_since)?;
     out.push(b'}');
     Ok(())
 }
@@ -565,6 +569,9 @@ mod tests {
             stale_since: None,
             maintenance_until: None,
             maintenance_excluded: 0,
+            flap_transitions: Some(5),
+            flap_window_minutes: Some(30),
+            flapping_since: None,
             version: i,
             created_at: 0,
             updated_at: 0,
@@ -589,6 +596,7 @@ mod tests {
                 r.last_check_at = pending;
                 // The row is active: a stale one shows its staleSince.
                 r.stale_since = pending.map(|p| p + 7);
+                r.flapping_since = pending.map(|p| p + 9);
                 let projects: Vec<String> = (0..i % 3).map(|p| format!("p{p}")).collect();
                 let alerting: Settings = (
                     (0..i % 3).map(|c| format!("c\"{c}")).collect(),
@@ -613,6 +621,7 @@ mod tests {
                     last_check_at: pending,
                     // The list's query shows it only for active monitors, as the view does.
                     stale_since: pending.map(|p| p + 7).filter(|_| i % 2 == 1),
+                    flapping_since: r.flapping_since,
                 };
                 let mut got = Vec::new();
                 let projects = (!projects.is_empty()).then_some(&projects);
@@ -643,6 +652,7 @@ mod tests {
             last_push_at: None,
             last_check_at: None,
             stale_since: None,
+            flapping_since: None,
         };
         let mut got = Vec::new();
         assert!(matches!(

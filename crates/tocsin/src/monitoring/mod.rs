@@ -14,6 +14,7 @@
 pub mod changes;
 pub mod check_stats;
 pub mod cycle;
+pub mod flapping;
 pub mod heartbeats;
 pub mod histogram;
 pub mod maintenance;

@@ -14,15 +14,24 @@
 //! one event append per event. Changes that carry no event (a push batch's counters) may ride
 //! along, so the batch stays one statement. The common scheduled cycle that changes no status
 //! does not come here: its counters travel with its heartbeats through the group-commit writer.
+//!
+//! Flap detection rides here too ([`super::flapping`]): each change between UP and DOWN is
+//! counted in the monitor's flap state in the same transaction; the change that starts
+//! flapping appends a `flapping` event, and while the monitor flaps its status-change events
+//! are stored (the status stays truthful) but not handed to alerting, so they open, resolve
+//! and notify nothing. A change after a quiet window first appends the `stable` event that
+//! ends it (the scheduling node usually ends it sooner, without a change).
 
 use std::collections::HashSet;
 
-use tocsin_core::{Event, Transition};
+use tocsin_core::{Event, FlapSettings, FlapState, Transition};
 
+use super::flapping::{flapping_event, stable_event};
 use crate::alerting::ack_link::Links;
 use crate::alerting::alerts;
 use crate::store::events::{self, EventRow, NewEvent};
 use crate::store::monitors::{self, StateUpdate, StateWrite};
+use crate::store::monitors_flap;
 use crate::store::Tx;
 
 /// One monitor's state change, to be stored by [`record_transitions`].
@@ -135,21 +144,120 @@ pub async fn record_transitions(
         })
         .collect();
     recorded.applied = monitors::write_states(tx, &rows, with_last_push).await?;
+    // What alerting hears: every event but the status changes of a flapping monitor.
+    let mut heard = Vec::new();
     for c in changes {
-        if !recorded.applied.contains(&c.monitor_seq) {
+        if !recorded.applied.contains(&c.monitor_seq) || c.events.is_empty() {
             continue;
         }
+        let mut flap = Flap::read(tx, c.monitor_id).await?;
         for e in &c.events {
-            append(tx, c.monitor_id, e, &mut recorded.events).await?;
+            let step = flap.step(&e.event, e.at_ms);
+            if let Some(settled) = step.ended {
+                let stable = stable_event(settled, e.at_ms);
+                let new = stable.new_event(c.monitor_id);
+                append_one(tx, &new, &mut recorded.events, &mut heard).await?;
+            }
+            let first = recorded.events.len();
+            append(tx, c.monitor_id, e, !step.flapping, &mut recorded.events).await?;
+            // The change itself, then what rides with it (a certificate notice), which is no
+            // per-change page and is heard either way.
+            let skip = usize::from(step.flapping);
+            heard.extend(recorded.events.iter().skip(first + skip).cloned());
+            if let Some(n) = step.started {
+                let started = flapping_event(e.event.to, n, flap.window_minutes(), e.at_ms);
+                let new = started.new_event(c.monitor_id);
+                append_one(tx, &new, &mut recorded.events, &mut heard).await?;
+            }
         }
+        flap.save(tx, c.monitor_id).await?;
     }
     for ev in &recorded.events {
         log_event(ev);
     }
-    if let Some(now) = recorded.events.iter().map(|e| e.created_at).max() {
-        recorded.notified = alerts::react(tx, links, &recorded.events, now).await?;
+    if let Some(now) = heard.iter().map(|e| e.created_at).max() {
+        recorded.notified = alerts::react(tx, links, &heard, now).await?;
     }
     Ok(recorded)
+}
+
+/// Appends one event that alerting hears.
+async fn append_one(
+    tx: &mut Tx,
+    e: &NewEvent<'_>,
+    out: &mut Vec<EventRow>,
+    heard: &mut Vec<EventRow>,
+) -> Result<(), sqlx::Error> {
+    if let Some(row) = events::append(tx, e).await? {
+        heard.push(row.clone());
+        out.push(row);
+    }
+    Ok(())
+}
+
+/// Whether a status change counts toward flapping: between DOWN and a status of a target that
+/// answered (UP, DEGRADED, CHANGED). Entering or leaving PENDING or MAINTENANCE does not.
+pub fn is_flap_change(ev: &Event) -> bool {
+    use tocsin_core::Status::{Changed, Degraded, Down, Up};
+    let answered = |s| matches!(s, Up | Degraded | Changed);
+    (ev.to == Down && answered(ev.from)) || (ev.from == Down && answered(ev.to))
+}
+
+/// One monitor's flap state while its changes are recorded.
+struct Flap {
+    settings: Option<FlapSettings>,
+    before: FlapState,
+    state: FlapState,
+}
+
+/// What one status change did to the flap state.
+struct FlapStep {
+    /// Flapping ended before this change, settled on this status.
+    ended: Option<tocsin_core::Status>,
+    /// Flapping started with this change, after this many changes in the window.
+    started: Option<u32>,
+    /// The monitor flaps after this change: alerting does not hear of it.
+    flapping: bool,
+}
+
+impl Flap {
+    async fn read(tx: &mut Tx, id: &str) -> Result<Flap, sqlx::Error> {
+        let row = monitors_flap::read(&mut **tx, id).await?;
+        let (settings, state) = row.map(|r| (r.settings(), r.state())).unwrap_or_default();
+        Ok(Flap {
+            settings,
+            before: state.clone(),
+            state,
+        })
+    }
+
+    fn window_minutes(&self) -> u32 {
+        self.settings.unwrap_or_default().window_minutes
+    }
+
+    fn step(&mut self, ev: &Event, at: i64) -> FlapStep {
+        let settings = self.settings.as_ref();
+        let (next, ended, started) = if is_flap_change(ev) {
+            let (next, o) = tocsin_core::flap::record_change(&self.state, settings, at);
+            (next, o.ended, o.started)
+        } else {
+            let (next, ended) = tocsin_core::flap::tick(&self.state, settings, at);
+            (next, ended, None)
+        };
+        self.state = next;
+        FlapStep {
+            ended: ended.then_some(ev.from),
+            started,
+            flapping: self.state.is_flapping(),
+        }
+    }
+
+    async fn save(&self, tx: &mut Tx, id: &str) -> Result<(), sqlx::Error> {
+        if self.state != self.before {
+            monitors_flap::write(&mut **tx, id, &self.state).await?;
+        }
+        Ok(())
+    }
 }
 
 /// One info line per recorded event: which monitor, from what to what, and why.
@@ -179,10 +287,13 @@ pub async fn record_transition(
         .then_some(recorded.events))
 }
 
+/// Appends a change's event (then its certificate notice, if any); `alert` says whether
+/// notification channels hear of the change (not while the monitor flaps).
 async fn append(
     tx: &mut Tx,
     monitor_id: &str,
     e: &ChangeEvent,
+    alert: bool,
     out: &mut Vec<EventRow>,
 ) -> Result<(), sqlx::Error> {
     let ev = e.event;
@@ -194,7 +305,7 @@ async fn append(
             from_status: ev.from.as_str(),
             to_status: ev.to.as_str(),
             message: e.message.as_deref(),
-            alert: ev.is_alert_worthy(),
+            alert: alert && ev.is_alert_worthy(),
             created_at: e.at_ms,
         },
     )
@@ -270,6 +381,37 @@ pub async fn record_staleness(
     if let Some(ev) = &row {
         log_event(ev);
         alerts::react(tx, links, std::slice::from_ref(ev), at).await?;
+    }
+    Ok(row)
+}
+
+/// Ends a monitor's flapping (the scheduling node's [`super::flapping::run_due`]) in the
+/// caller's transaction: clears its flap state to `next` if it is still `seen`'s, appends the
+/// `stable` event with the status it settled on, and lets alerting react (`monitor.stable`,
+/// then the alert opened or resolved as that status asks). Returns the event, or `None` when
+/// the state moved meanwhile or the monitor is gone (the caller rolls back).
+pub async fn record_stable(
+    tx: &mut Tx,
+    links: &Links,
+    seen: &monitors_flap::FlapRow,
+    next: &FlapState,
+    at: i64,
+) -> Result<Option<EventRow>, sqlx::Error> {
+    let Some(text) = monitors_flap::end(&mut **tx, seen, next).await? else {
+        return Ok(None);
+    };
+    let status = match crate::store::status::from_text(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(monitor = %seen.id, error = %e, "cannot end flapping");
+            return Ok(None);
+        }
+    };
+    let ev = stable_event(status, at);
+    let row = events::append(tx, &ev.new_event(&seen.id)).await?;
+    if let Some(r) = &row {
+        log_event(r);
+        alerts::react(tx, links, std::slice::from_ref(r), at).await?;
     }
     Ok(row)
 }

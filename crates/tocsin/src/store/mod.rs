@@ -30,6 +30,7 @@ pub mod memberships;
 pub mod monitor_channels;
 pub mod monitor_list;
 pub mod monitors;
+pub mod monitors_flap;
 pub mod oauth;
 pub mod postmortems;
 pub mod probe_relay;

@@ -40,18 +40,20 @@ pub struct ListedState {
     pub last_check_at: Option<i64>,
     /// Shown only while the monitor is active (see the monitor view).
     pub stale_since: Option<i64>,
+    pub flapping_since: Option<i64>,
 }
 
 /// The aggregate of one slice: `id version status failures successes pending push check
-/// stale` per
+/// stale flapping` per
 /// monitor (absent timestamps as empty fields), records separated by `;`. None of the fields
 /// can hold a space or a `;`: ids are UUIDs, statuses are the service's own words, the rest
 /// integers. One `format()` per record (both dialects print NULL as nothing under `%s`) costs
 /// the database about half of what a chain of `||` and `CAST`s does.
 fn slice_sql(backend: Backend, clauses: &str, limit_placeholder: usize) -> String {
-    let record = "format('%s %s %s %s %s %s %s %s %s', id, version, status, \
+    let record = "format('%s %s %s %s %s %s %s %s %s %s', id, version, status, \
                   consecutive_failures, consecutive_successes, pending_failure_since, \
-                  last_push_at, last_check_at, CASE WHEN active = 1 THEN stale_since END)";
+                  last_push_at, last_check_at, CASE WHEN active = 1 THEN stale_since END, \
+                  flapping_since)";
     let aggregate = match backend {
         Backend::Sqlite => "group_concat(r, ';')",
         Backend::Postgres => "string_agg(r, ';')",
@@ -82,6 +84,7 @@ fn parse_record(record: &str) -> Option<ListedState> {
         last_push_at: parse_opt(f.next()?)?,
         last_check_at: parse_opt(f.next()?)?,
         stale_since: parse_opt(f.next()?)?,
+        flapping_since: parse_opt(f.next()?)?,
     };
     f.next().is_none().then_some(state)
 }
@@ -180,7 +183,7 @@ mod tests {
     #[test]
     fn records_parse_and_reject_garbage() {
         assert_eq!(
-            parse_record("abc 3 UP 0 12  1700000000000 1700000000001 "),
+            parse_record("abc 3 UP 0 12  1700000000000 1700000000001  1700000000002"),
             Some(ListedState {
                 id: "abc".into(),
                 version: 3,
@@ -191,11 +194,12 @@ mod tests {
                 last_push_at: Some(1_700_000_000_000),
                 last_check_at: Some(1_700_000_000_001),
                 stale_since: None,
+                flapping_since: Some(1_700_000_000_002),
             })
         );
-        assert_eq!(parse_record("abc 3 UP 0 12   "), None);
-        assert_eq!(parse_record("abc 3 UP 0 12     extra"), None);
-        assert_eq!(parse_record("abc x UP 0 12    "), None);
-        assert_eq!(parse_record("abc 3 UP 0 12 - 1  "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12    "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12      extra"), None);
+        assert_eq!(parse_record("abc x UP 0 12     "), None);
+        assert_eq!(parse_record("abc 3 UP 0 12 - 1   "), None);
     }
 }

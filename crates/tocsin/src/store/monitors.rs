@@ -82,6 +82,12 @@ pub struct MonitorRow {
     pub maintenance_until: Option<i64>,
     /// 1 when the active window keeps its checks out of uptime figures.
     pub maintenance_excluded: i64,
+    /// Flap detection: changes between UP and DOWN within [`MonitorRow::flap_window_minutes`]
+    /// that make the monitor flap; `None` (with the window) when detection is off.
+    pub flap_transitions: Option<i64>,
+    pub flap_window_minutes: Option<i64>,
+    /// Since when the monitor flaps (`monitoring::flapping`); `None` while it does not.
+    pub flapping_since: Option<i64>,
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -93,7 +99,8 @@ pub(crate) const COLUMNS: &str =
      confirmations_required, recovery_confirmations_required, min_failure_duration_ms, \
      consecutive_failures, consecutive_successes, pending_failure_since, active, grace_s, \
      last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, stale_since, \
-     maintenance_until, maintenance_excluded, version, created_at, updated_at";
+     maintenance_until, maintenance_excluded, flap_transitions, flap_window_minutes, \
+     flapping_since, version, created_at, updated_at";
 
 /// [`COLUMNS`] for the push path inside the heartbeat writer's transaction: the columns the
 /// state machine and push deadlines read, with the display-only ones (name, url, tags, ...)
@@ -105,7 +112,8 @@ pub(crate) const PUSH_COLUMNS: &str =
      recovery_confirmations_required, min_failure_duration_ms, consecutive_failures, \
      consecutive_successes, pending_failure_since, active, grace_s, last_push_at, \
      NULL AS dns_baseline, status_changed_at, last_check_at, started_at, NULL AS stale_since, \
-     maintenance_until, maintenance_excluded, version, created_at, updated_at";
+     maintenance_until, maintenance_excluded, flap_transitions, flap_window_minutes, \
+     flapping_since, version, created_at, updated_at";
 
 fn string_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
@@ -208,6 +216,14 @@ impl MonitorRow {
         result.ok()
     }
 
+    /// The flap detection settings; `None` when off (or, for a row this build cannot read,
+    /// out of range: detection is then off rather than guessed).
+    pub fn flap_settings(&self) -> Option<tocsin_core::FlapSettings> {
+        let t = u32::try_from(self.flap_transitions?).ok()?;
+        let w = u32::try_from(self.flap_window_minutes?).ok()?;
+        tocsin_core::FlapSettings::new(t, w).ok()
+    }
+
     pub fn started_at(&self) -> DateTime<Utc> {
         from_ms(self.started_at)
     }
@@ -249,9 +265,9 @@ pub async fn insert<'e>(
          confirmations_required, recovery_confirmations_required, min_failure_duration_ms, \
          consecutive_failures, consecutive_successes, pending_failure_since, active, push_token_hash, \
          grace_s, last_push_at, dns_baseline, status_changed_at, last_check_at, started_at, version, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-         $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, \
-         $33, $34, $35)",
+         created_at, updated_at, flap_transitions, flap_window_minutes) VALUES ($1, $2, $3, $4, $5, \
+         $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, \
+         $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)",
     )
     .bind(&m.id)
     .bind(m.seq)
@@ -288,6 +304,8 @@ pub async fn insert<'e>(
     .bind(m.version)
     .bind(m.created_at)
     .bind(m.updated_at)
+    .bind(m.flap_transitions)
+    .bind(m.flap_window_minutes)
     .execute(e)
     .await
     .map(|_| ())
@@ -436,7 +454,8 @@ pub async fn update_settings<'e>(
         "name = $1, url = $2, host = $3, port = $4, interval_s = $5, retries = $6, \
          timeout_s = $7, tags = $8, description = $9, config = $10, regions = $11, region_strategy = $12, \
          quorum = $13, confirmations_required = $14, recovery_confirmations_required = $15, \
-         min_failure_duration_ms = $16, grace_s = $17, updated_at = $18",
+         min_failure_duration_ms = $16, grace_s = $17, updated_at = $18, \
+         flap_transitions = $19, flap_window_minutes = $20",
     );
     if clear_baseline {
         set.push_str(", dns_baseline = NULL");
@@ -444,7 +463,7 @@ pub async fn update_settings<'e>(
     let write = Versioned::update(
         "monitors",
         &set,
-        "workspace_id = $19 AND id = $20",
+        "workspace_id = $21 AND id = $22",
         expected,
     );
     write
@@ -467,6 +486,8 @@ pub async fn update_settings<'e>(
                 .bind(m.min_failure_duration_ms)
                 .bind(m.grace_s)
                 .bind(m.updated_at)
+                .bind(m.flap_transitions)
+                .bind(m.flap_window_minutes)
                 .bind(&m.workspace_id)
                 .bind(&m.id)
         })

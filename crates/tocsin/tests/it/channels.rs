@@ -111,7 +111,7 @@ async fn crud_masks_secrets_and_shows_the_generated_webhook_secret_once() {
     assert_eq!(created["type"], "WEBHOOK");
     assert_eq!(created["enabled"], true);
     assert_eq!(created["isDefault"], false);
-    assert_eq!(created["events"].as_array().unwrap().len(), 13);
+    assert_eq!(created["events"].as_array().unwrap().len(), 15);
     assert_eq!(created["workspaceId"], ada.workspace_id.as_str());
 
     // Every later read masks it.

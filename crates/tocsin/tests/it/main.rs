@@ -22,6 +22,7 @@ mod delivery_binary;
 mod detection;
 mod errors;
 mod escalation;
+mod flapping;
 mod hardening;
 mod heartbeats;
 mod hostile_input;

@@ -40,6 +40,7 @@ const MONITOR_FIELDS: &[&str] = &[
     "confirmationsRequired",
     "recoveryConfirmationsRequired",
     "minFailureDurationMs",
+    "flapDetection",
     "consecutiveFailures",
     "consecutiveSuccesses",
     "pendingFailureSince",
@@ -51,6 +52,7 @@ const MONITOR_FIELDS: &[&str] = &[
     "escalationPolicyId",
     "lastCheckAt",
     "staleSince",
+    "flappingSince",
 ];
 
 fn keys(v: &Value) -> BTreeSet<String> {

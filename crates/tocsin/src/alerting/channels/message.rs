@@ -82,6 +82,17 @@ impl Message {
             AlertEvent::MonitorStale => {
                 (format!("{name} is not being checked"), Severity::Critical)
             }
+            AlertEvent::MonitorFlapping => (
+                format!("{name} is flapping: alerts pause until it settles"),
+                Severity::Warning,
+            ),
+            AlertEvent::MonitorStable => (
+                format!(
+                    "{name} stopped flapping: {}",
+                    text(&data, &["status"]).unwrap_or_else(|| "settled".into())
+                ),
+                Severity::Info,
+            ),
             AlertEvent::RegionDown => (
                 format!("Region {name} has no live probe"),
                 Severity::Critical,

@@ -3,7 +3,7 @@
 //! way and documents them with the same schema.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tocsin_core::Status;
 
@@ -63,6 +63,43 @@ pub struct CreateMonitor {
     pub notification_channel_ids: Option<Vec<String>>,
     /// An escalation policy of the workspace for the monitor's alerts; default none.
     pub escalation_policy_id: Option<String>,
+    /// When the monitor counts as flapping; default 5 changes in 30 minutes; `null` turns
+    /// flap detection off.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schemars(with = "Option<FlapDetection>", default = "flap_default")]
+    pub flap_detection: Option<Option<FlapDetection>>,
+}
+
+/// Flap detection: a monitor that changes between UP and DOWN at least `transitions` times
+/// within `windowMinutes` is flapping. Its status and heartbeats stay truthful, but its
+/// changes open and resolve no alerts and notify nobody: one `monitor.flapping` when it
+/// starts, one `monitor.stable` when a whole window passes with at most one change (then the
+/// status it settled on opens or resolves its alert as usual).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = crate::domain::schema::exact_object)]
+pub struct FlapDetection {
+    /// Changes within the window that make the monitor flap, 2 to 100.
+    pub transitions: i64,
+    /// The window, 1 to 1,440 minutes.
+    pub window_minutes: i64,
+}
+
+/// The default a create applies when `flapDetection` is absent, as the document shows it
+/// (serde's own default, `None`, would read as `null`, which is "off").
+fn flap_default() -> Option<Option<FlapDetection>> {
+    Some(Some(FlapDetection::default_on()))
+}
+
+impl FlapDetection {
+    /// The default: 5 changes in 30 minutes.
+    pub fn default_on() -> FlapDetection {
+        let d = tocsin_core::FlapSettings::DEFAULT;
+        FlapDetection {
+            transitions: i64::from(d.transitions),
+            window_minutes: i64::from(d.window_minutes),
+        }
+    }
 }
 
 /// Settings to change; absent fields stay as they are, `null` clears a nullable one.
@@ -109,6 +146,10 @@ pub struct UpdateMonitor {
     #[serde(default, deserialize_with = "double_option")]
     #[schemars(with = "Option<String>")]
     pub escalation_policy_id: Option<Option<String>>,
+    /// `null` turns flap detection off.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schemars(with = "Option<FlapDetection>")]
+    pub flap_detection: Option<Option<FlapDetection>>,
 }
 
 /// Filters shared by the list and the page; all optional, combined with AND.

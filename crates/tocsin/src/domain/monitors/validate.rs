@@ -11,8 +11,8 @@ use tocsin_core::push::{DEFAULT_GRACE_SECS, MAX_GRACE_SECS, MAX_INTERVAL_SECS};
 use tocsin_core::PushSchedule;
 
 use super::config::PushConfig;
-use super::input::{CreateMonitor, UpdateMonitor};
-use super::view::config_view;
+use super::input::{CreateMonitor, FlapDetection, UpdateMonitor};
+use super::view::{config_view, flap_view};
 use crate::app::Core;
 use crate::domain::input::check_name;
 use crate::domain::FieldError;
@@ -52,6 +52,8 @@ pub struct Draft {
     pub recovery_confirmations: i64,
     pub min_failure_ms: i64,
     pub grace: Option<i64>,
+    /// Flap detection; `None` is off.
+    pub flap: Option<FlapDetection>,
 }
 
 /// What validation needs from the server.
@@ -273,6 +275,28 @@ pub fn check(d: &Draft, limits: &Limits) -> Result<Checked, Vec<FieldError>> {
         &mut errors,
     );
 
+    if let Some(f) = &d.flap {
+        use tocsin_core::flap::{
+            MAX_TRANSITIONS, MAX_WINDOW_MINUTES, MIN_TRANSITIONS, MIN_WINDOW_MINUTES,
+        };
+        range(
+            "flapDetection.transitions",
+            f.transitions,
+            i64::from(MIN_TRANSITIONS),
+            i64::from(MAX_TRANSITIONS),
+            "",
+            &mut errors,
+        );
+        range(
+            "flapDetection.windowMinutes",
+            f.window_minutes,
+            i64::from(MIN_WINDOW_MINUTES),
+            i64::from(MAX_WINDOW_MINUTES),
+            " minutes",
+            &mut errors,
+        );
+    }
+
     let mut config = d.config.clone();
     let mut quorum = None;
     if is_push {
@@ -438,6 +462,9 @@ pub fn draft_of(body: &CreateMonitor) -> Draft {
             MonitorType::Push => Some(body.grace_period.unwrap_or(i64::from(DEFAULT_GRACE_SECS))),
             _ => body.grace_period,
         },
+        flap: body
+            .flap_detection
+            .unwrap_or_else(|| Some(FlapDetection::default_on())),
     }
 }
 
@@ -472,6 +499,7 @@ pub fn merged(m: &MonitorRow, kind: MonitorType, b: &UpdateMonitor) -> Draft {
             .min_failure_duration_ms
             .unwrap_or(m.min_failure_duration_ms),
         grace: b.grace_period.or(m.grace_s),
+        flap: b.flap_detection.unwrap_or_else(|| flap_view(m)),
     }
 }
 
@@ -494,4 +522,6 @@ pub fn apply(row: &mut MonitorRow, d: &Draft, c: Checked) {
     row.recovery_confirmations_required = d.recovery_confirmations;
     row.min_failure_duration_ms = d.min_failure_ms;
     row.grace_s = d.grace;
+    row.flap_transitions = d.flap.map(|f| f.transitions);
+    row.flap_window_minutes = d.flap.map(|f| f.window_minutes);
 }

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+pub use super::input::FlapDetection;
 use crate::app::Core;
 use crate::clock::rfc3339;
 use crate::domain::DomainError;
@@ -61,6 +62,8 @@ pub struct Monitor {
     /// How long a failing run must last before DOWN, in milliseconds.
     #[schemars(with = "f64")]
     pub min_failure_duration_ms: i64,
+    /// When the monitor counts as flapping; null when flap detection is off.
+    pub flap_detection: Option<FlapDetection>,
     #[schemars(with = "f64")]
     pub consecutive_failures: i64,
     #[schemars(with = "f64")]
@@ -93,6 +96,18 @@ pub struct Monitor {
     /// always for PUSH monitors, whose missed pushes make them DOWN instead).
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub stale_since: Option<String>,
+    /// Since when the monitor is flapping (see `flapDetection`): its changes page nobody until
+    /// it settles. Null while it is not.
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub flapping_since: Option<String>,
+}
+
+/// The flap detection settings of a stored row as the API shows them.
+pub fn flap_view(m: &MonitorRow) -> Option<FlapDetection> {
+    m.flap_settings().map(|s| FlapDetection {
+        transitions: i64::from(s.transitions),
+        window_minutes: i64::from(s.window_minutes),
+    })
 }
 
 /// The config as the API shows it: the stored object plus `quorum` when one is set.
@@ -128,6 +143,7 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
         confirmations_required: m.confirmations_required,
         recovery_confirmations_required: m.recovery_confirmations_required,
         min_failure_duration_ms: m.min_failure_duration_ms,
+        flap_detection: flap_view(m),
         consecutive_failures: m.consecutive_failures,
         consecutive_successes: m.consecutive_successes,
         pending_failure_since: m.pending_failure_since.map(rfc3339),
@@ -139,6 +155,7 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
         escalation_policy_id: None,
         last_check_at: m.last_check_at.map(rfc3339),
         stale_since: m.stale_since.filter(|_| m.is_active()).map(rfc3339),
+        flapping_since: m.flapping_since.map(rfc3339),
     })
 }
 
