@@ -2,7 +2,8 @@
 // a monitor created with an escalation policy, two of three projects and a notification
 // channel; the API holds them and the edit form shows them ticked after a reload; the detail
 // page names the policy and projects; the server's error on a policy deleted meanwhile is
-// shown on the policy field; an edit sends only what changed. Axe runs on the form.
+// shown on the policy field; an edit sends only what changed (and the flap detection
+// settings it shows). Axe runs on the form.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
@@ -83,6 +84,7 @@ test('a monitor is created with a policy, projects and a channel, and edited', a
   expect(m.escalationPolicyId).toBe(ids.Paging);
   expect([...(m.projectIds as string[])].sort()).toEqual([ids.Alpha, ids.Beta].sort());
   expect(m.notificationChannelIds).toEqual([ids.hook]);
+  expect(m.flapDetection).toEqual({ transitions: 5, windowMinutes: 30 });
 
   // The edit form, after a reload, shows what the monitor has.
   await page.goto(`/app/monitors/${id}/edit`);
@@ -106,17 +108,20 @@ test('a monitor is created with a policy, projects and a channel, and edited', a
   // No policy, one project fewer; the channels, unchanged, are not sent and stay.
   await policy.selectOption({ label: 'None' });
   await projects.getByRole('checkbox', { name: 'Beta' }).uncheck();
+  await page.getByLabel('Changes').fill('3');
   const sent = page.waitForRequest((r) => r.method() === 'PATCH' && r.url().endsWith(`/monitors/${id}`));
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   const patch = (await sent).postDataJSON() as Record<string, unknown>;
   expect(patch.escalationPolicyId).toBeNull();
   expect(patch.projectIds).toEqual([ids.Alpha]);
   expect('notificationChannelIds' in patch).toBe(false);
+  expect(patch.flapDetection).toEqual({ transitions: 3, windowMinutes: 30 });
   await expect(page.getByTestId('monitor-routing')).toHaveText('Project: Alpha');
   const after = await rest(page, 'GET', `/monitors/${id}`);
   expect(after.escalationPolicyId).toBeNull();
   expect(after.projectIds).toEqual([ids.Alpha]);
   expect(after.notificationChannelIds).toEqual([ids.hook]);
+  expect(after.flapDetection).toEqual({ transitions: 3, windowMinutes: 30 });
 });
 
 test('the escalation screen points to the monitor form', async () => {

@@ -4,7 +4,7 @@
 //! `monitor.stable` once a whole window passes with at most one change (ended by the
 //! scheduling node's pass, with no status change), all signed and delivered to a loopback
 //! webhook receiver; its heartbeats stay exact and `flappingSince` is set, then cleared. A
-//! monitor that settles DOWN opens its alert with `monitor.stable`. `flapDetection: null`
+//! monitor that settles DOWN (across a server restart) opens its alert with `monitor.stable`. `flapDetection: null`
 //! keeps the old behaviour (every change pages), and the settings are validated.
 
 #![allow(clippy::unwrap_used)]
@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::alerting::{queued, Target, INTERVAL_MS, T0};
 use common::monitors::{array, create, get, heartbeats, monitor};
 use common::receiver::Receiver;
-use common::{expect_error, TestServer, User};
+use common::{expect_error, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::{Clock, ManualClock};
@@ -24,14 +24,16 @@ use tocsin::monitoring::{flapping, scheduler};
 
 const MINUTE_TICKS: usize = 6;
 
-/// A webhook channel of the caller's workspace delivering to `rx` (every event); its id.
-async fn webhook(u: &User, rx: &Receiver) -> String {
+/// A webhook channel of the caller's workspace delivering to `rx` (every event); its id and
+/// signing secret.
+async fn webhook(u: &User, rx: &Receiver) -> (String, String) {
     let ch = crate::channels::channel(
         u,
         json!({"name": "hook", "type": "WEBHOOK", "config": {"url": rx.url("/hook")}}),
     )
     .await;
-    ch["id"].as_str().unwrap().to_string()
+    let secret = ch["config"]["secret"].as_str().unwrap().to_string();
+    (ch["id"].as_str().unwrap().to_string(), secret)
 }
 
 async fn http_monitor(u: &User, target: &Target, channel: &str, extra: Value) -> String {
@@ -98,7 +100,7 @@ async fn a_flapping_target_pages_twice_in_thirty_minutes_while_its_heartbeats_st
     let rx = Receiver::start().await;
     let u = srv.sign_up("flap@example.com").await;
     let ws = u.workspace_id.clone();
-    let ch = webhook(&u, &rx).await;
+    let (ch, secret) = webhook(&u, &rx).await;
     let id = http_monitor(&u, &target, &ch, json!({})).await;
     let m = monitor(&u, &id).await;
     assert_eq!(
@@ -187,6 +189,10 @@ async fn a_flapping_target_pages_twice_in_thirty_minutes_while_its_heartbeats_st
     assert_eq!(received(&srv, &rx, 6).await, want);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(rx.count(), 6);
+    assert!(rx
+        .received()
+        .iter()
+        .all(|r| crate::channels::verify_signature(&secret, r)));
     let bodies: Vec<Value> = rx.received().iter().map(|r| r.json()).collect();
     let flap = bodies
         .iter()
@@ -212,7 +218,7 @@ async fn a_monitor_that_settles_down_opens_its_alert_with_stable() {
     let rx = Receiver::start().await;
     let u = srv.sign_up("settle@example.com").await;
     let ws = u.workspace_id.clone();
-    let ch = webhook(&u, &rx).await;
+    let (ch, _) = webhook(&u, &rx).await;
     let id = http_monitor(
         &u,
         &target,
@@ -229,6 +235,13 @@ async fn a_monitor_that_settles_down_opens_its_alert_with_stable() {
         sent(&srv, &ws).await,
         ["alert.opened", "alert.resolved", "monitor.flapping"]
     );
+    // The flap state is the database's: a restart goes on where it stopped.
+    let srv = srv
+        .restart_same_port(Options {
+            clock: Some(clock.clone()),
+            tweak: None,
+        })
+        .await;
     // Down for good: two minutes after the last change the window holds one.
     for _ in 0..13 {
         step(&srv, &clock, &target, 500).await;
@@ -266,7 +279,7 @@ async fn null_turns_flap_detection_off_and_every_change_pages() {
     let rx = Receiver::start().await;
     let u = srv.sign_up("off@example.com").await;
     let ws = u.workspace_id.clone();
-    let ch = webhook(&u, &rx).await;
+    let (ch, _) = webhook(&u, &rx).await;
     let id = http_monitor(&u, &target, &ch, json!({"flapDetection": null})).await;
     let m = monitor(&u, &id).await;
     assert_eq!(m["flapDetection"], Value::Null);
