@@ -16,7 +16,7 @@ const EVENT_COLUMNS: &str =
 
 const ALERT_COLUMNS: &str = "id, workspace_id, monitor_id, status, cause, escalation_policy_id, \
      escalation_step, next_escalation_at, opened_at, acknowledged_at, acknowledged_by, \
-     resolved_at, updated_at";
+     resolved_at, updated_at, version";
 
 /// What the stream shows of an incident.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
