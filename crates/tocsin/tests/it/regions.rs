@@ -7,7 +7,7 @@
 //! outage (failing fast, or hanging everywhere) pages within interval x confirmations +
 //! timeout; no slot is skipped; no monitor is reported stale while a region is live; and a
 //! region whose probe is killed is never picked again (every slot still gets a result).
-//! Intervals of 4 and 8 s, timeout 3 s.
+//! Intervals of 5 and 8 s, timeout 3 s.
 
 #![allow(clippy::unwrap_used)]
 
@@ -23,7 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::common::{json_of, Options, TestServer, User};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
-const INTERVAL_S: i64 = 4;
+const INTERVAL_S: i64 = 5;
 const TIMEOUT_S: i64 = 3;
 /// An interval with room for two answers in a row (2 x (timeout + 0.5 s) + 0.5 s).
 const ROOMY_S: i64 = 8;
@@ -358,10 +358,10 @@ async fn one_regions_hang_never_pages_under_any_strategy() {
     let rig = Rig::start("hang@example.com").await;
     let local = std::process::id();
     // The remote regions answer slowly (most of the timeout), as far-away regions do.
-    let slow = Act::Answer(1_600);
+    let slow = Act::Answer(1_700);
     rig.target.set(rig.eu.pid(), slow);
     rig.target.set(rig.us.pid(), slow);
-    // Every 4 s the slot has no room for two answers in a row (a confirmer checks from the
+    // Every 5 s the slot has no room for two answers in a row (a confirmer checks from the
     // start); every 8 s with two confirmations it has (a confirmer is asked on trouble).
     let mut ids = rig.monitors(1, INTERVAL_S).await;
     ids.extend(rig.monitors(2, INTERVAL_S).await);
