@@ -163,7 +163,7 @@ pub fn all() -> Vec<MonitorScenario> {
         },
         MonitorScenario {
             name: REGIONS,
-            about: "300 HTTP monitors every 2 s from three regions (local and two probe processes on loopback) under all, round_robin and random: checks/s, then an outage's page latency and confirmation time",
+            about: "300 HTTP monitors every 4 s from three regions (local and two probe processes on loopback) under all, round_robin and random: checks/s, then an outage's page latency and confirmation time",
             monitors: REGIONS_MONITORS,
             interval_s: super::regions::INTERVAL_S,
         },
@@ -715,7 +715,7 @@ impl Session<'_> {
                     self.rt,
                     &self.state,
                     self.addr,
-                    &self.url,
+                    (&seed.workspace_id, &self.url),
                     &self.failing,
                     monitors,
                     plan,

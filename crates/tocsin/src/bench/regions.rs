@@ -1,12 +1,12 @@
 //! The `regions` bench scenario: monitors checked from three regions (the built-in `local` and
 //! two remote probes, real `tocsin probe` processes of this binary on loopback) under each
 //! region strategy in turn, on one in-process server. For each strategy it seeds the monitors
-//! (every 2 s, timeout 1 s, two confirmations), runs the real scheduler for the measured
-//! window (checks/s: region checks stored per second; cycles/s; checks per cycle; slots
-//! skipped or shed), then makes the loopback target fail and measures, for each monitor,
-//! how long the outage took to page (from the switch to the `down` event, against interval x
-//! confirmations + timeout) and how long the paging cycle took from its start to its verdict,
-//! confirmation included.
+//! (every 4 s, timeout 1 s, two confirmations: room for two answers in a row), runs the real
+//! scheduler for the measured window (checks/s: region checks stored per second; cycles/s;
+//! checks per cycle; slots skipped or shed), then makes the loopback target fail and
+//! measures, for each monitor, how long the outage took to page (from the switch to the
+//! `down` event, against interval x confirmations + timeout) and how long the paging cycle
+//! took from its start to its verdict, confirmation included.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +23,7 @@ use crate::app::Core;
 use crate::monitoring::LOCAL_REGION;
 use crate::store::monitors;
 
-pub const INTERVAL_S: i64 = 2;
+pub const INTERVAL_S: i64 = 4;
 pub const TIMEOUT_S: i64 = 1;
 pub const CONFIRMATIONS: i64 = 2;
 const REMOTE: [&str; 2] = ["eu-west", "us-east"];
@@ -88,13 +88,13 @@ fn percentile(sorted: &[i64], p: f64) -> i64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Runs the scenario on `state` (the server at `addr`), checking `url`, whose `failing`
-/// switch makes it answer `500`.
+/// Runs the scenario on `state` (the server at `addr`) with monitors of workspace
+/// `workspace_id` checking `url`, whose `failing` switch makes it answer `500`.
 pub fn measure(
     rt: &Runtime,
     state: &Core,
     addr: std::net::SocketAddr,
-    url: &str,
+    (workspace_id, url): (&str, &str),
     failing: &Arc<AtomicBool>,
     monitors: usize,
     plan: &MonitorPlan,
@@ -129,12 +129,10 @@ pub fn measure(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let workspace_id =
-        rt.block_on(super::scenario::Fixture::in_process(state.clone()).workspace_id())?;
     let mut out = Vec::new();
     for strategy in STRATEGIES {
         let seed = MonitorSeed {
-            workspace_id: workspace_id.clone(),
+            workspace_id: workspace_id.to_string(),
             count: monitors,
             interval_s: INTERVAL_S,
             url: url.to_string(),
