@@ -46,8 +46,8 @@ pub use push::{
     deadline, is_overdue, CronSchedule, PushConfig, PushConfigError, PushExpectation, PushSchedule,
 };
 pub use quorum::{
-    aggregate, confirmation_order, decide, majority, needs_confirmation, pick_regions,
-    RegionStrategy,
+    aggregate, ask_the_others, confirm_from_start, confirmation_order, decide_timed,
+    down_is_settled, majority, pick_regions, CycleTiming, RegionRun, RegionStrategy,
 };
 pub use schedule::{next_run_after, start_offset, Grid};
 pub use state::{

@@ -1,10 +1,15 @@
-//! Multi-region checks: which regions run a monitor's cycle ([`pick_regions`]) and how their
-//! verdicts combine into the one verdict the state machine sees ([`aggregate`]).
+//! Multi-region checks: which regions run a monitor's cycle ([`pick_regions`]), when the
+//! other regions confirm a failure under `round_robin` and `random` ([`confirm_from_start`],
+//! [`ask_the_others`], [`down_is_settled`]), and how the regions' verdicts and their times
+//! combine into the one verdict the state machine sees ([`decide_timed`], over
+//! [`aggregate`]).
 //!
 //! The rules protect against false alarms from a single sick probe: a cycle fails only when
 //! a quorum of *reporting* regions failed; a region with no result (no live probe, result not
-//! in yet) never counts as a failure; and a cycle where nobody reported yields no verdict at
-//! all, so the state machine is not stepped and cannot go `DOWN` because probes vanished.
+//! in by the deadline) never counts as a failure; a failure seen by one region alone counts
+//! only when no other region could have said otherwise; and a cycle where nobody reported
+//! yields no verdict at all, so the state machine is not stepped and cannot go `DOWN` because
+//! probes vanished.
 
 use serde::{Deserialize, Serialize};
 
@@ -95,18 +100,90 @@ pub fn aggregate<R>(results: &[(R, Option<Verdict>)], quorum: Option<usize>) -> 
     })
 }
 
-/// Whether a cycle's verdict needs a second region before it counts. Under `round_robin` and
-/// `random` one region checks each cycle, so that region's own trouble (its network, its
-/// probe, a target that refuses only it) would page on its own: a failure from the picked
-/// region is confirmed from another region of the monitor first. Under `all` every region
-/// already reported and the quorum decides.
-pub fn needs_confirmation(
-    strategy: RegionStrategy,
-    verdict: Option<Verdict>,
-    regions: usize,
-) -> bool {
-    strategy != RegionStrategy::All && verdict == Some(Verdict::Down) && regions > 1
+/// One region's part in a cycle, as the scheduler saw it; times are milliseconds from the
+/// cycle's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionRun {
+    /// Not asked this cycle.
+    NotAsked,
+    /// Asked at `asked_ms`, no answer yet. At the decision it counts as [`RegionRun::Silent`].
+    Pending { asked_ms: u64 },
+    /// Asked at `asked_ms` and ended without a result: its probe could not run the check,
+    /// went away, or did not answer by the deadline.
+    Silent { asked_ms: u64 },
+    /// Asked at `asked_ms`; its verdict came at `at_ms`.
+    Reported {
+        asked_ms: u64,
+        verdict: Verdict,
+        at_ms: u64,
+    },
 }
+
+impl RegionRun {
+    fn asked_ms(self) -> Option<u64> {
+        match self {
+            RegionRun::NotAsked => None,
+            RegionRun::Pending { asked_ms }
+            | RegionRun::Silent { asked_ms }
+            | RegionRun::Reported { asked_ms, .. } => Some(asked_ms),
+        }
+    }
+}
+
+/// A cycle's time limits, in milliseconds from its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CycleTiming {
+    /// When results stop counting: shortly before the monitor's next slot.
+    pub deadline_ms: u64,
+    /// What one region needs to answer: the whole check (every attempt its whole timeout)
+    /// and the round trip to a remote probe.
+    pub needed_ms: u64,
+}
+
+impl CycleTiming {
+    /// The latest moment a region can be asked and still have all it needs before the
+    /// deadline (the start, when even that does not fit).
+    pub fn last_full_ask_ms(self) -> u64 {
+        self.deadline_ms.saturating_sub(self.needed_ms)
+    }
+
+    /// Whether a region asked at `asked_ms` had all it needed: asked by
+    /// [`CycleTiming::last_full_ask_ms`] (or at the start, which is all the slot has).
+    fn had_its_time(self, asked_ms: u64) -> bool {
+        asked_ms == 0 || asked_ms <= self.last_full_ask_ms()
+    }
+
+    /// A region's verdict if it came by the deadline; a later one counts as silence.
+    fn in_time(self, run: RegionRun) -> Option<Verdict> {
+        match run {
+            RegionRun::Reported { verdict, at_ms, .. } if at_ms <= self.deadline_ms => {
+                Some(verdict)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether the confirming region should check from the start of the slot, beside the picked
+/// one, under `round_robin` and `random`: when the previous cycle failed (this one may be the
+/// cycle that pages), when one failed cycle pages on its own, and when the monitor's slot
+/// (`interval_ms`, less the margin kept for storing) cannot hold two whole answers one after
+/// the other (`needed_ms` each). A target that hangs then fails in both regions within one
+/// timeout, instead of one timeout for the picked region and another for the confirmer, so an
+/// outage pages within interval x confirmations + timeout.
+pub fn confirm_from_start(
+    consecutive_failures: u32,
+    confirmations_required: u32,
+    interval_ms: u64,
+    needed_ms: u64,
+) -> bool {
+    consecutive_failures > 0
+        || confirmations_required <= 1
+        || interval_ms < needed_ms.saturating_mul(2).saturating_add(SLOT_MARGIN_MS)
+}
+
+/// What a cycle leaves of its slot for storing its result.
+pub const SLOT_MARGIN_MS: u64 = 500;
 
 /// The regions to ask for a confirmation, in the order to ask them: the monitor's regions
 /// after the picked one, wrapping around, without the picked ones.
@@ -125,33 +202,113 @@ pub fn confirmation_order(regions: &[String], picked: &[String]) -> Vec<String> 
         .collect()
 }
 
-/// A cycle's verdict under `strategy`. `results` are the picked regions' reports followed,
-/// under `round_robin` and `random`, by the confirming regions' (see [`needs_confirmation`]):
+/// A cycle's verdict from its regions' runs (every region that could report this cycle:
+/// under `round_robin` and `random` the live ones, asked or not) and their times; `None` when
+/// the cycle decides nothing (the state machine is not stepped).
 ///
-/// - `all`: [`aggregate`] over every result.
-/// - `round_robin` / `random`: the picked region's verdict, except that a failure counts only
-///   when the first confirming region that reported also failed, or when no other region
-///   could report (the picked one is the only live region). A confirming region that saw the
-///   target up (or degraded, or changed) gives the cycle its verdict instead.
-pub fn decide<R>(
+/// A verdict that came after `timing.deadline_ms` counts as silence, and so does a region
+/// still pending.
+///
+/// - `all`: [`aggregate`] over the verdicts.
+/// - `round_robin` / `random`: [`aggregate`] over the verdicts of the picked region and the
+///   regions that confirmed it, with one more rule, so that one region's own trouble (its
+///   network, its probe, a target that hangs only for it) never fails a cycle: a failure seen
+///   by one region alone counts only when no other region could have said otherwise, that is
+///   when every other region was asked in time to give its whole answer (see
+///   [`CycleTiming::last_full_ask_ms`]) and stayed silent. When another region said the
+///   target was up (or degraded, or changed) the cycle takes its word; when another region
+///   was not asked, or too late to answer, the cycle decides nothing.
+pub fn decide_timed<R>(
     strategy: RegionStrategy,
-    results: &[(R, Option<Verdict>)],
-    picked: usize,
+    runs: &[(R, RegionRun)],
     quorum: Option<usize>,
+    timing: CycleTiming,
 ) -> Option<Verdict> {
-    if strategy == RegionStrategy::All {
-        return aggregate(results, quorum);
+    let heard: Vec<((), Option<Verdict>)> =
+        runs.iter().map(|(_, r)| ((), timing.in_time(*r))).collect();
+    let verdict = aggregate(&heard, quorum)?;
+    if strategy == RegionStrategy::All || verdict != Verdict::Down {
+        return Some(verdict);
     }
-    let picked_n = picked.min(results.len());
-    let first = aggregate(&results[..picked_n], quorum)?;
-    if first != Verdict::Down {
-        return Some(first);
+    let downs = heard
+        .iter()
+        .filter(|(_, v)| *v == Some(Verdict::Down))
+        .count();
+    if downs >= 2 {
+        return Some(Verdict::Down);
     }
-    match results[picked_n..].iter().find_map(|(_, v)| *v) {
-        Some(confirming) => Some(confirming),
-        None => Some(Verdict::Down),
+    // One region alone saw the failure (below the default majority only when the quorum was
+    // set to one): the other regions' word, if any said something.
+    let others: Vec<((), Option<Verdict>)> = heard
+        .iter()
+        .filter(|(_, v)| v.is_some_and(Verdict::is_success))
+        .copied()
+        .collect();
+    if let Some(v) = aggregate(&others, None) {
+        return Some(v);
     }
+    let others_had_their_time = runs
+        .iter()
+        .filter(|(_, r)| timing.in_time(*r).is_none())
+        .all(|(_, r)| r.asked_ms().is_some_and(|a| timing.had_its_time(a)));
+    others_had_their_time.then_some(Verdict::Down)
 }
+
+/// Whether a cycle already decided `Down` whatever its pending regions still say (each of
+/// them answering up is the answer that could change it most), so the scheduler stops waiting
+/// for them and the failure counts one timeout after the slot, not later.
+pub fn down_is_settled<R: Clone>(
+    strategy: RegionStrategy,
+    runs: &[(R, RegionRun)],
+    quorum: Option<usize>,
+    timing: CycleTiming,
+) -> bool {
+    let worst: Vec<(R, RegionRun)> = runs
+        .iter()
+        .map(|(name, r)| {
+            let r = match *r {
+                RegionRun::Pending { asked_ms } => RegionRun::Reported {
+                    asked_ms,
+                    verdict: Verdict::Up,
+                    at_ms: asked_ms,
+                },
+                other => other,
+            };
+            (name.clone(), r)
+        })
+        .collect();
+    decide_timed(strategy, &worst, quorum, timing) == Some(Verdict::Down)
+}
+
+/// Whether the regions not asked yet should be asked now (under `round_robin` and `random`):
+/// when nobody has said the target is up, fewer than two regions can still confirm a failure
+/// (pending, or failed in time), and either an asked region failed or went silent, or the last
+/// moment that leaves the others their whole answer before the deadline has come (`now_ms`)
+/// with a region still pending. Asked then, a confirmation always fits in the slot; and two
+/// regions already on it (the picked one and a confirmer asked from the start) are left to
+/// decide alone, so a failure they both see counts one check time after the slot.
+pub fn ask_the_others(runs: &[RegionRun], timing: CycleTiming, now_ms: u64) -> bool {
+    let some_not_asked = runs.contains(&RegionRun::NotAsked);
+    let someone_saw_it_up = runs
+        .iter()
+        .any(|r| timing.in_time(*r).is_some_and(Verdict::is_success));
+    let failed = |r: &RegionRun| timing.in_time(*r) == Some(Verdict::Down);
+    let pending = |r: &RegionRun| matches!(r, RegionRun::Pending { .. });
+    let voices = runs.iter().filter(|r| pending(r) || failed(r)).count();
+    if !some_not_asked || someone_saw_it_up || voices >= 2 {
+        return false;
+    }
+    let trouble = runs
+        .iter()
+        .any(|r| failed(r) || matches!(r, RegionRun::Silent { .. }));
+    // No hedge when even the start left no room for a whole answer after the picked one's
+    // (a run that began late): the picked region's answer says whether to ask.
+    let hedge = timing.last_full_ask_ms() > 0 && now_ms >= timing.last_full_ask_ms();
+    trouble || (runs.iter().any(pending) && hedge)
+}
+
+#[cfg(test)]
+mod props;
 
 #[cfg(test)]
 mod tests {
@@ -302,57 +459,239 @@ mod tests {
         assert_eq!(aggregate(&rs, None), Some(U));
     }
 
+    const T: CycleTiming = CycleTiming {
+        deadline_ms: 9_500,
+        needed_ms: 6_000,
+    };
+
+    fn said(v: Verdict, at_ms: u64) -> RegionRun {
+        RegionRun::Reported {
+            asked_ms: 0,
+            verdict: v,
+            at_ms,
+        }
+    }
+
     #[test]
     fn one_region_failure_needs_a_second_region() {
         use RegionStrategy::{All, Random, RoundRobin};
-        assert!(needs_confirmation(RoundRobin, Some(D), 2));
-        assert!(needs_confirmation(Random, Some(D), 3));
-        assert!(!needs_confirmation(RoundRobin, Some(D), 1));
-        assert!(!needs_confirmation(All, Some(D), 3));
-        assert!(!needs_confirmation(Random, Some(U), 3));
-        assert!(!needs_confirmation(Random, None, 3));
-        let r = |s: &str, v| (s.to_string(), v);
+        let r = |s: &str, run| (s.to_string(), run);
+        let silent = RegionRun::Silent { asked_ms: 0 };
         // Confirmed by a second region: down.
         assert_eq!(
-            decide(RoundRobin, &[r("eu", Some(D)), r("us", Some(D))], 1, None),
+            decide_timed(
+                RoundRobin,
+                &[r("eu", said(D, 10)), r("us", said(D, 20))],
+                None,
+                T
+            ),
             Some(D)
         );
         // The second region sees it up: the cycle is up.
         assert_eq!(
-            decide(RoundRobin, &[r("eu", Some(D)), r("us", Some(U))], 1, None),
-            Some(U)
-        );
-        assert_eq!(
-            decide(Random, &[r("eu", Some(D)), r("us", Some(Dg))], 1, None),
-            Some(Dg)
-        );
-        // The first confirming region that reported decides; silent ones are skipped.
-        assert_eq!(
-            decide(
-                Random,
-                &[r("eu", Some(D)), r("us", None), r("ap", Some(U))],
-                1,
-                None
+            decide_timed(
+                RoundRobin,
+                &[r("eu", said(D, 10)), r("us", said(U, 20))],
+                None,
+                T
             ),
             Some(U)
         );
-        // Nobody else could report: the only live region's failure counts.
         assert_eq!(
-            decide(RoundRobin, &[r("eu", Some(D)), r("us", None)], 1, None),
+            decide_timed(
+                Random,
+                &[r("eu", said(D, 5)), r("us", said(Dg, 9))],
+                None,
+                T
+            ),
+            Some(Dg)
+        );
+        // The picked region timed out (a hang); the confirmer, asked in time, saw it up.
+        let late_ask = RegionRun::Reported {
+            asked_ms: 3_500,
+            verdict: U,
+            at_ms: 7_000,
+        };
+        assert_eq!(
+            decide_timed(
+                RoundRobin,
+                &[r("local", said(D, 5_000)), r("eu", late_ask)],
+                None,
+                T
+            ),
+            Some(U)
+        );
+        // A confirmation after the deadline is no confirmation, and the region had its time:
+        // its silence is its own trouble, the failure counts.
+        assert_eq!(
+            decide_timed(
+                RoundRobin,
+                &[r("local", said(D, 5_000)), r("eu", said(U, 9_600))],
+                None,
+                T
+            ),
             Some(D)
         );
-        assert_eq!(decide(RoundRobin, &[r("eu", Some(D))], 1, None), Some(D));
+        // Silent with its whole time: the only region that could report decides.
+        assert_eq!(
+            decide_timed(
+                RoundRobin,
+                &[r("eu", said(D, 10)), r("us", silent)],
+                None,
+                T
+            ),
+            Some(D)
+        );
+        assert_eq!(
+            decide_timed(RoundRobin, &[r("eu", said(D, 10))], None, T),
+            Some(D)
+        );
+        // Another live region was not asked, or too late to answer: nothing is decided.
+        assert_eq!(
+            decide_timed(
+                RoundRobin,
+                &[r("eu", said(D, 10)), r("us", RegionRun::NotAsked)],
+                None,
+                T
+            ),
+            None
+        );
+        assert_eq!(
+            decide_timed(
+                Random,
+                &[
+                    r("eu", said(D, 10)),
+                    r("us", RegionRun::Silent { asked_ms: 5_000 })
+                ],
+                None,
+                T
+            ),
+            None
+        );
         // Not a failure: no confirmation is looked at.
         assert_eq!(
-            decide(RoundRobin, &[r("eu", Some(U)), r("us", Some(D))], 1, None),
+            decide_timed(
+                RoundRobin,
+                &[r("eu", said(U, 10)), r("us", RegionRun::NotAsked)],
+                None,
+                T
+            ),
             Some(U)
         );
-        assert_eq!(decide(RoundRobin, &[r("eu", None)], 1, None), None);
-        // `all` is the quorum over everything.
         assert_eq!(
-            decide(All, &[r("eu", Some(D)), r("us", Some(U))], 2, None),
+            decide_timed(
+                RoundRobin,
+                &[r("eu", RegionRun::Pending { asked_ms: 0 })],
+                None,
+                T
+            ),
+            None
+        );
+        // `all` is the quorum over everything that came in time.
+        assert_eq!(
+            decide_timed(All, &[r("eu", said(D, 1)), r("us", said(U, 1))], None, T),
             Some(U)
         );
+        assert_eq!(
+            decide_timed(All, &[r("eu", said(D, 1)), r("us", silent)], None, T),
+            Some(D)
+        );
+        // An explicit quorum of one still needs a second region under round_robin.
+        assert_eq!(
+            decide_timed(
+                RoundRobin,
+                &[r("eu", said(D, 1)), r("us", said(U, 2))],
+                Some(1),
+                T
+            ),
+            Some(U)
+        );
+    }
+
+    #[test]
+    fn when_to_confirm() {
+        assert!(confirm_from_start(0, 1, 10_000, 1_500));
+        assert!(confirm_from_start(1, 3, 10_000, 1_500));
+        assert!(!confirm_from_start(0, 3, 10_000, 1_500));
+        // Interval 2 s, timeout 1 s: no room for two answers in a row.
+        assert!(confirm_from_start(0, 3, 2_000, 1_500));
+        assert!(!confirm_from_start(0, 3, 3_500, 1_500));
+        assert_eq!(T.last_full_ask_ms(), 3_500);
+        let tight = CycleTiming {
+            deadline_ms: 1_500,
+            needed_ms: 1_750,
+        };
+        assert_eq!(tight.last_full_ask_ms(), 0);
+        let pending = RegionRun::Pending { asked_ms: 0 };
+        // A failure or a silence asks the others at once; an answer saying up never does.
+        assert!(ask_the_others(&[said(D, 10), RegionRun::NotAsked], T, 10));
+        assert!(ask_the_others(
+            &[RegionRun::Silent { asked_ms: 0 }, RegionRun::NotAsked],
+            T,
+            10
+        ));
+        assert!(!ask_the_others(
+            &[said(U, 10), RegionRun::NotAsked],
+            T,
+            9_000
+        ));
+        assert!(!ask_the_others(
+            &[said(D, 10), said(U, 20), RegionRun::NotAsked],
+            T,
+            30
+        ));
+        // A slow picked region: the others are asked when their whole answer still fits.
+        assert!(!ask_the_others(&[pending, RegionRun::NotAsked], T, 3_499));
+        assert!(ask_the_others(&[pending, RegionRun::NotAsked], T, 3_500));
+        // A run that began too late for that waits for the picked region's answer.
+        assert!(!ask_the_others(&[pending, RegionRun::NotAsked], tight, 0));
+        assert!(!ask_the_others(
+            &[pending, RegionRun::NotAsked],
+            tight,
+            1_000
+        ));
+        assert!(ask_the_others(
+            &[said(D, 1_000), RegionRun::NotAsked],
+            tight,
+            1_000
+        ));
+        // Nobody left to ask, or two regions on it already.
+        assert!(!ask_the_others(&[said(D, 10), pending], T, 5_000));
+        assert!(!ask_the_others(
+            &[pending, pending, RegionRun::NotAsked],
+            T,
+            5_000
+        ));
+        assert!(!ask_the_others(
+            &[said(D, 10), pending, RegionRun::NotAsked],
+            T,
+            5_000
+        ));
+        // Settled: two failures of two live regions; not while a third could outvote them.
+        let r = |s: &str, run| (s.to_string(), run);
+        assert!(down_is_settled(
+            RegionStrategy::RoundRobin,
+            &[r("a", said(D, 1)), r("b", said(D, 2)), r("c", pending)],
+            None,
+            T
+        ));
+        assert!(!down_is_settled(
+            RegionStrategy::RoundRobin,
+            &[r("a", said(D, 1)), r("b", pending)],
+            None,
+            T
+        ));
+        assert!(!down_is_settled(
+            RegionStrategy::RoundRobin,
+            &[
+                r("a", said(D, 1)),
+                r("b", said(D, 2)),
+                r("c", pending),
+                r("d", pending)
+            ],
+            None,
+            T
+        ));
     }
 
     #[test]

@@ -118,6 +118,7 @@ impl Metrics {
         // Present before the first run or shed, at zero (registering is enough).
         metrics::gauge!("scheduler_monitors").set(state.scheduler_stats().scheduled() as f64);
         metrics::counter!("scheduler_runs_shed_total").increment(0);
+        metrics::counter!("scheduler_slots_skipped_total").increment(0);
         metrics::counter!("monitors_skipped_corrupt_total").increment(0);
         let _ = metrics::histogram!("scheduler_start_lateness_seconds");
         // Notifications: attempts by channel type and outcome (counted by the worker), the

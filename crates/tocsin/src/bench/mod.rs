@@ -29,6 +29,7 @@ pub mod measure;
 pub mod monitors;
 pub mod outbox;
 pub mod push;
+pub mod regions;
 pub mod scenario;
 pub mod seed;
 pub mod stats;
@@ -71,7 +72,9 @@ storm             10,000 monitors every 20 s failing: every alert delivered once
 storm-retry       the storm with the receiver refusing for 30 s: all delivered after, retries kept\n  \
 status-flip       100,000 status page reads while a component goes DOWN: never a mix, new within 1 s\n\n\
 streams           1,000 monitors every 10 s, monitor reads quiet and then with 1,000 live \
-streams open: RSS of the streams, read p99 with and without them\n\n\
+streams open: RSS of the streams, read p99 with and without them\n  \
+regions           300 monitors every 4 s from local and two probe processes under each region \
+strategy: checks/s, an outage's page latency and confirmation time\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \

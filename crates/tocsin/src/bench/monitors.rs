@@ -52,6 +52,9 @@ pub const STATUS_FLIP: &str = "status-flip";
 /// How long `storm-retry`'s receiver refuses every delivery.
 const STORM_REFUSE: Duration = Duration::from_secs(30);
 pub const STREAMS: &str = "streams";
+pub const REGIONS: &str = "regions";
+/// Monitors of the `regions` scenario (each checked from up to three regions).
+const REGIONS_MONITORS: usize = 300;
 /// The targets for 1,000 open streams: memory, and the API's figures.
 pub const TARGET_STREAMS_RSS_BYTES: f64 = 50.0 * 1024.0 * 1024.0;
 pub const TARGET_STREAMS_SLOWDOWN: f64 = 1.10;
@@ -157,6 +160,12 @@ pub fn all() -> Vec<MonitorScenario> {
             about: "1,000 HTTP monitors every 10 s, the monitor reads loaded quiet and then with 1,000 live streams open: RSS of the streams, read p99 with and without them",
             monitors: 1_000,
             interval_s: 10,
+        },
+        MonitorScenario {
+            name: REGIONS,
+            about: "300 HTTP monitors every 4 s from three regions (local and two probe processes on loopback) under all, round_robin and random: checks/s, then an outage's page latency and confirmation time",
+            monitors: REGIONS_MONITORS,
+            interval_s: super::regions::INTERVAL_S,
         },
         MonitorScenario {
             name: READS_UNDER_LOAD,
@@ -277,6 +286,9 @@ pub struct MonitorSummary {
     /// `streams`: the streams held and the memory they took.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<super::streams::StreamFigures>,
+    /// `regions`: one row per region strategy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regions: Option<super::regions::RegionFigures>,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -379,6 +391,7 @@ impl Session<'_> {
             alerts: None,
             flip: None,
             streams: None,
+            regions: None,
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -691,6 +704,48 @@ impl Session<'_> {
                         && f.new_bodies >= 1,
                 });
                 summary.flip = Some(f);
+            }
+            REGIONS => {
+                // Its monitors are its own (three regions, each strategy in turn).
+                self.rt.block_on(
+                    sqlx::query("UPDATE monitors SET active = 0").execute(self.state.db().writer()),
+                )?;
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                let figures = super::regions::measure(
+                    self.rt,
+                    &self.state,
+                    self.addr,
+                    (&seed.workspace_id, &self.url),
+                    &self.failing,
+                    monitors,
+                    plan,
+                )?;
+                let bound = super::regions::page_bound_ms();
+                for f in &figures.strategies {
+                    summary.verdicts.push(Verdict {
+                        what: format!(
+                            "{}: every slot checked, an outage pages in time",
+                            f.strategy
+                        ),
+                        target: format!("no slot skipped or missed, all paged, max <= {bound} ms"),
+                        measured: format!(
+                            "{} skipped, {} shed, {} of {} due missed; {} of {} paged, max {} ms",
+                            f.skipped,
+                            f.shed,
+                            f.missed,
+                            f.due,
+                            f.paged,
+                            f.monitors,
+                            f.detection_max_ms
+                        ),
+                        pass: f.skipped == 0
+                            && f.shed == 0
+                            && (f.missed as f64) <= f.due as f64 * MAX_MISSED_SHARE
+                            && f.paged == f.monitors
+                            && f.detection_max_ms <= bound,
+                    });
+                }
+                summary.regions = Some(figures);
             }
             CONNECTIONS => {
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();
@@ -1111,6 +1166,47 @@ pub fn render(results: &[MonitorSummary]) -> String {
                 c.cpu_cores.map_or("-".into(), |v| format!("{v:.2}")),
                 c.server_cpu_us_per_check.map_or("-".into(), |v| format!("{v:.0}")),
             );
+        }
+        if let Some(r) = &s.regions {
+            let _ = writeln!(
+                out,
+                "  timeout {} s, {} confirmations; page latency from the failure, confirmation from the paging cycle's start",
+                r.timeout_secs, r.confirmations
+            );
+            let _ = writeln!(
+                out,
+                "  {:<12} {:>8} {:>8} {:>7} {:>6} {:>8} {:>6} {:>22} {:>22}",
+                "strategy",
+                "checks/s",
+                "cycles/s",
+                "/cycle",
+                "missed",
+                "skipped",
+                "paged",
+                "page p50/p99/max ms",
+                "confirm p50/p99/max ms"
+            );
+            for f in &r.strategies {
+                let _ = writeln!(
+                    out,
+                    "  {:<12} {:>8.0} {:>8.0} {:>7.2} {:>6} {:>8} {:>6} {:>22} {:>22}",
+                    f.strategy,
+                    f.checks_per_sec,
+                    f.cycles_per_sec,
+                    f.checks_per_cycle,
+                    f.missed,
+                    f.skipped + f.shed,
+                    format!("{}/{}", f.paged, f.monitors),
+                    format!(
+                        "{}/{}/{}",
+                        f.detection_p50_ms, f.detection_p99_ms, f.detection_max_ms
+                    ),
+                    format!(
+                        "{}/{}/{}",
+                        f.confirmation_p50_ms, f.confirmation_p99_ms, f.confirmation_max_ms
+                    ),
+                );
+            }
         }
         if let Some(o) = &s.outbox {
             let _ = writeln!(

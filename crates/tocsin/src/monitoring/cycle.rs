@@ -2,11 +2,14 @@
 //! is stored". [`apply`] takes a typed monitor ([`super::monitor::Monitor`], parsed when it
 //! was loaded: nothing here parses its stored text) and the per-region results of one cycle and
 //!
-//! 1. decides the cycle's verdict from the regions' with [`tocsin_core::decide`] (the quorum
-//!    under `all`; under `round_robin`/`random` the picked region's, a failure only once a
-//!    second region confirmed it). A region with no result — no live probe, no answer by the
+//! 1. takes the cycle's verdict, decided by the scheduler from the regions' results and their
+//!    times with [`tocsin_core::decide_timed`] (the quorum under `all`; under
+//!    `round_robin`/`random` a failure counts only once a second region confirmed it, or when
+//!    no other region could have). A region with no result — no live probe, no answer by the
 //!    slot's deadline, a probe fault — never counts as a failure; when no region reported,
 //!    the state machine is **not** stepped, so vanished probes cannot make a monitor `DOWN`;
+//!    when a failure could not be confirmed in time the cycle is undecided: its results are
+//!    stored (so the monitor is not stale) and the state machine is not stepped either;
 //! 2. steps the state machine ([`tocsin_core::step`]) at the time of the decision (the
 //!    clock when the results are in: a status change and its event carry the moment it was
 //!    decided, while heartbeats and `lastCheckAt` carry the cycle's start);
@@ -153,27 +156,14 @@ fn truncate(s: &str, max: usize) -> String {
     s[..end].to_string()
 }
 
-/// Each region's verdict, `None` where it did not report.
-pub fn verdicts(results: &[RegionResult]) -> Vec<(&str, Option<Verdict>)> {
-    results
-        .iter()
-        .map(|r| {
-            (
-                r.region.as_str(),
-                r.outcome.as_ref().map(|o| core_verdict(o.verdict)),
-            )
-        })
-        .collect()
-}
-
-/// Applies one cycle of `m` that ran at `ran_at_ms` (see the module documentation). The
-/// first `picked` results are the regions the strategy picked; any after them confirmed a
-/// failure ([`tocsin_core::decide`]).
+/// Applies one cycle of `m` that ran at `ran_at_ms` (see the module documentation): `verdict`
+/// is the cycle's, decided by the scheduler from the regions' results and their times
+/// ([`tocsin_core::decide_timed`]); `results` are the regions asked.
 pub async fn apply(
     state: &Core,
     m: &Monitor,
     ran_at_ms: i64,
-    picked: usize,
+    verdict: Option<Verdict>,
     results: &[RegionResult],
 ) -> Result<CycleReport, CycleError> {
     for r in results {
@@ -185,17 +175,21 @@ pub async fn apply(
         // Shutdown began while the checks ran: kept as results, never judged.
         return Ok(super::unjudged::store(state, m, ran_at_ms, results).await);
     }
-    let verdict = tocsin_core::decide(
-        m.settings.strategy,
-        &verdicts(results),
-        picked,
-        m.settings.quorum,
-    );
     let mut report = CycleReport {
         verdict,
         ..CycleReport::default()
     };
     let Some(verdict) = verdict else {
+        if results.iter().any(|r| r.outcome.is_some()) {
+            // Undecided (one region's failure that no other region could confirm in time):
+            // what came in is stored and counts as a result, the state machine is not stepped.
+            let decided_at_ms = state.clock().now_ms().max(ran_at_ms);
+            let window = m.maintenance_at(decided_at_ms);
+            let update = StateUpdate::from_state(&m.state, m.status_changed_at, Some(ran_at_ms));
+            report =
+                apply_with_heartbeats(state, m, ran_at_ms, window, results, update, None, report)
+                    .await;
+        }
         // Nobody reported: no heartbeat, no step, no false DOWN.
         return Ok(report);
     };
@@ -217,7 +211,14 @@ pub async fn apply(
         let update =
             StateUpdate::from_state(&transition.state, m.status_changed_at, Some(ran_at_ms));
         return Ok(apply_with_heartbeats(
-            state, m, ran_at_ms, window, results, update, transition, report,
+            state,
+            m,
+            ran_at_ms,
+            window,
+            results,
+            update,
+            Some(transition),
+            report,
         )
         .await);
     }
@@ -309,7 +310,7 @@ async fn apply_with_heartbeats(
     window: Option<bool>,
     results: &[RegionResult],
     update: StateUpdate,
-    transition: Transition,
+    transition: Option<Transition>,
     mut report: CycleReport,
 ) -> CycleReport {
     let update = Arc::new(update);
@@ -340,7 +341,7 @@ async fn apply_with_heartbeats(
         }
     }
     if stored && !gone {
-        report.transition = Some(transition);
+        report.transition = transition;
         report.applied = true;
     }
     report

@@ -31,6 +31,7 @@ pub struct SchedulerStats {
     lateness: Mutex<Histogram<u64>>,
     scheduled: AtomicUsize,
     shed: AtomicU64,
+    skipped: AtomicU64,
 }
 
 impl Default for SchedulerStats {
@@ -50,6 +51,7 @@ impl SchedulerStats {
             lateness: Mutex::new(histogram),
             scheduled: AtomicUsize::new(0),
             shed: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
         }
     }
 
@@ -65,6 +67,17 @@ impl SchedulerStats {
     pub fn record_shed(&self) {
         self.shed.fetch_add(1, Ordering::Relaxed);
         metrics::counter!("scheduler_runs_shed_total").increment(1);
+    }
+
+    /// A slot came while its monitor's previous run was still going: the slot was skipped.
+    pub fn record_skipped(&self) {
+        self.skipped.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("scheduler_slots_skipped_total").increment(1);
+    }
+
+    /// Slots skipped so far (see [`SchedulerStats::record_skipped`]).
+    pub fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
     }
 
     /// Runs dropped so far (see [`SchedulerStats::record_shed`]).

@@ -24,12 +24,19 @@
 //! it), so a run parses no JSON. A row that does not parse is logged, counted
 //! (`monitors_skipped_corrupt_total`) and left out of the schedule until it is edited. The
 //! monitor is run by [`run_cycle`]: the regions of the cycle are picked with
-//! [`tocsin_core::pick_regions`] (cycle index = the grid slot number) and run at once by
-//! [`check_in`]: `local` runs the check engine here, every other region is dispatched to one
-//! of its live remote probes ([`crate::probes::Registry::dispatch`]). A region without a live
-//! probe, or whose probe does not answer by the deadline, reports nothing (the quorum ignores
-//! it; if nobody reported, the state machine is not stepped). The result goes to
-//! [`super::cycle::apply`].
+//! [`tocsin_core::pick_regions`] (cycle index = the grid slot number; under `round_robin` and
+//! `random` among the regions that can report, [`live_regions`]) and run by [`check_in`]:
+//! `local` runs the check engine here, every other region is dispatched to one of its live
+//! remote probes ([`crate::probes::Registry::dispatch`]). A region without a live probe, or
+//! whose probe does not answer by the deadline, reports nothing (the quorum ignores it; if
+//! nobody reported, the state machine is not stepped). Under `round_robin` and `random` a
+//! failure is confirmed inside the slot: the other live regions are asked as soon as the
+//! picked one fails or goes silent, or at the last moment that still leaves them their whole
+//! check time before the deadline; after a failed cycle (or when one failed cycle pages) the
+//! next live region checks beside the picked one from the start, so a failure that pages is
+//! decided within one check time of its slot. The verdict is
+//! [`tocsin_core::decide_timed`]'s, from the regions' results and when they came; the result
+//! goes to [`super::cycle::apply`].
 //!
 //! [`Checks`] bounds concurrency (a semaphore of `max_in_flight_checks` permits for checks on
 //! the built-in probe, and as many for whole scheduled runs, so runs waiting on the database
@@ -44,9 +51,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use futures::stream::{FuturesUnordered, StreamExt};
 use tocsin_checks::Outcome;
 use tocsin_core::schedule::stable_hash;
-use tocsin_core::{pick_regions, Grid};
+use tocsin_core::state::Verdict;
+use tocsin_core::{pick_regions, CycleTiming, Grid, RegionRun, RegionStrategy};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -142,13 +151,14 @@ fn cycle_index(grid: &Grid, slot_ms: i64) -> u64 {
 }
 
 /// Runs one scheduled cycle of `m` for grid slot `slot_ms`, unless `m` is already running
-/// (then `None`: the slot is skipped). The cycle's time is the clock at the start of the run.
+/// (then `None`: the slot is skipped, counted in `scheduler_slots_skipped_total`). The
+/// cycle's time is the clock at the start of the run.
 ///
 /// Every region's result is taken as it comes, within the slot's deadline ([`slot_deadline`]):
 /// a region that misses it (a frozen or slow probe) reports nothing for this slot only, so it
-/// can never cost the other regions their next slot. Under `round_robin` and `random` a
-/// failure from the picked region is confirmed from another region before it counts
-/// ([`tocsin_core::needs_confirmation`]).
+/// can never cost the other regions their next slot. Under `round_robin` and `random` the
+/// region is picked among the live ones ([`live_regions`]) and a failure is confirmed from
+/// the others inside the same slot ([`gather`]).
 pub async fn run_cycle(
     state: &Core,
     m: &Monitor,
@@ -156,6 +166,7 @@ pub async fn run_cycle(
 ) -> Option<Result<CycleReport, cycle::CycleError>> {
     let checks = state.checks();
     if !checks.claim(&m.id) {
+        state.scheduler_stats().record_skipped();
         tracing::debug!(monitor = %m.id, "still running: slot skipped");
         return None;
     }
@@ -165,56 +176,191 @@ pub async fn run_cycle(
     // Random picks need a number; a hash of id and slot is as good as any and reproducible.
     let rand = stable_hash(&format!("{}:{slot_ms}", m.id));
     let strategy = m.settings.strategy;
-    let all_regions = m.regions();
-    let picked = pick_regions(strategy, all_regions, k, rand);
     let ran_at = state.clock().now_ms();
-    let deadline = tokio::time::Instant::now() + slot_deadline(m, &grid, slot_ms, ran_at);
-    let runs = picked.iter().map(|region| async move {
-        let outcome = check_in(state, m, region, deadline).await;
-        RegionResult {
-            region: region.clone(),
-            outcome,
-        }
-    });
-    let mut results = futures::future::join_all(runs).await;
-    let first = tocsin_core::decide(
-        strategy,
-        &cycle::verdicts(&results),
-        results.len(),
-        m.settings.quorum,
-    );
-    if tocsin_core::needs_confirmation(strategy, first, all_regions.len()) {
-        // Ask the other regions in turn until one reports (a region without a live probe
-        // answers at once with nothing).
-        for region in tocsin_core::confirmation_order(all_regions, &picked) {
-            let outcome = check_in(state, m, &region, deadline).await;
-            let reported = outcome.is_some();
-            results.push(RegionResult { region, outcome });
-            if reported {
-                break;
+    let (regions, first) = match strategy {
+        RegionStrategy::All => (m.regions().to_vec(), m.regions().to_vec()),
+        RegionStrategy::RoundRobin | RegionStrategy::Random => {
+            let live = live_regions(state, m.regions());
+            let mut first = pick_regions(strategy, &live, k, rand);
+            let settings = &m.settings.state_settings;
+            if tocsin_core::confirm_from_start(
+                m.state.consecutive_failures,
+                settings.confirmations_required,
+                grid.interval_ms,
+                millis(needed(m)),
+            ) {
+                first.extend(
+                    tocsin_core::confirmation_order(&live, &first)
+                        .into_iter()
+                        .take(1),
+                );
             }
+            (live, first)
+        }
+    };
+    let timing = cycle_timing(m, &grid, slot_ms, ran_at);
+    let (results, verdict) = gather(state, m, &regions, &first, timing).await;
+    Some(cycle::apply(state, m, ran_at, verdict, &results).await)
+}
+
+/// The regions of a monitor that can report now: `local` (this node runs the checks) and
+/// every region with a live probe on any node. `round_robin` and `random` pick among these
+/// only, so a region whose probes are gone costs no cycle.
+pub fn live_regions(state: &Core, regions: &[String]) -> Vec<String> {
+    regions
+        .iter()
+        .filter(|r| *r == LOCAL_REGION || crate::probes::is_live(state, r))
+        .cloned()
+        .collect()
+}
+
+/// Slack for a region's answer beyond its check time: the round trip to a remote probe and
+/// its batching.
+const CONFIRM_SLACK: Duration = Duration::from_millis(500);
+
+/// What one region needs to answer a check of `m`.
+fn needed(m: &Monitor) -> Duration {
+    m.settings.check_time().saturating_add(CONFIRM_SLACK)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The time limits of a cycle of `m` for slot `slot_ms` starting at `now_ms`. Under `all` the
+/// deadline is [`slot_deadline`]'s; under `round_robin` and `random` it is also never more
+/// than two answers in a row need (the picked region's, then a confirmer's), so the others
+/// are asked early only when the slot could not hold both.
+pub fn cycle_timing(m: &Monitor, grid: &Grid, slot_ms: i64, now_ms: i64) -> CycleTiming {
+    let needed = needed(m);
+    let deadline = match m.settings.strategy {
+        RegionStrategy::All => slot_deadline(m, grid, slot_ms, now_ms),
+        RegionStrategy::RoundRobin | RegionStrategy::Random => {
+            until_next_slot(grid, slot_ms, now_ms)
+                .min(needed.saturating_mul(2))
+                .max(needed)
+        }
+    };
+    CycleTiming {
+        deadline_ms: millis(deadline),
+        needed_ms: millis(needed),
+    }
+}
+
+/// One region's check of a cycle, by its index in the cycle's regions.
+async fn ask<'a>(
+    state: &'a Core,
+    m: &'a Monitor,
+    i: usize,
+    region: &'a str,
+    deadline: tokio::time::Instant,
+) -> (usize, Option<Outcome>) {
+    (i, check_in(state, m, region, deadline).await)
+}
+
+/// Runs a cycle's checks in `regions` and decides its verdict ([`tocsin_core::decide_timed`]):
+/// `first` are asked at once; under `round_robin` and `random` the others are asked when
+/// [`tocsin_core::ask_the_others`] says (a failure or a silence nobody else can confirm yet,
+/// or the last moment their whole answer still fits), and the cycle stops waiting once a
+/// failure is settled ([`tocsin_core::down_is_settled`]). Nothing is awaited past the
+/// deadline. Returns the results of the regions asked and the verdict.
+async fn gather(
+    state: &Core,
+    m: &Monitor,
+    regions: &[String],
+    first: &[String],
+    timing: CycleTiming,
+) -> (Vec<RegionResult>, Option<Verdict>) {
+    let strategy = m.settings.strategy;
+    let spread = strategy != RegionStrategy::All;
+    let started = tokio::time::Instant::now();
+    let deadline = started + Duration::from_millis(timing.deadline_ms);
+    let last_full_ask = started + Duration::from_millis(timing.last_full_ask_ms());
+    let elapsed = || millis(started.elapsed());
+    let mut runs = vec![RegionRun::NotAsked; regions.len()];
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; regions.len()];
+    let mut pending = FuturesUnordered::new();
+    for (i, region) in regions.iter().enumerate() {
+        if first.contains(region) {
+            runs[i] = RegionRun::Pending { asked_ms: 0 };
+            pending.push(ask(state, m, i, region, deadline));
         }
     }
-    Some(cycle::apply(state, m, ran_at, picked.len(), &results).await)
+    let named = |runs: &[RegionRun]| -> Vec<(usize, RegionRun)> {
+        runs.iter().copied().enumerate().collect()
+    };
+    loop {
+        if spread && tocsin_core::ask_the_others(&runs, timing, elapsed()) {
+            let now = elapsed();
+            for (i, region) in regions.iter().enumerate() {
+                if runs[i] == RegionRun::NotAsked {
+                    runs[i] = RegionRun::Pending { asked_ms: now };
+                    pending.push(ask(state, m, i, region, deadline));
+                }
+            }
+        }
+        if pending.is_empty()
+            || (spread
+                && tocsin_core::down_is_settled(strategy, &named(&runs), m.settings.quorum, timing))
+        {
+            break;
+        }
+        let hedge = spread
+            && runs.contains(&RegionRun::NotAsked)
+            && tokio::time::Instant::now() < last_full_ask;
+        tokio::select! {
+            Some((i, outcome)) = pending.next() => {
+                let asked_ms = match runs[i] {
+                    RegionRun::Pending { asked_ms } => asked_ms,
+                    _ => 0,
+                };
+                runs[i] = match &outcome {
+                    Some(o) => RegionRun::Reported {
+                        asked_ms,
+                        verdict: cycle::core_verdict(o.verdict),
+                        at_ms: elapsed(),
+                    },
+                    None => RegionRun::Silent { asked_ms },
+                };
+                outcomes[i] = outcome;
+            }
+            _ = tokio::time::sleep_until(last_full_ask), if hedge => {}
+            // Whatever is still running is this slot's silence.
+            _ = tokio::time::sleep_until(deadline) => break,
+        }
+    }
+    let verdict = tocsin_core::decide_timed(strategy, &named(&runs), m.settings.quorum, timing);
+    let results = regions
+        .iter()
+        .zip(outcomes)
+        .zip(&runs)
+        .filter(|(_, run)| **run != RegionRun::NotAsked)
+        .map(|((region, outcome), _)| RegionResult {
+            region: region.clone(),
+            outcome,
+        })
+        .collect();
+    (results, verdict)
 }
 
 /// Margin left before the next slot for storing the cycle's result.
-const SLOT_MARGIN: Duration = Duration::from_millis(500);
+const SLOT_MARGIN: Duration = Duration::from_millis(tocsin_core::quorum::SLOT_MARGIN_MS);
+
+/// Time from `now_ms` until shortly before the slot after `slot_ms`.
+fn until_next_slot(grid: &Grid, slot_ms: i64, now_ms: i64) -> Duration {
+    let next_slot = slot_ms.saturating_add(i64::try_from(grid.interval_ms).unwrap_or(i64::MAX));
+    let until_next = u64::try_from(next_slot.saturating_sub(now_ms)).unwrap_or(0);
+    Duration::from_millis(until_next).saturating_sub(SLOT_MARGIN)
+}
 
 /// How long a cycle that started at `now_ms` waits for its regions: until shortly before the
-/// monitor's next slot, but never less than the check itself may take (every attempt its
-/// whole timeout) and never more than a remote round trip needs ([`deadline_of`]).
+/// monitor's next slot, but never less than one region needs to answer (its whole check time
+/// and a round trip) and never more than a remote round trip needs ([`deadline_of`]).
 ///
 /// [`deadline_of`]: crate::probes::registry::deadline_of
 pub fn slot_deadline(m: &Monitor, grid: &Grid, slot_ms: i64, now_ms: i64) -> Duration {
-    let next_slot = slot_ms.saturating_add(i64::try_from(grid.interval_ms).unwrap_or(i64::MAX));
-    let until_next = u64::try_from(next_slot.saturating_sub(now_ms)).unwrap_or(0);
-    let until_next = Duration::from_millis(until_next).saturating_sub(SLOT_MARGIN);
-    let needed = m
-        .settings
-        .check_time()
-        .saturating_add(Duration::from_millis(250));
-    crate::probes::registry::deadline_of(m).min(until_next.max(needed))
+    crate::probes::registry::deadline_of(m)
+        .min(until_next_slot(grid, slot_ms, now_ms).max(needed(m)))
 }
 
 /// Runs `m`'s check once in `region`: on the built-in probe for `local`, otherwise on a live

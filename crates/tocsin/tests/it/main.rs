@@ -44,6 +44,7 @@ mod projects;
 mod public_pages;
 mod push;
 mod push_binary;
+mod regions;
 mod scheduler;
 mod shutdown_binary;
 mod sign_in_binary;

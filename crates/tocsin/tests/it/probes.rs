@@ -412,16 +412,17 @@ async fn round_robin_alternates_random_takes_one_region_and_checks_run_everywher
     let (cancel, probe) = in_process_probe(&srv.base, "eu-west", &key);
     wait_live(&u, "eu-west", true).await;
     let url = format!("{target_base}/");
-    let rr = create_monitor(
-        &u,
-        http_monitor("rr", &url, &["local", "eu-west"], "round_robin"),
-    )
-    .await;
-    let rnd = create_monitor(
-        &u,
-        http_monitor("rnd", &url, &["local", "eu-west"], "random"),
-    )
-    .await;
+    // Two confirmations and a slot with room for two answers in a row: while nothing fails
+    // one region checks each cycle (with one confirmation, or no such room, a second region
+    // checks beside the picked one from the start).
+    let spread = |name: &str, strategy: &str| {
+        let mut body = http_monitor(name, &url, &["local", "eu-west"], strategy);
+        body["confirmationsRequired"] = json!(2);
+        body["timeout"] = json!(1);
+        body
+    };
+    let rr = create_monitor(&u, spread("rr", "round_robin")).await;
+    let rnd = create_monitor(&u, spread("rnd", "random")).await;
 
     let mut rr_seen = Vec::new();
     let mut rnd_seen = BTreeSet::new();
