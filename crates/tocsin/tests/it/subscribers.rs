@@ -1064,14 +1064,22 @@ async fn variants_of_one_address_share_its_limit_and_its_daily_confirmations() {
         answers.push(body);
     }
     assert!(answers.windows(2).all(|w| w[0] == w[1]));
+    // Only the victim's mailbox counts: Ada's own sign-up sends her a verification mail.
+    let to_victim = || {
+        sink.messages
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(rcpt, _)| rcpt.iter().any(|r| r.starts_with("victim")))
+            .count()
+    };
     for _ in 0..100 {
-        if sink.messages.lock().unwrap().len() >= 3 {
+        if to_victim() >= 3 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(800)).await;
-    let sent = sink.messages.lock().unwrap().len();
-    assert_eq!(sent, 3, "confirmation emails to one mailbox in a day");
+    assert_eq!(to_victim(), 3, "confirmation emails to one mailbox in a day");
     srv.stop().await;
 }
