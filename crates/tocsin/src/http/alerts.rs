@@ -195,6 +195,11 @@ fn html(status: StatusCode, title: &str, body: &str) -> Response {
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::CACHE_CONTROL, "no-store"),
             (header::REFERRER_POLICY, "no-referrer"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                crate::http::subscribers::PERSON_PAGE_CSP,
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         ],
         page,
     )

@@ -57,11 +57,14 @@ pub fn check_kind(t: MonitorType) -> Option<MonitorKind> {
 
 /// How a monitor's regions share its cycles. `all`: every region checks every cycle and a
 /// failure needs a quorum of the regions that reported. `round_robin` (one region per cycle,
-/// in turn) and `random` (one region per cycle, picked at random): before a failure from the
-/// picked region counts toward DOWN, the check is repeated from another region of the monitor
-/// with a live probe; the failure counts only when that region fails too, or when the picked
-/// region is the only one that could report. A region without a live probe, or whose probe
-/// misses the cycle's deadline, reports nothing and never counts as a failure.
+/// in turn) and `random` (one region per cycle, picked at random), both among the regions that
+/// can report now (`local` and regions with a live probe): a failure counts only when a second
+/// live region confirms it inside the same slot (asked as soon as the picked region fails or
+/// goes silent, or from the start after a failed cycle, with one confirmation, or when the
+/// interval cannot hold two timeouts), or when the picked region is the only one that could
+/// report. A failure no other region could confirm in time decides nothing. A region without a
+/// live probe, or whose probe misses the cycle's deadline, reports nothing and never counts as
+/// a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "RegionStrategy")]
@@ -69,9 +72,11 @@ pub enum ApiRegionStrategy {
     /// Every region checks every cycle; a failure needs a quorum of them.
     #[default]
     All,
-    /// One region per cycle, in turn; a failure is confirmed from a second region.
+    /// One live region per cycle, in turn; a failure is confirmed from a second live region
+    /// within the slot.
     RoundRobin,
-    /// One region per cycle, picked at random; a failure is confirmed from a second region.
+    /// One live region per cycle, picked at random; a failure is confirmed from a second live
+    /// region within the slot.
     Random,
 }
 

@@ -560,6 +560,14 @@ async fn the_one_click_link_confirms_acknowledges_once_and_expires() {
     assert!(ct.starts_with("text/html"), "{ct}");
     assert!(body.contains("<form method=\"post\""), "{body}");
     assert!(body.contains("api"), "{body}");
+    // A page for people: no script, no loads, its one form posting back here; never sniffed.
+    let res = reqwest::get(&link).await.unwrap();
+    let csp = res.headers()["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("form-action 'self'"),
+        "{csp}"
+    );
+    assert_eq!(res.headers()["x-content-type-options"], "nosniff");
     assert_eq!(
         get(&u, &format!("/alerts/{alert_id}")).await["status"],
         "OPEN"

@@ -1080,6 +1080,10 @@ async fn variants_of_one_address_share_its_limit_and_its_daily_confirmations() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(to_victim(), 3, "confirmation emails to one mailbox in a day");
+    assert_eq!(
+        to_victim(),
+        3,
+        "confirmation emails to one mailbox in a day"
+    );
     srv.stop().await;
 }
