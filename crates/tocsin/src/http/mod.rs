@@ -148,15 +148,7 @@ async fn guard(req: Request, next: Next) -> Response {
     if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
         return ApiError::PayloadTooLarge.into_response();
     }
-    // Pages for people answer their errors as pages.
-    let path = req.uri().path();
-    let for_people = path == crate::alerting::ack_link::ACK_PATH
-        || path == oauth::AUTHORIZE_PATH
-        || path.starts_with(public::PAGES_PREFIX)
-        || path.starts_with(subscribers::LINKS_PREFIX)
-        || path == auth_routes::VERIFY_PATH
-        || path == dashboard::PREFIX
-        || path.starts_with(dashboard::ASSET_PREFIX);
+    let for_people = for_people(req.uri().path());
     let response = next.run(req).await;
     if response.status().as_u16() >= 400 && !for_people {
         let is_json = response
@@ -169,6 +161,18 @@ async fn guard(req: Request, next: Next) -> Response {
         }
     }
     response
+}
+
+/// Pages for people (links followed from emails and chats, the public pages, the dashboard)
+/// answer their errors as pages, never as the API's JSON envelope.
+pub(crate) fn for_people(path: &str) -> bool {
+    path == crate::alerting::ack_link::ACK_PATH
+        || path == oauth::AUTHORIZE_PATH
+        || path.starts_with(public::PAGES_PREFIX)
+        || path.starts_with(subscribers::LINKS_PREFIX)
+        || path == auth_routes::VERIFY_PATH
+        || path == dashboard::PREFIX
+        || path.starts_with(dashboard::ASSET_PREFIX)
 }
 
 fn on_panic(err: Box<dyn Any + Send + 'static>) -> Response {

@@ -25,7 +25,7 @@ pub async fn refuse(req: Request, next: Next) -> Response {
     }
     if let Some(query) = parts.uri.query() {
         if let Some(field) = nul_in_form(query.as_bytes()) {
-            return nul_refused(field).into_response();
+            return refused(parts.uri.path(), field);
         }
     }
     let is_form = parts
@@ -47,7 +47,7 @@ pub async fn refuse(req: Request, next: Next) -> Response {
         Err(e) => return body_error(&e).into_response(),
     };
     if let Some(field) = nul_in_form(&bytes) {
-        return nul_refused(field).into_response();
+        return refused(parts.uri.path(), field);
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
@@ -55,6 +55,36 @@ pub async fn refuse(req: Request, next: Next) -> Response {
 
 /// The URI with each `%00` of its path written as U+FFFD (`%EF%BF%BD`), or `None` when its
 /// path has none. (A raw NUL byte never reaches here: the HTTP parser refuses it.)
+/// The refusal in the form its route answers: the envelope naming the field for the API, a
+/// page for the pages people open (no link of ours carries a NUL, so it was altered).
+fn refused(path: &str, field: Option<String>) -> Response {
+    if !crate::http::for_people(path) {
+        return nul_refused(field).into_response();
+    }
+    let mut r = (
+        axum::http::StatusCode::BAD_REQUEST,
+        crate::public::html::message(
+            "This link is not valid",
+            "It holds a character no link of ours has. Open it exactly as it was sent.",
+        ),
+    )
+        .into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(crate::http::subscribers::PERSON_PAGE_CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
 fn without_nul_in_path(uri: &Uri) -> Option<Uri> {
     let path = uri.path();
     if !path.contains("%00") {

@@ -50,6 +50,23 @@ async fn a_nul_character_is_refused_at_the_edge_never_a_500() {
     let page_id = page["id"].as_str().unwrap().to_string();
     let anonymous = reqwest::Client::new();
 
+    // Links people open answer as pages, never the API's envelope.
+    for (method, path) in [
+        (Method::GET, "/api/v1/subscribers/unsubscribe?token=a%00b"),
+        (Method::POST, "/api/v1/subscribers/verify?token=a%00b"),
+        (Method::GET, "/s/acme?x=%00"),
+    ] {
+        let res = anonymous
+            .request(method, srv.url(path))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400, "{path}");
+        let ct = res.headers()["content-type"].to_str().unwrap().to_string();
+        assert!(ct.starts_with("text/html"), "{path}: {ct}");
+        assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+    }
+
     // Path ids: the route's own not-found, as for any unknown id.
     for (path, code) in [
         (
@@ -188,7 +205,10 @@ async fn a_nul_character_is_refused_at_the_edge_never_a_500() {
         .send()
         .await
         .unwrap();
-    refused_field(res, "email", "subscribe form").await;
+    // The page's own form answers as a page, like its other refusals.
+    assert_eq!(res.status(), 400);
+    let ct = res.headers()["content-type"].to_str().unwrap().to_string();
+    assert!(ct.starts_with("text/html"), "subscribe form: {ct}");
 
     // Nothing above broke the server.
     json_of(u.call(Method::GET, "/monitors", None).await, 200).await;
