@@ -23,15 +23,16 @@
 //! the event are sent to, each once.
 
 use serde_json::{json, Value};
+use tocsin_core::Status;
 
 use super::ack_link::Links;
 use super::event::AlertEvent;
 use super::outbox::{self, Notification};
 use crate::clock::rfc3339;
-use crate::ids::new_id;
+use crate::ids::{new_id, AlertId};
 use crate::store::alerts::{self as store, AlertRow};
 use crate::store::escalation::{self, StepRow};
-use crate::store::events::EventRow;
+use crate::store::events::{EventKind, EventRow};
 use crate::store::monitor_channels::{self as routing, MonitorBrief, Target};
 
 /// What a notification says when the event carried no message.
@@ -60,9 +61,9 @@ async fn react_one(
     now: i64,
 ) -> Result<usize, sqlx::Error> {
     let at = e.created_at;
-    match e.kind.as_str() {
-        "fresh" => Ok(0),
-        "stale" => {
+    match e.kind {
+        EventKind::Fresh => Ok(0),
+        EventKind::Stale => {
             let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
                 return Ok(0);
             };
@@ -79,16 +80,18 @@ async fn react_one(
             )
             .await
         }
-        "certificate_expiring" => monitor_notice(conn, e, AlertEvent::CertificateExpiring).await,
-        "flapping" => flap_notice(conn, e, AlertEvent::MonitorFlapping).await,
-        "stable" => {
+        EventKind::CertificateExpiring => {
+            monitor_notice(conn, e, AlertEvent::CertificateExpiring).await
+        }
+        EventKind::Flapping => flap_notice(conn, e, AlertEvent::MonitorFlapping).await,
+        EventKind::Stable => {
             let mut n = flap_notice(conn, e, AlertEvent::MonitorStable).await?;
-            match e.to_status.as_str() {
-                "DOWN" => {
+            match e.to_status {
+                Status::Down => {
                     let cause = crate::store::monitors_flap::latest_event(
                         &mut *conn,
                         &e.monitor_id,
-                        "down",
+                        EventKind::Down.as_str(),
                     )
                     .await?
                     .and_then(|(_, m)| m);
@@ -98,19 +101,26 @@ async fn react_one(
                     };
                     n += open(conn, links, &down, now).await?;
                 }
-                "UP" | "DEGRADED" | "CHANGED" => n += resolve(conn, links, e).await?,
-                _ => {}
+                Status::Up | Status::Degraded | Status::Changed => {
+                    n += resolve(conn, links, e).await?
+                }
+                Status::Maintenance | Status::Pending => {}
             }
             Ok(n)
         }
-        _ => match e.to_status.as_str() {
-            "DOWN" => open(conn, links, e, now).await,
-            "MAINTENANCE" => Ok(0),
+        EventKind::Down
+        | EventKind::Up
+        | EventKind::Degraded
+        | EventKind::Changed
+        | EventKind::Maintenance
+        | EventKind::Pending => match e.to_status {
+            Status::Down => open(conn, links, e, now).await,
+            Status::Maintenance => Ok(0),
             to => {
                 let mut n = resolve(conn, links, e).await?;
                 let notice = match to {
-                    "DEGRADED" => Some(AlertEvent::MonitorDegraded),
-                    "CHANGED" => Some(AlertEvent::MonitorChanged),
+                    Status::Degraded => Some(AlertEvent::MonitorDegraded),
+                    Status::Changed => Some(AlertEvent::MonitorChanged),
                     _ => None,
                 };
                 if let Some(event) = notice {
@@ -180,7 +190,7 @@ async fn open(
         conn,
         &targets,
         &alert.workspace_id,
-        Some(&alert.id),
+        Some(AlertId(&alert.id)),
         AlertEvent::AlertOpened,
         &data,
         opened_at,
@@ -251,7 +261,7 @@ pub async fn notify_reached(
         conn,
         &targets,
         &alert.workspace_id,
-        Some(&alert.id),
+        Some(AlertId(&alert.id)),
         event,
         &data,
         at,
@@ -276,7 +286,7 @@ pub async fn notify_step(
         conn,
         &targets,
         &alert.workspace_id,
-        Some(&alert.id),
+        Some(AlertId(&alert.id)),
         AlertEvent::AlertEscalated,
         &data,
         at,
@@ -334,10 +344,13 @@ async fn flap_notice(
         json!({"since": rfc3339(e.created_at), "until": null,
                "windowMinutes": window, "changes": changes})
     } else {
-        let since =
-            crate::store::monitors_flap::latest_event(&mut *conn, &e.monitor_id, "flapping")
-                .await?
-                .map(|(at, _)| rfc3339(at));
+        let since = crate::store::monitors_flap::latest_event(
+            &mut *conn,
+            &e.monitor_id,
+            EventKind::Flapping.as_str(),
+        )
+        .await?
+        .map(|(at, _)| rfc3339(at));
         json!({"since": since, "until": rfc3339(e.created_at),
                "windowMinutes": window, "changes": changes})
     };
@@ -431,7 +444,7 @@ async fn send(
     conn: &mut sqlx::AnyConnection,
     targets: &[Target],
     ws: &str,
-    alert_id: Option<&str>,
+    alert_id: Option<AlertId<'_>>,
     event: AlertEvent,
     data: &Value,
     at: i64,

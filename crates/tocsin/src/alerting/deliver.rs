@@ -52,7 +52,8 @@ use super::channels::{self, ChannelType, HttpRequest, Message, Outgoing};
 use super::event::AlertEvent;
 use super::subscriber_mail;
 use crate::app::Core;
-use crate::store::deliveries::{self, Attempted, DeliveryRow, DELIVERED, FAILED, RETRYING};
+use crate::store::corrupt;
+use crate::store::deliveries::{self, Attempted, DeliveryRow, DeliveryStatus};
 
 /// Waits before the 2nd, 3rd ... attempt: after the last one fails, the notification is FAILED.
 pub const RETRY_SCHEDULE_SECS: [u64; 7] = [5, 30, 120, 600, 1_800, 3_600, 10_800];
@@ -248,7 +249,7 @@ async fn attempt(core: &Core, row: DeliveryRow) -> Done {
     let (attempted, next_due) = match result {
         Ok(status) => (
             Attempted {
-                status: DELIVERED,
+                status: DeliveryStatus::Delivered,
                 response_status: status,
                 error: None,
                 latency_ms: Some(latency_ms),
@@ -267,7 +268,11 @@ async fn attempt(core: &Core, row: DeliveryRow) -> Done {
             };
             (
                 Attempted {
-                    status: if next.is_some() { RETRYING } else { FAILED },
+                    status: if next.is_some() {
+                        DeliveryStatus::Retrying
+                    } else {
+                        DeliveryStatus::Failed
+                    },
                     response_status: f.response_status,
                     error: Some(clip(&f.text, 1_000)),
                     latency_ms: Some(latency_ms),
@@ -313,8 +318,10 @@ async fn send(
         .channel_id
         .as_deref()
         .ok_or_else(|| Failure::permanent("the delivery names no channel"))?;
-    let event = AlertEvent::parse(&row.event)
-        .ok_or_else(|| Failure::permanent(format!("unknown event {:?}", row.event)))?;
+    // A stored event or channel type this build cannot read is reported (logged, counted)
+    // and fails the attempt for good: waiting will not make it readable.
+    let event: AlertEvent = corrupt::parse("deliveries", &row.id, "event", &row.event)
+        .map_err(|_| Failure::permanent(format!("unknown event {:?}", row.event)))?;
     let channel = crate::store::channels::get(core.db().reader(), &row.workspace_id, channel_id)
         .await
         .map_err(|e| Failure {
@@ -323,8 +330,9 @@ async fn send(
             response_status: None,
         })?
         .ok_or_else(|| Failure::permanent("the channel was deleted"))?;
-    let kind = ChannelType::parse(&channel.kind)
-        .ok_or_else(|| Failure::permanent(format!("unknown channel type {:?}", channel.kind)))?;
+    let kind: ChannelType =
+        corrupt::parse("notification_channels", &channel.id, "type", &channel.kind)
+            .map_err(|_| Failure::permanent(format!("unknown channel type {:?}", channel.kind)))?;
     *kind_out = Some(kind);
     if channel.enabled == 0 && event != AlertEvent::Test {
         return Err(Failure::permanent("the channel is disabled"));
@@ -536,9 +544,9 @@ async fn record(core: &Core, batch: &[Done]) -> Result<(), sqlx::Error> {
     tx.commit().await?;
     for d in batch {
         let outcome = match d.attempted.status {
-            DELIVERED => "delivered",
-            RETRYING => "retrying",
-            _ => "failed",
+            DeliveryStatus::Delivered => "delivered",
+            DeliveryStatus::Retrying => "retrying",
+            DeliveryStatus::Failed | DeliveryStatus::Pending => "failed",
         };
         let kind = match (d.kind, &d.row.subscriber_id) {
             (Some(k), _) => k.as_str(),
@@ -547,10 +555,10 @@ async fn record(core: &Core, batch: &[Done]) -> Result<(), sqlx::Error> {
         };
         metrics::counter!("notification_deliveries_total", "channel_type" => kind, "outcome" => outcome)
             .increment(1);
-        if d.attempted.status != DELIVERED {
+        if d.attempted.status != DeliveryStatus::Delivered {
             tracing::info!(delivery = %d.row.id, channel = d.row.channel_id.as_deref().unwrap_or(""),
                 subscriber = d.row.subscriber_id.as_deref().unwrap_or(""), attempt = d.row.attempt,
-                status = d.attempted.status, error = d.attempted.error.as_deref().unwrap_or(""),
+                status = d.attempted.status.as_str(), error = d.attempted.error.as_deref().unwrap_or(""),
                 "notification attempt failed");
         }
     }

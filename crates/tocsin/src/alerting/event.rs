@@ -77,10 +77,13 @@ impl AlertEvent {
         }
     }
 
+    /// The event a text names, `None` for anything else (see the `FromStr`).
     pub fn parse(s: &str) -> Option<AlertEvent> {
-        AlertEvent::ALL.into_iter().find(|e| e.as_str() == s)
+        s.parse().ok()
     }
 }
+
+crate::store::corrupt::stored_text!(AlertEvent, "event");
 
 #[cfg(test)]
 mod tests {
@@ -93,5 +96,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", e.as_str()));
             assert_eq!(AlertEvent::parse(e.as_str()), Some(e));
         }
+        crate::store::corrupt::assert_round_trip(&AlertEvent::ALL, AlertEvent::as_str);
     }
 }

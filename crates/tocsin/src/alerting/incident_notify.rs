@@ -35,9 +35,12 @@ pub fn news_events(
     after: &IncidentRow,
     update_added: bool,
 ) -> (AlertEvent, Option<AlertEvent>) {
-    let resolved = |r: &IncidentRow| IncidentStatus::parse(&r.status) == IncidentStatus::Resolved;
+    // `tell` has read both rows already (a corrupt one tells nothing), so a word that does
+    // not parse here matches nothing rather than standing for some other word.
+    let resolved =
+        |r: &IncidentRow| r.status.parse::<IncidentStatus>() == Ok(IncidentStatus::Resolved);
     let public = |r: &IncidentRow| {
-        IncidentVisibility::parse(&r.visibility) == IncidentVisibility::Published
+        r.visibility.parse::<IncidentVisibility>() == Ok(IncidentVisibility::Published)
             && r.archived_at.is_none()
     };
     let became_resolved = resolved(after) && !before.is_some_and(resolved);
@@ -72,6 +75,17 @@ pub async fn tell(
     update: Option<&UpdateRow>,
     now: i64,
 ) -> Result<usize, sqlx::Error> {
+    // A row this build cannot read (reported where it was read) tells nobody anything: the
+    // news would have to guess what the incident says.
+    let (Ok(incident), Ok(update)) = (
+        incident_record(after),
+        update.map(update_record).transpose(),
+    ) else {
+        return Ok(0);
+    };
+    if before.is_some_and(|b| incident_record(b).is_err()) {
+        return Ok(0);
+    }
     let (webhook, email) = news_events(before, after, update.is_some());
     let page = store::status_pages::get(&mut *conn, &after.workspace_id, &after.status_page_id)
         .await?
@@ -85,8 +99,8 @@ pub async fn tell(
         affected: &affected,
         data: json!({
             "statusPage": page,
-            "incident": incident_record(after),
-            "update": update.map(update_record),
+            "incident": incident,
+            "update": update,
         }),
         now,
     };

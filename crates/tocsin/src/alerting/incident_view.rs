@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::rfc3339;
 use crate::schema::Timestamp;
 use crate::store;
+use crate::store::corrupt::{self, stored_text, CorruptRow};
 use crate::store::incidents::{IncidentRow, UpdateRow};
 
 /// Where the incident stands.
@@ -27,6 +28,13 @@ pub enum IncidentStatus {
 }
 
 impl IncidentStatus {
+    pub const ALL: [IncidentStatus; 4] = [
+        IncidentStatus::Investigating,
+        IncidentStatus::Identified,
+        IncidentStatus::Monitoring,
+        IncidentStatus::Resolved,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             IncidentStatus::Investigating => "INVESTIGATING",
@@ -35,17 +43,9 @@ impl IncidentStatus {
             IncidentStatus::Resolved => "RESOLVED",
         }
     }
-
-    /// The stored word; anything else reads as INVESTIGATING (only this module writes it).
-    pub fn parse(s: &str) -> IncidentStatus {
-        match s {
-            "IDENTIFIED" => IncidentStatus::Identified,
-            "MONITORING" => IncidentStatus::Monitoring,
-            "RESOLVED" => IncidentStatus::Resolved,
-            _ => IncidentStatus::Investigating,
-        }
-    }
 }
+
+stored_text!(IncidentStatus, "incident status");
 
 /// How bad the incident is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -58,6 +58,13 @@ pub enum IncidentSeverity {
 }
 
 impl IncidentSeverity {
+    pub const ALL: [IncidentSeverity; 4] = [
+        IncidentSeverity::None,
+        IncidentSeverity::Minor,
+        IncidentSeverity::Major,
+        IncidentSeverity::Critical,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             IncidentSeverity::None => "NONE",
@@ -66,16 +73,9 @@ impl IncidentSeverity {
             IncidentSeverity::Critical => "CRITICAL",
         }
     }
-
-    pub fn parse(s: &str) -> IncidentSeverity {
-        match s {
-            "MINOR" => IncidentSeverity::Minor,
-            "MAJOR" => IncidentSeverity::Major,
-            "CRITICAL" => IncidentSeverity::Critical,
-            _ => IncidentSeverity::None,
-        }
-    }
 }
+
+stored_text!(IncidentSeverity, "incident severity");
 
 /// Who sees the incident: DRAFT only the workspace, PUBLISHED the public page too, SCHEDULED
 /// the public page once `scheduledFor` has passed.
@@ -88,6 +88,12 @@ pub enum IncidentVisibility {
 }
 
 impl IncidentVisibility {
+    pub const ALL: [IncidentVisibility; 3] = [
+        IncidentVisibility::Draft,
+        IncidentVisibility::Published,
+        IncidentVisibility::Scheduled,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             IncidentVisibility::Draft => "DRAFT",
@@ -95,15 +101,19 @@ impl IncidentVisibility {
             IncidentVisibility::Scheduled => store::incidents::SCHEDULED,
         }
     }
+}
 
-    /// The stored word; anything else reads as DRAFT, the one that shows nothing publicly.
-    pub fn parse(s: &str) -> IncidentVisibility {
-        match s {
-            store::incidents::PUBLISHED => IncidentVisibility::Published,
-            store::incidents::SCHEDULED => IncidentVisibility::Scheduled,
-            _ => IncidentVisibility::Draft,
-        }
-    }
+stored_text!(IncidentVisibility, "incident visibility");
+
+/// The typed status of a stored incident; an unknown word is a (reported) corrupt row.
+pub fn status_of(r: &IncidentRow) -> Result<IncidentStatus, CorruptRow> {
+    corrupt::parse("incidents", &r.id, "status", &r.status)
+}
+
+/// The typed visibility of a stored incident; an unknown word is a (reported) corrupt row,
+/// never read as DRAFT or anything else.
+pub fn visibility_of(r: &IncidentRow) -> Result<IncidentVisibility, CorruptRow> {
+    corrupt::parse("incidents", &r.id, "visibility", &r.visibility)
 }
 
 /// An incident on a status page.
@@ -179,16 +189,17 @@ pub struct IncidentWithUpdates {
     pub updates: Vec<IncidentUpdate>,
 }
 
-/// The API shape of a stored incident.
-pub fn incident_record(r: &IncidentRow) -> Incident {
-    Incident {
+/// The API shape of a stored incident; a status, severity or visibility this build cannot
+/// read is a (reported) corrupt row.
+pub fn incident_record(r: &IncidentRow) -> Result<Incident, CorruptRow> {
+    Ok(Incident {
         id: r.id.clone(),
         status_page_id: r.status_page_id.clone(),
         workspace_id: r.workspace_id.clone(),
         title: r.title.clone(),
-        status: IncidentStatus::parse(&r.status),
-        severity: IncidentSeverity::parse(&r.severity),
-        visibility: IncidentVisibility::parse(&r.visibility),
+        status: status_of(r)?,
+        severity: corrupt::parse("incidents", &r.id, "severity", &r.severity)?,
+        visibility: visibility_of(r)?,
         affected_component_ids: r.component_ids(),
         source_monitor_id: r.source_monitor_id.clone(),
         auto_generated: r.auto_generated != 0,
@@ -198,27 +209,45 @@ pub fn incident_record(r: &IncidentRow) -> Incident {
         published_at: r.published_at.map(rfc3339),
         scheduled_for: r.scheduled_for.map(rfc3339),
         archived_at: r.archived_at.map(rfc3339),
-    }
+    })
 }
 
-/// The API shape of a stored update.
-pub fn update_record(u: &UpdateRow) -> IncidentUpdate {
-    IncidentUpdate {
+/// The API shape of a stored update; an unknown status is a (reported) corrupt row.
+pub fn update_record(u: &UpdateRow) -> Result<IncidentUpdate, CorruptRow> {
+    Ok(IncidentUpdate {
         id: u.id.clone(),
         incident_id: u.incident_id.clone(),
         message: u.message.clone(),
-        status: IncidentStatus::parse(&u.status),
+        status: corrupt::parse("incident_updates", &u.id, "status", &u.status)?,
         system_generated: u.system_generated != 0,
         created_at: rfc3339(u.created_at),
         updated_at: u.updated_at.map(rfc3339),
-    }
+    })
 }
 
 /// An incident with its updates (given newest first, as the store reads them): the one
-/// mapping the REST answers and the public pages share. Pure.
-pub fn incident_view(row: &IncidentRow, updates: &[UpdateRow]) -> IncidentWithUpdates {
-    IncidentWithUpdates {
-        incident: incident_record(row),
-        updates: updates.iter().map(update_record).collect(),
+/// mapping the REST answers and the public pages share. Pure but for reporting a corrupt
+/// row: the incident's own columns make the whole view fail; an update that cannot be read is
+/// left out of its list (see [`crate::store::corrupt`]).
+pub fn incident_view(
+    row: &IncidentRow,
+    updates: &[UpdateRow],
+) -> Result<IncidentWithUpdates, CorruptRow> {
+    Ok(IncidentWithUpdates {
+        incident: incident_record(row)?,
+        updates: corrupt::readable(updates.iter().map(update_record)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::corrupt::assert_round_trip;
+
+    #[test]
+    fn every_stored_word_round_trips_and_strangers_are_errors() {
+        assert_round_trip(&IncidentStatus::ALL, IncidentStatus::as_str);
+        assert_round_trip(&IncidentSeverity::ALL, IncidentSeverity::as_str);
+        assert_round_trip(&IncidentVisibility::ALL, IncidentVisibility::as_str);
     }
 }

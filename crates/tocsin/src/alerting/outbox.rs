@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::event::AlertEvent;
 use crate::clock::rfc3339;
-use crate::ids::new_id;
+use crate::ids::{new_id, AlertId};
 use crate::store::deliveries::{self, NewDelivery};
 
 /// What to notify one channel of.
@@ -14,7 +14,7 @@ use crate::store::deliveries::{self, NewDelivery};
 pub struct Notification<'a> {
     pub workspace_id: &'a str,
     pub channel_id: &'a str,
-    pub alert_id: Option<&'a str>,
+    pub alert_id: Option<AlertId<'a>>,
     pub event: AlertEvent,
     /// The body's `data` (the alert and the monitor, or what the event is about).
     pub data: Value,
@@ -41,7 +41,7 @@ pub async fn enqueue(
             workspace_id: n.workspace_id,
             channel_id: Some(n.channel_id),
             subscriber_id: None,
-            alert_id: n.alert_id,
+            alert_id: n.alert_id.map(|a| a.0),
             event: n.event.as_str(),
             message_id: &message_id,
             payload: &payload,

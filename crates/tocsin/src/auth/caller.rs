@@ -223,7 +223,15 @@ pub async fn authenticate_session(
     if s.expires_at - now < SESSION_TTL_MS - 24 * 3600 * 1000 {
         store::sessions::extend(db.writer(), &s.id, now + SESSION_TTL_MS).await?;
     }
-    let role = match s.role.as_deref().and_then(Role::parse) {
+    // A stored role this build cannot read is a (reported) corrupt row and an error, not a
+    // sign the person left the workspace.
+    let membership = format!("{}/{}", s.workspace_id, s.user_id);
+    let stored = s
+        .role
+        .as_deref()
+        .map(|r| store::corrupt::parse::<Role>("memberships", &membership, "role", r))
+        .transpose()?;
+    let role = match stored {
         Some(r) => r,
         None => {
             // Removed from the active workspace: fall back to another one the user belongs to.
@@ -234,8 +242,8 @@ pub async fn authenticate_session(
                 .ok_or(DomainError::BadCredential(CredentialProblem::NoWorkspace))?;
             store::sessions::set_workspace(db.writer(), &s.id, &first.id).await?;
             s.workspace_id = first.id;
-            Role::parse(&first.role)
-                .ok_or(DomainError::BadCredential(CredentialProblem::NoWorkspace))?
+            let membership = format!("{}/{}", s.workspace_id, s.user_id);
+            store::corrupt::parse("memberships", &membership, "role", &first.role)?
         }
     };
     Ok(Caller {

@@ -5,6 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::store::corrupt::{stored_text, UnknownValue};
+
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -106,12 +108,9 @@ impl Capability {
         }
     }
 
+    /// The capability a text names, `None` for anything else (see the `FromStr`).
     pub fn parse(s: &str) -> Option<Capability> {
-        TOKEN_CAPABILITIES
-            .iter()
-            .chain(SESSION_ONLY.iter())
-            .copied()
-            .find(|c| c.as_str() == s)
+        s.parse().ok()
     }
 
     pub fn is_session_only(self) -> bool {
@@ -143,6 +142,24 @@ impl Capability {
             MembersManage => "Manage members and invitations",
             AuditRead => "Read the audit log",
         }
+    }
+}
+
+/// The inverse of [`Capability::as_str`]; any other text is an error, never dropped or
+/// defaulted by the parse itself.
+impl std::str::FromStr for Capability {
+    type Err = UnknownValue;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TOKEN_CAPABILITIES
+            .iter()
+            .chain(SESSION_ONLY.iter())
+            .copied()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownValue {
+                kind: "capability",
+                value: s.to_string(),
+            })
     }
 }
 
@@ -213,6 +230,8 @@ impl Role {
         }
     }
 
+    pub const ALL: [Role; 3] = [Role::Owner, Role::Admin, Role::Member];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Owner => "owner",
@@ -221,15 +240,13 @@ impl Role {
         }
     }
 
+    /// The role a text names, `None` for anything else (see the `FromStr`).
     pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "owner" => Some(Role::Owner),
-            "admin" => Some(Role::Admin),
-            "member" => Some(Role::Member),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
+
+stored_text!(Role, "role");
 
 impl CapSet {
     pub fn union(self, other: CapSet) -> CapSet {
@@ -240,6 +257,17 @@ impl CapSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_role_and_capability_round_trips_and_strangers_are_errors() {
+        crate::store::corrupt::assert_round_trip(&Role::ALL, Role::as_str);
+        let all: Vec<Capability> = TOKEN_CAPABILITIES
+            .iter()
+            .chain(SESSION_ONLY.iter())
+            .copied()
+            .collect();
+        crate::store::corrupt::assert_round_trip(&all, Capability::as_str);
+    }
 
     #[test]
     fn names_round_trip_and_sets_work() {

@@ -13,6 +13,7 @@ use dashmap::DashMap;
 
 use super::capability::{CapSet, Capability, Role};
 use crate::cluster::feed::Notice;
+use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, Db};
 
 /// How long a cached key is trusted before it is read again.
@@ -69,16 +70,24 @@ impl KeyCache {
             return Ok(None);
         }
         let surfaces = store::split_list(&row.surfaces);
-        let perms: Vec<Capability> = store::split_list(&row.permissions)
+        // A capability or creator role this build cannot read refuses the key (reported by
+        // `corrupt::parse`, as if it did not exist): dropping the word would quietly change
+        // what the key may do. Not cached, so a repaired row works at once.
+        let perms: Result<Vec<Capability>, CorruptRow> = store::split_list(&row.permissions)
             .iter()
-            .filter_map(|p| Capability::parse(p))
+            .map(|p| corrupt::parse("api_keys", &row.id, "permissions", p))
             .collect();
-        let role_caps = row
+        let membership = format!("{}/{}", row.workspace_id, row.created_by);
+        let role: Result<Option<Role>, CorruptRow> = row
             .creator_role
             .as_deref()
-            .and_then(Role::parse)
-            .map(Role::capabilities)
-            .unwrap_or(CapSet::EMPTY);
+            .map(|r| corrupt::parse("memberships", &membership, "role", r))
+            .transpose();
+        let (Ok(perms), Ok(role)) = (perms, role) else {
+            self.map.remove(token_hash);
+            return Ok(None);
+        };
+        let role_caps = role.map(Role::capabilities).unwrap_or(CapSet::EMPTY);
         let entry = Arc::new(CachedKey {
             key_id: row.id,
             workspace_id: row.workspace_id,

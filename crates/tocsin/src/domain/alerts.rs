@@ -33,6 +33,7 @@ use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::ids::new_id;
 use crate::store::alerts::{self as store, AlertFilter, AlertRow};
+use crate::store::corrupt::{self, stored_text, CorruptRow};
 
 /// The state of an alert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -44,14 +45,23 @@ pub enum AlertStatus {
 }
 
 impl AlertStatus {
-    fn parse(s: &str) -> AlertStatus {
-        match s {
-            store::ACKNOWLEDGED => AlertStatus::Acknowledged,
-            store::RESOLVED => AlertStatus::Resolved,
-            _ => AlertStatus::Open,
+    pub const ALL: [AlertStatus; 3] = [
+        AlertStatus::Open,
+        AlertStatus::Acknowledged,
+        AlertStatus::Resolved,
+    ];
+
+    /// The stored word (`store::alerts::{OPEN, ACKNOWLEDGED, RESOLVED}`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AlertStatus::Open => store::OPEN,
+            AlertStatus::Acknowledged => store::ACKNOWLEDGED,
+            AlertStatus::Resolved => store::RESOLVED,
         }
     }
 }
+
+stored_text!(AlertStatus, "alert status");
 
 /// One outage of a monitor: opened when it went DOWN, resolved when it recovered.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -80,12 +90,14 @@ pub struct Alert {
     pub next_escalation_at: Option<String>,
 }
 
-pub fn view(a: &AlertRow) -> Alert {
-    Alert {
+/// The API shape of a stored alert; a status this build cannot read is a (reported) corrupt
+/// row, never read as OPEN.
+pub fn view(a: &AlertRow) -> Result<Alert, CorruptRow> {
+    Ok(Alert {
         id: a.id.clone(),
         workspace_id: a.workspace_id.clone(),
         monitor_id: a.monitor_id.clone(),
-        status: AlertStatus::parse(&a.status),
+        status: corrupt::parse("alerts", &a.id, "status", &a.status)?,
         cause: a.cause.clone(),
         opened_at: rfc3339(a.opened_at),
         acknowledged_at: a.acknowledged_at.map(rfc3339),
@@ -93,7 +105,7 @@ pub fn view(a: &AlertRow) -> Alert {
         resolved_at: a.resolved_at.map(rfc3339),
         escalation_step: a.escalation_step,
         next_escalation_at: a.next_escalation_at.map(rfc3339),
-    }
+    })
 }
 
 /// A page of alerts, newest first.
@@ -183,7 +195,8 @@ pub async fn page(
     .await?;
     let (rows, next_cursor) = finish(rows, params.limit(), |r| r.id.clone());
     Ok(AlertPage {
-        alerts: rows.iter().map(view).collect(),
+        // A corrupt row is reported and left out of the page (see `store::corrupt`).
+        alerts: corrupt::readable(rows.iter().map(view)),
         next_cursor,
     })
 }
@@ -200,7 +213,7 @@ pub async fn get_versioned(
 ) -> Result<(Alert, i64), DomainError> {
     caller.require::<caps::MonitorsRead>()?;
     let a = load(core, caller, id).await?;
-    Ok((view(&a), a.version))
+    Ok((view(&a)?, a.version))
 }
 
 fn not_open(a: &AlertRow) -> DomainError {
@@ -256,7 +269,7 @@ pub async fn acknowledge_versioned(
     let acked = acknowledged(&mut tx, core, &a.workspace_id, &a.id, now).await?;
     tx.commit().await?;
     core.wake_deliveries();
-    Ok((view(&acked), acked.version))
+    Ok((view(&acked)?, acked.version))
 }
 
 /// Reads the acknowledged alert back in the transaction and notifies its channels.
@@ -399,7 +412,12 @@ mod tests {
             updated_at: 1_700_000_060_000,
             version: 2,
         };
-        let api = serde_json::to_value(view(&a)).unwrap_or_default();
+        let api = serde_json::to_value(view(&a).unwrap()).unwrap_or_default();
         assert_eq!(api, crate::alerting::alerts::record_json(&a));
+    }
+
+    #[test]
+    fn every_alert_status_round_trips_and_strangers_are_errors() {
+        corrupt::assert_round_trip(&AlertStatus::ALL, AlertStatus::as_str);
     }
 }

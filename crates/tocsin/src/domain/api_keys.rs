@@ -18,6 +18,7 @@ use crate::auth::{caps, secrets, Caller, Capability, Role, Via};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
+use crate::store::corrupt::{self, stored_text, CorruptRow};
 use crate::store::{self, api_keys::ApiKeyRow};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
@@ -28,6 +29,8 @@ pub enum Surface {
 }
 
 impl Surface {
+    pub const ALL: [Surface; 2] = [Surface::Rest, Surface::Mcp];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Surface::Rest => "rest",
@@ -35,6 +38,8 @@ impl Surface {
         }
     }
 }
+
+stored_text!(Surface, "surface");
 
 /// The seventeen capabilities a token may carry. Schema only: values are parsed as
 /// [`Capability`], and the four session-only capabilities are refused with a field error.
@@ -84,6 +89,19 @@ pub enum ApiKeyStatus {
     Revoked,
 }
 
+impl ApiKeyStatus {
+    pub const ALL: [ApiKeyStatus; 2] = [ApiKeyStatus::Active, ApiKeyStatus::Revoked];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKeyStatus::Active => "ACTIVE",
+            ApiKeyStatus::Revoked => "REVOKED",
+        }
+    }
+}
+
+stored_text!(ApiKeyStatus, "API key status");
+
 /// A personal access token record.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -118,34 +136,29 @@ pub struct IssuedApiKey {
     pub token: String,
 }
 
-pub fn view(k: &ApiKeyRow) -> ApiKey {
-    ApiKey {
+/// The API shape of a stored key; a surface, capability or status this build cannot read is
+/// a (reported) corrupt row, never dropped from the list or read as revoked.
+pub fn view(k: &ApiKeyRow) -> Result<ApiKey, CorruptRow> {
+    const T: &str = "api_keys";
+    Ok(ApiKey {
         id: k.id.clone(),
         name: k.name.clone(),
         token_hint: k.token_hint.clone(),
         surfaces: store::split_list(&k.surfaces)
             .iter()
-            .filter_map(|s| match s.as_str() {
-                "rest" => Some(Surface::Rest),
-                "mcp" => Some(Surface::Mcp),
-                _ => None,
-            })
-            .collect(),
+            .map(|s| corrupt::parse(T, &k.id, "surfaces", s))
+            .collect::<Result<_, _>>()?,
         permissions: store::split_list(&k.permissions)
             .iter()
-            .filter_map(|p| Capability::parse(p))
-            .collect(),
-        status: if k.status == "ACTIVE" {
-            ApiKeyStatus::Active
-        } else {
-            ApiKeyStatus::Revoked
-        },
+            .map(|p| corrupt::parse(T, &k.id, "permissions", p))
+            .collect::<Result<_, _>>()?,
+        status: corrupt::parse(T, &k.id, "status", &k.status)?,
         expires_at: k.expires_at.map(rfc3339),
         last_used_at: k.last_used_at.map(rfc3339),
         created_by: k.created_by.clone(),
         created_at: rfc3339(k.created_at),
         updated_at: rfc3339(k.updated_at),
-    }
+    })
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -294,7 +307,7 @@ pub async fn create(
     .await?;
     tx.commit().await?;
     Ok(IssuedApiKey {
-        key: view(&row),
+        key: view(&row)?,
         token,
     })
 }
@@ -312,7 +325,8 @@ pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<ApiKey>, DomainErr
         if let Some(last) = rows.last() {
             after = last.id.clone();
         }
-        out.extend(rows.iter().map(view));
+        // A corrupt row is reported and left out of the list (see `store::corrupt`).
+        out.extend(corrupt::readable(rows.iter().map(view)));
         if done {
             break;
         }
@@ -335,7 +349,7 @@ async fn load(core: &Core, caller: &Caller, id: &str) -> Result<ApiKeyRow, Domai
 pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(ApiKey, i64), DomainError> {
     caller.require::<caps::SignedIn>()?;
     let k = load(core, caller, id).await?;
-    Ok((view(&k), k.version))
+    Ok((view(&k)?, k.version))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -411,7 +425,7 @@ pub async fn update(
         key_id: k.id.clone(),
     });
     let k = load(core, caller, id).await?;
-    Ok((view(&k), k.version))
+    Ok((view(&k)?, k.version))
 }
 
 /// Issues a new secret if `expected` (when given) is still the version; the old one stops.
@@ -456,7 +470,7 @@ pub async fn rotate(
     });
     let k = load(core, caller, id).await?;
     Ok(IssuedApiKey {
-        key: view(&k),
+        key: view(&k)?,
         token,
     })
 }
@@ -490,7 +504,7 @@ pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<ApiKey, Do
         });
     }
     let k = load(core, caller, id).await?;
-    Ok(view(&k))
+    Ok(view(&k)?)
 }
 
 /// Every token capability the caller holds (for `--permissions all`).
@@ -580,4 +594,15 @@ pub async fn mint_for_user(
         .await
         .map_err(super::error::describe)?;
     Ok(issued.token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_surface_and_key_status_round_trips_and_strangers_are_errors() {
+        corrupt::assert_round_trip(&Surface::ALL, Surface::as_str);
+        corrupt::assert_round_trip(&ApiKeyStatus::ALL, ApiKeyStatus::as_str);
+    }
 }

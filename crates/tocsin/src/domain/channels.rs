@@ -34,6 +34,7 @@ use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::ids::new_id;
+use crate::store::corrupt::CorruptRow;
 use crate::store::{self, channels::ChannelRow};
 
 const MAX_NAME_CHARS: usize = 100;
@@ -104,14 +105,9 @@ pub struct NotificationChannelPage {
     pub next_cursor: Option<String>,
 }
 
-fn kind_of(row: &ChannelRow) -> Result<ChannelType, DomainError> {
-    ChannelType::parse(&row.kind).ok_or_else(|| {
-        DomainError::Internal(anyhow::anyhow!(
-            "channel {} has type {:?}",
-            row.id,
-            row.kind
-        ))
-    })
+/// The stored type of a channel; an unknown one is a (reported) corrupt row.
+fn kind_of(row: &ChannelRow) -> Result<ChannelType, CorruptRow> {
+    crate::store::corrupt::parse("notification_channels", &row.id, "type", &row.kind)
 }
 
 fn stored_config(row: &ChannelRow) -> Value {
@@ -123,7 +119,7 @@ fn stored_events(row: &ChannelRow) -> Vec<String> {
 }
 
 /// The record with secrets masked.
-pub fn view(row: &ChannelRow) -> Result<NotificationChannel, DomainError> {
+pub fn view(row: &ChannelRow) -> Result<NotificationChannel, CorruptRow> {
     let kind = kind_of(row)?;
     Ok(NotificationChannel {
         id: row.id.clone(),
@@ -349,7 +345,8 @@ pub async fn list(
     .await?;
     let (rows, next_cursor) = finish(rows, limit, |r| r.id.clone());
     Ok(NotificationChannelPage {
-        notification_channels: rows.iter().map(view).collect::<Result<_, _>>()?,
+        // A corrupt row is reported and left out of the page (see `store::corrupt`).
+        notification_channels: crate::store::corrupt::readable(rows.iter().map(view)),
         next_cursor,
     })
 }
@@ -520,5 +517,5 @@ pub async fn send_test(core: &Core, caller: &Caller, id: &str) -> Result<Deliver
         .ok_or_else(|| DomainError::Internal(anyhow::anyhow!("the queued test vanished")))?;
     tx.commit().await?;
     core.wake_deliveries();
-    deliveries::view(&stored)
+    Ok(deliveries::view(&stored)?)
 }

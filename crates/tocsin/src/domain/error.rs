@@ -354,6 +354,14 @@ impl From<crate::store::status::CorruptStatus> for DomainError {
     }
 }
 
+/// A stored value this build cannot read (already logged and counted where it was read): an
+/// internal error, never a guessed value. See `store::corrupt` for what each read does.
+impl From<crate::store::corrupt::CorruptRow> for DomainError {
+    fn from(e: crate::store::corrupt::CorruptRow) -> Self {
+        DomainError::Internal(anyhow::Error::new(e))
+    }
+}
+
 /// Maps a unique-constraint violation to a precise conflict; other database errors pass through.
 pub fn on_constraint(err: sqlx::Error, map: &[(&str, DomainError)]) -> DomainError {
     if let sqlx::Error::Database(db) = &err {

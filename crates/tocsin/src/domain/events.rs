@@ -14,7 +14,6 @@ use tocsin_core::Status;
 
 use crate::store::events::{self, EventRow};
 use crate::store::monitors;
-use crate::store::status::{self, CorruptStatus};
 
 pub const DEFAULT_EVENT_LIMIT: u32 = 100;
 pub const MAX_EVENT_LIMIT: u32 = 1000;
@@ -44,47 +43,8 @@ impl EventQuery {
     }
 }
 
-/// What a status change was about.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum MonitorEventKind {
-    Down,
-    Up,
-    Degraded,
-    Changed,
-    CertificateExpiring,
-    Maintenance,
-    Pending,
-    /// Nobody is checking the monitor (see the monitor's `staleSince`); `from` and `to` are
-    /// its unchanged status.
-    Stale,
-    /// Check results reach a stale monitor again.
-    Fresh,
-    /// The monitor started flapping (see its `flapDetection`): its changes page nobody until
-    /// it settles; `from` and `to` are its status then.
-    Flapping,
-    /// The monitor stopped flapping; `to` is the status it settled on.
-    Stable,
-}
-
-impl MonitorEventKind {
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "down" => Self::Down,
-            "up" => Self::Up,
-            "degraded" => Self::Degraded,
-            "changed" => Self::Changed,
-            "certificate_expiring" => Self::CertificateExpiring,
-            "maintenance" => Self::Maintenance,
-            "pending" => Self::Pending,
-            "stale" => Self::Stale,
-            "fresh" => Self::Fresh,
-            "flapping" => Self::Flapping,
-            "stable" => Self::Stable,
-            _ => return None,
-        })
-    }
-}
+/// What a status change was about: the stored kind, typed where the row is read.
+pub use crate::store::events::EventKind as MonitorEventKind;
 
 /// One status change of a monitor.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -109,23 +69,19 @@ pub struct MonitorEvent {
     pub created_at: String,
 }
 
-/// An event as the API shows it; `None` for a kind this build does not know (an event from a
-/// newer build), an error for a corrupt status.
-fn view(r: EventRow) -> Result<Option<MonitorEvent>, CorruptStatus> {
-    let Some(kind) = MonitorEventKind::parse(&r.kind) else {
-        return Ok(None);
-    };
-    Ok(Some(MonitorEvent {
-        kind,
-        from: status::from_text(&r.from_status)?,
-        to: status::from_text(&r.to_status)?,
+/// An event as the API shows it (the store has typed it already).
+fn view(r: EventRow) -> MonitorEvent {
+    MonitorEvent {
+        kind: r.kind,
+        from: r.from_status,
+        to: r.to_status,
         seq: r.seq,
         message: r.message,
         alert: r.alert != 0,
         created_at: rfc3339(r.created_at),
         id: r.id,
         monitor_id: r.monitor_id,
-    }))
+    }
 }
 
 /// A monitor's events, newest first, older than `query.before` when given.
@@ -150,10 +106,7 @@ pub async fn list(
     let limit = i64::from(query.limit.unwrap_or(DEFAULT_EVENT_LIMIT));
     let rows =
         events::list_recent(db, &caller.workspace_id, monitor_id, query.before, limit).await?;
-    // Rows this build cannot read (a kind from a newer release) are skipped, not fatal.
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        out.extend(view(r)?);
-    }
-    Ok(out)
+    // Rows this build cannot read (a kind from a newer release, a corrupt status) were
+    // reported and left out by the store: a list read skips them (see `store::corrupt`).
+    Ok(rows.into_iter().map(view).collect())
 }

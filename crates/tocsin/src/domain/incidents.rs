@@ -41,6 +41,7 @@ pub use crate::alerting::incident_view::{
     incident_record, incident_view, update_record, Incident, IncidentList, IncidentSeverity,
     IncidentStatus, IncidentUpdate, IncidentVisibility, IncidentWithUpdates,
 };
+use crate::alerting::incident_view::{status_of, visibility_of};
 use crate::alerting::subscriber_mail::SubscriberLinks;
 use crate::app::Core;
 use crate::audit::{self, Entry};
@@ -201,7 +202,8 @@ pub async fn list(
     .await?;
     let total = store::incidents::count(db, ws, &filter).await?;
     Ok(IncidentList {
-        incidents: rows.iter().map(incident_record).collect(),
+        // A corrupt row is reported and left out of the list (see `store::corrupt`).
+        incidents: crate::store::corrupt::readable(rows.iter().map(incident_record)),
         total,
     })
 }
@@ -226,7 +228,7 @@ async fn read(
     let row = load(core, caller, id).await?;
     let updates =
         store::incidents::updates(core.db().reader(), &caller.workspace_id, &row.id).await?;
-    Ok((incident_view(&row, &updates), row.version))
+    Ok((incident_view(&row, &updates)?, row.version))
 }
 
 /// One incident with its updates, and its version.
@@ -547,7 +549,7 @@ pub async fn update(
         if let Some(c) = &components {
             row.affected_component_ids = c.clone();
         }
-        let current = IncidentVisibility::parse(&row.visibility);
+        let current = visibility_of(row)?;
         let visibility = visibility.unwrap_or(current);
         let scheduled_for = match (visibility, scheduled) {
             (IncidentVisibility::Scheduled, Some(Some(at))) => {
@@ -648,7 +650,7 @@ pub async fn resolve(
     input.check()?;
     let message = input.message.as_deref().map(str::trim);
     let change = move |row: &mut IncidentRow, now: i64| -> Outcome {
-        if IncidentStatus::parse(&row.status) == IncidentStatus::Resolved {
+        if status_of(row)? == IncidentStatus::Resolved {
             return Err(DomainError::Conflict(
                 "INCIDENT_ALREADY_RESOLVED",
                 "This incident is already resolved: reopen it first to resolve it again."
@@ -705,7 +707,7 @@ pub async fn reopen(
     let status = input.status.unwrap_or(IncidentStatus::Investigating);
     let message = input.message.as_deref().map(str::trim);
     let change = move |row: &mut IncidentRow, now: i64| -> Outcome {
-        if IncidentStatus::parse(&row.status) != IncidentStatus::Resolved {
+        if status_of(row)? != IncidentStatus::Resolved {
             return Err(DomainError::Conflict(
                 "INCIDENT_NOT_RESOLVED",
                 format!(
@@ -836,7 +838,7 @@ mod tests {
             created_at: 1_700_000_000_000,
             updated_at: None,
         };
-        let v = incident_view(&row(), &[u]);
+        let v = incident_view(&row(), &[u]).unwrap();
         let json = serde_json::to_value(&v).unwrap();
         assert_eq!(json["incident"]["title"], "<b>API</b> down");
         assert_eq!(json["incident"]["status"], "IDENTIFIED");

@@ -20,6 +20,7 @@ use crate::auth::{caps, Caller, Role, Via};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
+use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, invitations::InvitationRow};
 
 /// Invitations stay valid for 7 days.
@@ -63,24 +64,27 @@ pub struct InvitationPage {
     pub next_cursor: Option<String>,
 }
 
-fn view(i: &InvitationRow, now: i64) -> Invitation {
+/// The API shape of a stored invitation; a status or role this build cannot read is a
+/// (reported) corrupt row, never read as pending or as `member`.
+fn view(i: &InvitationRow, now: i64) -> Result<Invitation, CorruptRow> {
     let status = match i.status.as_str() {
         "accepted" => InvitationStatus::Accepted,
         "revoked" => InvitationStatus::Revoked,
-        _ if i.expires_at <= now => InvitationStatus::Expired,
-        _ => InvitationStatus::Pending,
+        "pending" if i.expires_at <= now => InvitationStatus::Expired,
+        "pending" => InvitationStatus::Pending,
+        other => return Err(CorruptRow::new("invitations", &i.id, "status", other)),
     };
-    Invitation {
+    Ok(Invitation {
         id: i.id.clone(),
         email: i.email.clone(),
-        role: Role::parse(&i.role).unwrap_or(Role::Member),
+        role: corrupt::parse("invitations", &i.id, "role", &i.role)?,
         status,
         invited_by: i.invited_by.clone(),
         expires_at: rfc3339(i.expires_at),
         created_at: rfc3339(i.created_at),
         accept_url: None,
         emailed: false,
-    }
+    })
 }
 
 pub async fn list(
@@ -100,7 +104,8 @@ pub async fn list(
     let (rows, next_cursor) = finish(rows, page.limit(), |i| i.id.clone());
     let now = core.clock().now_ms();
     Ok(InvitationPage {
-        invitations: rows.iter().map(|i| view(i, now)).collect(),
+        // A corrupt row is reported and left out of the page (see `store::corrupt`).
+        invitations: corrupt::readable(rows.iter().map(|i| view(i, now))),
         next_cursor,
     })
 }
@@ -119,7 +124,7 @@ async fn load(core: &Core, caller: &Caller, id: &str) -> Result<InvitationRow, D
 pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<Invitation, DomainError> {
     caller.require::<caps::MembersManage>()?;
     let i = load(core, caller, id).await?;
-    Ok(view(&i, core.clock().now_ms()))
+    Ok(view(&i, core.clock().now_ms())?)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -212,7 +217,7 @@ pub async fn create(
     base.set_path("/app/invitations/accept");
     base.set_query(Some(&format!("token={token}")));
     let link = base.to_string();
-    let mut out = view(&row, now);
+    let mut out = view(&row, now)?;
     match core.mailer() {
         Some(mailer) => {
             let ws_name = workspaces::view(core, &ws)
@@ -271,7 +276,7 @@ pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<Invitation
     .await?;
     tx.commit().await?;
     let fresh = load(core, caller, &i.id).await?;
-    Ok(view(&fresh, now))
+    Ok(view(&fresh, now)?)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

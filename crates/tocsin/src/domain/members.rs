@@ -18,6 +18,7 @@ use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller, Role, Via};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
+use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, members::MemberRow};
 
 /// A member of the workspace.
@@ -43,15 +44,22 @@ pub struct MemberPage {
     pub next_cursor: Option<String>,
 }
 
-fn view(m: &MemberRow) -> Member {
-    Member {
+/// The role of a stored membership; an unknown word is a (reported) corrupt row, never read
+/// as `member` (which would give rights to a row that may have meant less, or hide an owner).
+fn role_of(ws: &str, m: &MemberRow) -> Result<Role, CorruptRow> {
+    let key = format!("{ws}/{}", m.user_id);
+    corrupt::parse("memberships", &key, "role", &m.role)
+}
+
+fn view(ws: &str, m: &MemberRow) -> Result<Member, CorruptRow> {
+    Ok(Member {
         user_id: m.user_id.clone(),
         email: m.email.clone(),
         name: m.name.clone(),
-        role: Role::parse(&m.role).unwrap_or(Role::Member),
+        role: role_of(ws, m)?,
         joined_at: rfc3339(m.created_at),
         updated_at: rfc3339(m.updated_at),
-    }
+    })
 }
 
 pub async fn list(
@@ -71,7 +79,8 @@ pub async fn list(
     .await?;
     let (rows, next_cursor) = finish(rows, page.limit(), |m| m.user_id.clone());
     Ok(MemberPage {
-        members: rows.iter().map(view).collect(),
+        // A corrupt row is reported and left out of the page (see `store::corrupt`).
+        members: corrupt::readable(rows.iter().map(|m| view(&caller.workspace_id, m))),
         next_cursor,
     })
 }
@@ -89,7 +98,7 @@ pub async fn get(
 ) -> Result<(Member, i64), DomainError> {
     caller.require::<caps::IdentityRead>()?;
     let m = load(core, &caller.workspace_id, user_id).await?;
-    Ok((view(&m), m.version))
+    Ok((view(&caller.workspace_id, &m)?, m.version))
 }
 
 async fn load(core: &Core, ws: &str, user_id: &str) -> Result<MemberRow, DomainError> {
@@ -133,7 +142,7 @@ pub async fn update(
     let db = core.db();
     let ws = &caller.workspace_id;
     let current = load(core, ws, user_id).await?;
-    let from = Role::parse(&current.role).unwrap_or(Role::Member);
+    let from = role_of(ws, &current)?;
     let touches_owner = from == Role::Owner || input.role == Role::Owner;
     if touches_owner && caller_role(caller) != Some(Role::Owner) {
         return Err(DomainError::Forbidden(
@@ -170,7 +179,7 @@ pub async fn update(
         workspace_id: ws.clone(),
     });
     let m = load(core, ws, user_id).await?;
-    Ok((view(&m), m.version))
+    Ok((view(ws, &m)?, m.version))
 }
 
 /// Removes a member. The workspace's member count changes: HTTP forgets its cached view.
@@ -179,7 +188,7 @@ pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), D
     let db = core.db();
     let ws = &caller.workspace_id;
     let current = load(core, ws, user_id).await?;
-    let role = Role::parse(&current.role).unwrap_or(Role::Member);
+    let role = role_of(ws, &current)?;
     if role == Role::Owner && caller_role(caller) != Some(Role::Owner) {
         return Err(DomainError::Forbidden(
             "OWNER_REQUIRED",

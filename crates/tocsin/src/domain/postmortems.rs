@@ -183,7 +183,7 @@ pub async fn create(
         .ok_or_else(|| {
             DomainError::field("incidentId", "no incident with this id in this workspace")
         })?;
-    if IncidentStatus::parse(&incident.status) != IncidentStatus::Resolved {
+    if crate::alerting::incident_view::status_of(&incident)? != IncidentStatus::Resolved {
         return Err(DomainError::Conflict(
             "INCIDENT_NOT_RESOLVED",
             format!(

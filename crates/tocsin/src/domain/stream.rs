@@ -191,6 +191,14 @@ pub async fn open(
         let rows = store::workspace_events_after(db, &caller.workspace_id, &after, PAGE).await?;
         let full = rows.len() as i64 == PAGE;
         for r in rows {
+            // A corrupt event (reported where it was read) is skipped; the cursor moves on.
+            let r = match r {
+                Ok(r) => r,
+                Err(corrupt) => {
+                    after = corrupt.id;
+                    continue;
+                }
+            };
             after = r.id.clone();
             stream.replayed.insert(r.id.clone());
             stream.backlog.push_back(event_frame(&r).wire);
@@ -310,6 +318,14 @@ impl Reader {
             let rows = store::events_after(db, &after, PAGE).await?;
             let full = rows.len() as i64 == PAGE;
             for r in &rows {
+                // A corrupt event (reported where it was read) is skipped; the cursor moves on.
+                let r = match r {
+                    Ok(r) => r,
+                    Err(corrupt) => {
+                        after = corrupt.id.clone();
+                        continue;
+                    }
+                };
                 after = r.id.clone();
                 if self.events.fresh(r.id.clone(), now) {
                     self.workspaces
@@ -334,9 +350,11 @@ impl Reader {
         for a in rows {
             newest = newest.max(a.updated_at);
             if self.alerts.fresh(alert_key(&a), now) && hub.watching(&a.workspace_id) {
-                let data =
-                    serde_json::to_string(&crate::domain::alerts::view(&a)).unwrap_or_default();
-                hub.publish(&a.workspace_id, "alert", &data);
+                // A corrupt alert (reported where it was read) is not streamed.
+                if let Ok(view) = crate::domain::alerts::view(&a) {
+                    let data = serde_json::to_string(&view).unwrap_or_default();
+                    hub.publish(&a.workspace_id, "alert", &data);
+                }
             }
         }
         self.alerts.mark(now, newest);

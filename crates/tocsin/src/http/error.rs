@@ -152,6 +152,12 @@ impl From<crate::store::status::CorruptStatus> for ApiError {
     }
 }
 
+impl From<crate::store::corrupt::CorruptRow> for ApiError {
+    fn from(e: crate::store::corrupt::CorruptRow) -> Self {
+        ApiError::Domain(e.into())
+    }
+}
+
 impl From<Vec<FieldError>> for ApiError {
     fn from(fields: Vec<FieldError>) -> Self {
         ApiError::Domain(fields.into())

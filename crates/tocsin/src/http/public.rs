@@ -137,7 +137,8 @@ async fn incidents(
     });
     Ok(Private(
         axum::Json(PublicIncidentPage {
-            incidents: rows.iter().map(incident_record).collect(),
+            // A corrupt row is reported and left out (see `store::corrupt`).
+            incidents: crate::store::corrupt::readable(rows.iter().map(incident_record)),
             next_cursor,
         }),
         !r.snapshot.gate.is_public(),

@@ -20,7 +20,7 @@ use tocsin_core::Status;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::Core;
-use crate::store::events::NewEvent;
+use crate::store::events::{EventKind, NewEvent};
 use crate::store::monitors_flap;
 
 /// How often the scheduling node looks for flapping monitors that settled: flapping ends at
@@ -28,8 +28,8 @@ use crate::store::monitors_flap;
 pub const TICK: Duration = Duration::from_secs(2);
 
 /// The event kinds of a monitor that started, and stopped, flapping.
-pub const FLAPPING: &str = "flapping";
-pub const STABLE: &str = "stable";
+pub const FLAPPING: EventKind = EventKind::Flapping;
+pub const STABLE: EventKind = EventKind::Stable;
 
 /// Flapping monitors looked at per pass.
 const BATCH: i64 = 500;
@@ -37,7 +37,7 @@ const BATCH: i64 = 500;
 /// A `flapping` or `stable` event to append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlapEvent {
-    pub kind: &'static str,
+    pub kind: EventKind,
     /// The monitor's status (the same before and after: flapping changes no status).
     pub status: Status,
     pub message: String,
@@ -49,8 +49,8 @@ impl FlapEvent {
         NewEvent {
             monitor_id,
             kind: self.kind,
-            from_status: self.status.as_str(),
-            to_status: self.status.as_str(),
+            from_status: self.status,
+            to_status: self.status,
             message: Some(&self.message),
             alert: true,
             created_at: self.at_ms,
@@ -137,6 +137,9 @@ mod tests {
         let s = stable_event(Status::Up, 9);
         assert_eq!(s.message, "stopped flapping: settled UP");
         let n = s.new_event("m");
-        assert_eq!((n.kind, n.from_status, n.to_status), (STABLE, "UP", "UP"));
+        assert_eq!(
+            (n.kind, n.from_status, n.to_status),
+            (STABLE, Status::Up, Status::Up)
+        );
     }
 }

@@ -24,12 +24,13 @@
 
 use std::collections::HashSet;
 
-use tocsin_core::{Event, FlapSettings, FlapState, Transition};
+use tocsin_core::{Event, FlapSettings, FlapState, Status, Transition};
 
 use super::flapping::{flapping_event, stable_event};
 use crate::alerting::ack_link::Links;
 use crate::alerting::alerts;
-use crate::store::events::{self, EventRow, NewEvent};
+use crate::store::corrupt;
+use crate::store::events::{self, EventKind, EventRow, NewEvent};
 use crate::store::monitors::{self, StateUpdate, StateWrite};
 use crate::store::monitors_flap;
 use crate::store::Tx;
@@ -301,9 +302,9 @@ async fn append(
         tx,
         &NewEvent {
             monitor_id,
-            kind: ev.kind.as_str(),
-            from_status: ev.from.as_str(),
-            to_status: ev.to.as_str(),
+            kind: ev.kind.into(),
+            from_status: ev.from,
+            to_status: ev.to,
             message: e.message.as_deref(),
             alert: alert && ev.is_alert_worthy(),
             created_at: e.at_ms,
@@ -318,8 +319,8 @@ async fn append(
             &NewEvent {
                 monitor_id,
                 kind: CERTIFICATE_EXPIRING,
-                from_status: ev.from.as_str(),
-                to_status: ev.to.as_str(),
+                from_status: ev.from,
+                to_status: ev.to,
                 message: Some(&text),
                 alert: true,
                 created_at: e.at_ms,
@@ -332,8 +333,8 @@ async fn append(
 }
 
 /// The event kinds of a monitor nobody is checking, and of checks reaching it again.
-pub const STALE: &str = "stale";
-pub const FRESH: &str = "fresh";
+pub const STALE: EventKind = EventKind::Stale;
+pub const FRESH: EventKind = EventKind::Fresh;
 
 /// Whether a monitor is being checked: the other thing besides its status that alerting
 /// must hear about (see [`super::staleness`]).
@@ -358,7 +359,11 @@ pub async fn record_staleness(
         Staleness::Stale { since, .. } => (Some(since), since),
         Staleness::Fresh { at } => (None, at),
     };
-    let Some(status) = monitors::set_stale_since(&mut **tx, monitor_id, since).await? else {
+    let Some(text) = monitors::set_stale_since(&mut **tx, monitor_id, since).await? else {
+        return Ok(None);
+    };
+    // A status this build cannot read is reported there; no event is made up for it.
+    let Ok(status) = corrupt::parse::<Status>("monitors", monitor_id, "status", &text) else {
         return Ok(None);
     };
     let (kind, message) = match change {
@@ -370,8 +375,8 @@ pub async fn record_staleness(
         &NewEvent {
             monitor_id,
             kind,
-            from_status: &status,
-            to_status: &status,
+            from_status: status,
+            to_status: status,
             message: Some(&message),
             alert: true,
             created_at: at,
@@ -400,12 +405,9 @@ pub async fn record_stable(
     let Some(text) = monitors_flap::end(&mut **tx, seen, next).await? else {
         return Ok(None);
     };
-    let status = match crate::store::status::from_text(&text) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!(monitor = %seen.id, error = %e, "cannot end flapping");
-            return Ok(None);
-        }
+    // A status this build cannot read is reported there (logged and counted).
+    let Ok(status) = corrupt::parse::<Status>("monitors", &seen.id, "status", &text) else {
+        return Ok(None);
     };
     let ev = stable_event(status, at);
     let row = events::append(tx, &ev.new_event(&seen.id)).await?;
@@ -417,7 +419,7 @@ pub async fn record_stable(
 }
 
 /// The event kind of a certificate inside its warning threshold.
-pub const CERTIFICATE_EXPIRING: &str = "certificate_expiring";
+pub const CERTIFICATE_EXPIRING: EventKind = EventKind::CertificateExpiring;
 
 fn expiry_text(days: i64) -> String {
     match days {

@@ -14,7 +14,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::auth::signed;
-use crate::domain::status_pages::access::{stored_domains, Visibility};
+use crate::domain::status_pages::access::{stored_domains, visibility_of, Visibility};
+use crate::store::corrupt::CorruptRow;
 use crate::store::status_pages::PageRow;
 
 /// How long a page cookie lets its holder in.
@@ -44,21 +45,23 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
-    /// The gate of `page`, whose cookies are signed under a key derived from `secret`.
-    pub fn of(page: &PageRow, secret: &[u8]) -> Gate {
-        let visibility = Visibility::parse(&page.visibility);
+    /// The gate of `page`, whose cookies are signed under a key derived from `secret`. A
+    /// visibility this build cannot read is a (reported) corrupt row: the page is not served
+    /// rather than guarded by a guessed rule.
+    pub fn of(page: &PageRow, secret: &[u8]) -> Result<Gate, CorruptRow> {
+        let visibility = visibility_of(page)?;
         let cookie_key = match &page.password_hash {
             Some(hash) => cookie_key(secret, &page.id, hash),
             None => Vec::new(),
         };
-        Gate {
+        Ok(Gate {
             visibility,
             page_id: page.id.clone(),
             workspace_id: page.workspace_id.clone(),
             allowed_domains: stored_domains(page),
             password_hash: page.password_hash.clone(),
             cookie_key,
-        }
+        })
     }
 
     /// Whether anyone may read the page.
@@ -159,23 +162,23 @@ mod tests {
 
     #[test]
     fn a_cookie_admits_until_it_expires_or_the_password_changes() {
-        let gate = Gate::of(&page("PASSWORD", Some("hash-1")), b"secret");
+        let gate = Gate::of(&page("PASSWORD", Some("hash-1")), b"secret").unwrap();
         let cookie = gate.issue(1_000).unwrap();
         assert!(gate.admits_cookie(&cookie, 2_000));
         assert!(!gate.admits_cookie(&cookie, 1_000 + COOKIE_TTL_MS));
         assert!(!gate.admits_cookie(&format!("{cookie}x"), 2_000));
-        let changed = Gate::of(&page("PASSWORD", Some("hash-2")), b"secret");
+        let changed = Gate::of(&page("PASSWORD", Some("hash-2")), b"secret").unwrap();
         assert!(!changed.admits_cookie(&cookie, 2_000));
-        let other_server = Gate::of(&page("PASSWORD", Some("hash-1")), b"other");
+        let other_server = Gate::of(&page("PASSWORD", Some("hash-1")), b"other").unwrap();
         assert!(!other_server.admits_cookie(&cookie, 2_000));
         // A page that is no longer a password page takes no cookie.
-        let domains = Gate::of(&page("EMAIL_DOMAINS", Some("hash-1")), b"secret");
+        let domains = Gate::of(&page("EMAIL_DOMAINS", Some("hash-1")), b"secret").unwrap();
         assert!(!domains.admits_cookie(&cookie, 2_000));
     }
 
     #[test]
     fn people_are_admitted_by_domain_or_membership() {
-        let gate = Gate::of(&page("EMAIL_DOMAINS", None), b"k");
+        let gate = Gate::of(&page("EMAIL_DOMAINS", None), b"k").unwrap();
         assert!(gate.admits_person(Some("ann@Example.com"), false));
         assert!(!gate.admits_person(Some("ann@example.com.evil.io"), false));
         assert!(!gate.admits_person(Some("ann@sub.example.com"), false));
@@ -183,7 +186,7 @@ mod tests {
         // An address nobody verified admits nobody by its domain.
         assert!(!gate.admits_person(None, false));
         assert!(gate.admits_person(None, true));
-        let pw = Gate::of(&page("PASSWORD", Some("h")), b"k");
+        let pw = Gate::of(&page("PASSWORD", Some("h")), b"k").unwrap();
         assert!(!pw.admits_person(Some("ann@example.com"), false));
         assert!(pw.admits_person(Some("ann@example.com"), true));
     }

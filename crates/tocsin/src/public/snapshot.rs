@@ -19,7 +19,7 @@ use tocsin_core::Status;
 
 use crate::app::Core;
 use crate::clock::{from_ms, rfc3339};
-use crate::domain::incidents::{incident_view, IncidentWithUpdates};
+use crate::domain::incidents::{incident_view, IncidentSeverity, IncidentWithUpdates};
 use crate::domain::schema::Timestamp;
 use crate::domain::status_pages::branding::Branding;
 use crate::domain::status_pages::{page_url, stored_branding};
@@ -79,12 +79,12 @@ impl PageStatus {
     }
 
     /// What an active incident of this severity makes of the components it names.
-    pub fn of_severity(severity: &str) -> PageStatus {
+    pub fn of_severity(severity: IncidentSeverity) -> PageStatus {
         match severity {
-            "CRITICAL" => PageStatus::MajorOutage,
-            "MAJOR" => PageStatus::PartialOutage,
-            "MINOR" => PageStatus::Degraded,
-            _ => PageStatus::Operational,
+            IncidentSeverity::Critical => PageStatus::MajorOutage,
+            IncidentSeverity::Major => PageStatus::PartialOutage,
+            IncidentSeverity::Minor => PageStatus::Degraded,
+            IncidentSeverity::None => PageStatus::Operational,
         }
     }
 }
@@ -270,11 +270,13 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
     let rows =
         store::incidents::public_for_page(reader, &page.id, now, since, MAX_INCIDENTS).await?;
     let mut updated_at_ms = page.updated_at;
+    // An incident this build cannot read is reported and left off the page (see
+    // `store::corrupt`): the page stays up.
     let incidents: Vec<IncidentWithUpdates> = rows
         .iter()
-        .map(|(row, updates)| {
+        .filter_map(|(row, updates)| {
             updated_at_ms = updated_at_ms.max(row.updated_at);
-            incident_view(row, updates)
+            incident_view(row, updates).ok()
         })
         .collect();
     let (active, past): (Vec<_>, Vec<_>) = incidents
@@ -295,15 +297,19 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
     for c in &components {
         let monitor = c.monitor_id.as_ref().and_then(|id| monitors.get(id));
         let mut status = match monitor {
-            Some(m) => PageStatus::of_monitor(
-                crate::store::status::from_text(&m.status).unwrap_or(Status::Pending),
-                m.active != 0,
-            ),
+            Some(m) => {
+                match store::corrupt::parse::<Status>("monitors", &m.id, "status", &m.status) {
+                    Ok(s) => PageStatus::of_monitor(s, m.active != 0),
+                    // Reported there; the component is left off the page rather than shown in a
+                    // guessed state (see `store::corrupt`).
+                    Err(_) => continue,
+                }
+            }
             None => PageStatus::Operational,
         };
         for i in &active {
             if i.incident.affected_component_ids.contains(&c.id) {
-                status = status.max(PageStatus::of_severity(i.incident.severity.as_str()));
+                status = status.max(PageStatus::of_severity(i.incident.severity));
             }
         }
         if let Some(m) = monitor {
@@ -347,7 +353,7 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
     let mut status = overall(&public_components);
     for i in &active {
         if i.incident.affected_component_ids.is_empty() {
-            status = status.max(PageStatus::of_severity(i.incident.severity.as_str()));
+            status = status.max(PageStatus::of_severity(i.incident.severity));
         }
     }
 
@@ -407,7 +413,10 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
         history_days: page.history_days,
         updated_at_ms,
         valid_until_ms,
-        gate: super::access::Gate::of(page, core.link_secret()),
+        // A visibility this build cannot read (reported there) fails the build: the page
+        // answers 500 rather than admitting readers by a guessed rule.
+        gate: super::access::Gate::of(page, core.link_secret())
+            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
     })
 }
 

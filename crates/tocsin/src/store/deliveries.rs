@@ -4,6 +4,8 @@
 //! A delivery goes to a notification channel or, since `0013_subscribers.sql`, to a status
 //! page's subscriber (an email): exactly one of `channel_id` and `subscriber_id` is set.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use sqlx::{AnyConnection, FromRow};
 
 use super::Exec;
@@ -44,6 +46,39 @@ pub const PENDING: &str = "PENDING";
 pub const DELIVERED: &str = "DELIVERED";
 pub const RETRYING: &str = "RETRYING";
 pub const FAILED: &str = "FAILED";
+
+/// Where an attempt is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DeliveryStatus {
+    /// Due (or being sent).
+    Pending,
+    Delivered,
+    /// This attempt failed; the next one is queued.
+    Retrying,
+    /// This attempt failed and no other follows.
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub const ALL: [DeliveryStatus; 4] = [
+        DeliveryStatus::Pending,
+        DeliveryStatus::Delivered,
+        DeliveryStatus::Retrying,
+        DeliveryStatus::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => PENDING,
+            DeliveryStatus::Delivered => DELIVERED,
+            DeliveryStatus::Retrying => RETRYING,
+            DeliveryStatus::Failed => FAILED,
+        }
+    }
+}
+
+super::corrupt::stored_text!(DeliveryStatus, "delivery status");
 
 /// A notification to send: its first attempt, due at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,7 +208,7 @@ pub async fn claim(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempted {
     /// DELIVERED, RETRYING or FAILED.
-    pub status: &'static str,
+    pub status: DeliveryStatus,
     pub response_status: Option<i64>,
     pub error: Option<String>,
     pub latency_ms: Option<i64>,
@@ -194,7 +229,7 @@ pub async fn record(
          payload_digest = $5, attempted_at = $6, delivered_at = $7, claimed_until = NULL \
          WHERE id = $8 AND status = $9",
     )
-    .bind(a.status)
+    .bind(a.status.as_str())
     .bind(a.response_status)
     .bind(&a.error)
     .bind(a.latency_ms)

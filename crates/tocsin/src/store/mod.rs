@@ -13,6 +13,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod batch;
 pub mod channels;
+pub mod corrupt;
 pub mod data_dir;
 pub mod deliveries;
 pub mod email_verifications;

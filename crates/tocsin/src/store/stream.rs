@@ -8,7 +8,8 @@
 use sqlx::FromRow;
 
 use super::alerts::AlertRow;
-use super::events::EventRow;
+use super::corrupt::CorruptRow;
+use super::events::{typed, EventRow};
 use super::Exec;
 
 const EVENT_COLUMNS: &str =
@@ -38,18 +39,21 @@ pub async fn newest_event_id<'e>(e: impl Exec<'e>) -> Result<Option<String>, sql
 }
 
 /// Monitor events of every workspace with an id after `after`, oldest first, at most `limit`.
+/// A row this build cannot read comes back as its (reported) error, so that the reader's
+/// cursor still moves past it and a full page is still known to be full.
 pub async fn events_after<'e>(
     e: impl Exec<'e>,
     after: &str,
     limit: i64,
-) -> Result<Vec<EventRow>, sqlx::Error> {
+) -> Result<Vec<Result<EventRow, CorruptRow>>, sqlx::Error> {
     let sql =
         format!("SELECT {EVENT_COLUMNS} FROM monitor_events WHERE id > $1 ORDER BY id LIMIT $2");
-    sqlx::query_as(&sql)
+    let rows = sqlx::query_as(&sql)
         .bind(after)
         .bind(limit)
         .fetch_all(e)
-        .await
+        .await?;
+    Ok(rows.into_iter().map(typed).collect())
 }
 
 /// A workspace's monitor events with an id after `after`, oldest first, at most `limit`.
@@ -58,17 +62,18 @@ pub async fn workspace_events_after<'e>(
     ws: &str,
     after: &str,
     limit: i64,
-) -> Result<Vec<EventRow>, sqlx::Error> {
+) -> Result<Vec<Result<EventRow, CorruptRow>>, sqlx::Error> {
     let sql = format!(
         "SELECT {EVENT_COLUMNS} FROM monitor_events WHERE workspace_id = $1 AND id > $2 \
          ORDER BY id LIMIT $3"
     );
-    sqlx::query_as(&sql)
+    let rows = sqlx::query_as(&sql)
         .bind(ws)
         .bind(after)
         .bind(limit)
         .fetch_all(e)
-        .await
+        .await?;
+    Ok(rows.into_iter().map(typed).collect())
 }
 
 /// The latest `updated_at` of alerts and of incidents (0 when none).

@@ -1021,7 +1021,7 @@ async fn public_read_shows_published_incidents_and_scheduled_ones_once_due() {
     // Before the schedule: only the live one (the old one is resolved before `since`).
     let rows = read(now, now - 3 * day).await;
     assert_eq!(ids(&rows), vec![live.clone()]);
-    let view = tocsin::domain::incidents::incident_view(&rows[0].0, &rows[0].1);
+    let view = tocsin::domain::incidents::incident_view(&rows[0].0, &rows[0].1).unwrap();
     let messages: Vec<&str> = view.updates.iter().map(|u| u.message.as_str()).collect();
     assert_eq!(messages, vec!["Found it.", "Looking."]);
     // Once its time has come (by the caller's clock), the scheduled one shows too.

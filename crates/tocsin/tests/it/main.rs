@@ -14,6 +14,7 @@ mod cluster;
 mod common;
 mod config_schemas;
 mod contract;
+mod corrupt_rows;
 mod custom_domains;
 mod cycle_events;
 mod dashboard;

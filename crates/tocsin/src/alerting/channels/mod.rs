@@ -58,6 +58,8 @@ pub enum ChannelType {
     TwilioSms,
 }
 
+crate::store::corrupt::stored_text!(ChannelType, "channel type");
+
 impl ChannelType {
     pub const ALL: [ChannelType; 15] = [
         ChannelType::Email,
@@ -97,8 +99,9 @@ impl ChannelType {
         }
     }
 
+    /// The type a text names, `None` for anything else (see the `FromStr`).
     pub fn parse(s: &str) -> Option<ChannelType> {
-        ChannelType::ALL.into_iter().find(|t| t.as_str() == s)
+        s.parse().ok()
     }
 }
 
@@ -446,6 +449,7 @@ mod tests {
 
     #[test]
     fn every_type_round_trips_and_has_a_provider_of_its_kind() {
+        crate::store::corrupt::assert_round_trip(&ChannelType::ALL, ChannelType::as_str);
         for t in ChannelType::ALL {
             assert_eq!(ChannelType::parse(t.as_str()), Some(t));
             assert_eq!(serde_json::to_value(t).unwrap(), json!(t.as_str()), "{t:?}");

@@ -18,6 +18,7 @@ use crate::auth::key_cache::{TOUCH_EVERY_MS, TTL_MS};
 use crate::auth::{secrets, Caller, Via};
 use crate::cluster::feed::Notice;
 use crate::domain::error::{CredentialProblem, DomainError};
+use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, Db};
 
 /// Past this many entries the cache starts over, bounding memory under a flood of tokens.
@@ -65,16 +66,23 @@ impl TokenCache {
         if !secrets::hashes_equal(&row.token_hash, token_hash) {
             return Ok(None);
         }
-        let scopes: Vec<Capability> = store::split_list(&row.scopes)
+        // A scope or role this build cannot read refuses the token (reported by
+        // `corrupt::parse`), as an API key's does: see `crate::auth::key_cache`.
+        let scopes: Result<Vec<Capability>, CorruptRow> = store::split_list(&row.scopes)
             .iter()
-            .filter_map(|s| Capability::parse(s))
+            .map(|s| corrupt::parse("oauth_grants", &row.grant_id, "scopes", s))
             .collect();
-        let role_caps = row
+        let membership = format!("{}/{}", row.workspace_id, row.user_id);
+        let role: Result<Option<Role>, CorruptRow> = row
             .role
             .as_deref()
-            .and_then(Role::parse)
-            .map(Role::capabilities)
-            .unwrap_or(CapSet::EMPTY);
+            .map(|r| corrupt::parse("memberships", &membership, "role", r))
+            .transpose();
+        let (Ok(scopes), Ok(role)) = (scopes, role) else {
+            self.map.remove(token_hash);
+            return Ok(None);
+        };
+        let role_caps = role.map(Role::capabilities).unwrap_or(CapSet::EMPTY);
         let entry = Arc::new(CachedAccess {
             grant_id: row.grant_id,
             workspace_id: row.workspace_id,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::password;
 use crate::domain::{DomainError, FieldError};
+use crate::store::corrupt::{self, stored_text, CorruptRow};
 use crate::store::status_pages::PageRow;
 
 /// The most allowed email domains a page holds.
@@ -31,6 +32,12 @@ pub enum Visibility {
 }
 
 impl Visibility {
+    pub const ALL: [Visibility; 3] = [
+        Visibility::Public,
+        Visibility::Password,
+        Visibility::EmailDomains,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Visibility::Public => "PUBLIC",
@@ -38,16 +45,14 @@ impl Visibility {
             Visibility::EmailDomains => "EMAIL_DOMAINS",
         }
     }
+}
 
-    /// A stored value; anything unknown reads as the strictest kind a row could mean
-    /// (never as public).
-    pub fn parse(s: &str) -> Visibility {
-        match s {
-            "PUBLIC" => Visibility::Public,
-            "PASSWORD" => Visibility::Password,
-            _ => Visibility::EmailDomains,
-        }
-    }
+stored_text!(Visibility, "status page visibility");
+
+/// The typed visibility of a stored page. An unknown word is a (reported) corrupt row: it is
+/// never read as some kind, least of all as public.
+pub fn visibility_of(row: &PageRow) -> Result<Visibility, CorruptRow> {
+    corrupt::parse("status_pages", &row.id, "visibility", &row.visibility)
 }
 
 /// Who may read a page, as the API shows it (the password itself is never shown).
@@ -135,12 +140,12 @@ pub fn stored_domains(row: &PageRow) -> Vec<String> {
 }
 
 /// The API view of a row's access.
-pub fn view(row: &PageRow) -> Access {
-    Access {
-        visibility: Visibility::parse(&row.visibility),
+pub fn view(row: &PageRow) -> Result<Access, CorruptRow> {
+    Ok(Access {
+        visibility: visibility_of(row)?,
         password_set: row.password_hash.is_some(),
         allowed_email_domains: stored_domains(row),
-    }
+    })
 }
 
 /// Applies `input` to `row` (hashing a new password), then checks the result holds together:
@@ -161,7 +166,7 @@ pub async fn apply(row: &mut PageRow, input: AccessInput) -> Result<bool, Domain
         domains.dedup();
         row.allowed_email_domains = serde_json::to_string(&domains).map_err(anyhow::Error::from)?;
     }
-    match Visibility::parse(&row.visibility) {
+    match visibility_of(row)? {
         Visibility::Password if input.password.is_none() && row.password_hash.is_none() => {
             errors.push(FieldError::new(
                 "access.password",
@@ -213,7 +218,9 @@ mod tests {
 
     #[test]
     fn an_unknown_stored_visibility_is_never_public() {
-        assert_eq!(Visibility::parse("PUBLIC"), Visibility::Public);
-        assert_eq!(Visibility::parse("garbage"), Visibility::EmailDomains);
+        assert_eq!("PUBLIC".parse(), Ok(Visibility::Public));
+        // Not the strictest kind either: an error, reported where the row is read.
+        assert!("garbage".parse::<Visibility>().is_err());
+        crate::store::corrupt::assert_round_trip(&Visibility::ALL, Visibility::as_str);
     }
 }

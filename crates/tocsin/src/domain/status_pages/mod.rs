@@ -30,6 +30,7 @@ use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
+use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, status_pages::PageRow};
 
 const MAX_NAME_CHARS: usize = 100;
@@ -48,6 +49,12 @@ pub enum AutoIncidents {
 }
 
 impl AutoIncidents {
+    pub const ALL: [AutoIncidents; 3] = [
+        AutoIncidents::Off,
+        AutoIncidents::Draft,
+        AutoIncidents::Published,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             AutoIncidents::Off => "OFF",
@@ -55,15 +62,9 @@ impl AutoIncidents {
             AutoIncidents::Published => "PUBLISHED",
         }
     }
-
-    pub fn parse(s: &str) -> AutoIncidents {
-        match s {
-            "DRAFT" => AutoIncidents::Draft,
-            "PUBLISHED" => AutoIncidents::Published,
-            _ => AutoIncidents::Off,
-        }
-    }
 }
+
+crate::store::corrupt::stored_text!(AutoIncidents, "auto incidents setting");
 
 /// A status page.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -108,8 +109,13 @@ pub fn page_url(core: &Core, slug: &str) -> String {
     )
 }
 
-fn view(core: &Core, row: &PageRow, custom_domain: Option<String>) -> StatusPage {
-    StatusPage {
+/// The API shape of a stored page; a word this build cannot read is a (reported) corrupt row.
+fn view(
+    core: &Core,
+    row: &PageRow,
+    custom_domain: Option<String>,
+) -> Result<StatusPage, CorruptRow> {
+    Ok(StatusPage {
         id: row.id.clone(),
         workspace_id: row.workspace_id.clone(),
         name: row.name.clone(),
@@ -119,11 +125,16 @@ fn view(core: &Core, row: &PageRow, custom_domain: Option<String>) -> StatusPage
         branding: stored_branding(row),
         custom_domain,
         history_days: row.history_days,
-        auto_incidents: AutoIncidents::parse(&row.auto_incidents),
-        access: access::view(row),
+        auto_incidents: corrupt::parse(
+            "status_pages",
+            &row.id,
+            "auto_incidents",
+            &row.auto_incidents,
+        )?,
+        access: access::view(row)?,
         created_at: rfc3339(row.created_at),
         updated_at: rfc3339(row.updated_at),
-    }
+    })
 }
 
 async fn domain_of(core: &Core, row: &PageRow) -> Result<Option<String>, DomainError> {
@@ -162,16 +173,14 @@ pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<StatusPage>, Domai
     let reader = core.db().reader();
     let rows = store::status_pages::list(reader, &caller.workspace_id).await?;
     let domains = store::status_pages::verified_domains(reader, &caller.workspace_id).await?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let domain = domains
-                .iter()
-                .find(|(p, _)| *p == r.id)
-                .map(|(_, d)| d.clone());
-            view(core, r, domain)
-        })
-        .collect())
+    // A corrupt row is reported and left out of the list (see `store::corrupt`).
+    Ok(corrupt::readable(rows.iter().map(|r| {
+        let domain = domains
+            .iter()
+            .find(|(p, _)| *p == r.id)
+            .map(|(_, d)| d.clone());
+        view(core, r, domain)
+    })))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -266,7 +275,7 @@ pub async fn create(
     .await?;
     tx.commit().await?;
     announce(core, &row.id);
-    Ok(view(core, &row, None))
+    Ok(view(core, &row, None)?)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -279,7 +288,7 @@ pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(StatusPage, 
     caller.require::<needs::GetStatusPage>()?;
     let row = load(core, caller, id).await?;
     let domain = domain_of(core, &row).await?;
-    Ok((view(core, &row, domain), row.version))
+    Ok((view(core, &row, domain)?, row.version))
 }
 
 /// Fields to change; absent ones stay. `branding` merges key by key (`null` clears a key).
@@ -362,7 +371,7 @@ pub async fn update(
     }
     // A page whose readers change to a private set suspends its subscribers: they subscribed
     // as readers of the page before, and get nothing until an admin re-admits them.
-    let suspend = access::Visibility::parse(&row.visibility) != access::Visibility::Public
+    let suspend = access::visibility_of(&row)? != access::Visibility::Public
         && readers_before
             != (
                 row.visibility.clone(),
@@ -429,7 +438,7 @@ async fn write(
     announce(core, &row.id);
     let row = load(core, caller, &row.id).await?;
     let domain = domain_of(core, &row).await?;
-    Ok((view(core, &row, domain), row.version))
+    Ok((view(core, &row, domain)?, row.version))
 }
 
 /// Deletes a page with its components, domains, keys, incidents, postmortems and subscribers.
@@ -465,3 +474,13 @@ pub fn announce(core: &Core, page_id: &str) {
 }
 
 impl Validate for PagePath {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_auto_incidents_setting_round_trips_and_strangers_are_errors() {
+        corrupt::assert_round_trip(&AutoIncidents::ALL, AutoIncidents::as_str);
+    }
+}

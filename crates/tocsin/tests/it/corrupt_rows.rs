@@ -1,0 +1,245 @@
+//! Stored values this build cannot read, written straight into the database as a damaged or
+//! foreign row would be: each is reported (counted in `tocsin_corrupt_rows_total{table,column}`
+//! on `/metrics`, and logged) and the read does what `store::corrupt` decides — a list leaves
+//! the row out and answers the rest, a single-record read answers 500 `INTERNAL`, a credential
+//! is refused — never a default (a `member` role, an INVESTIGATING incident, a dropped
+//! capability).
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use common::monitors::{create as create_monitor, events};
+use common::{expect_error, json_of, Bearer, TestServer, User};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// The corrupt values counted so far in `table.column` (the registry is process-wide: tests
+/// share it, so callers compare with a count taken before).
+async fn corrupt_count(srv: &TestServer, table: &str, column: &str) -> f64 {
+    let text = reqwest::get(srv.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let (t, c) = (format!("table=\"{table}\""), format!("column=\"{column}\""));
+    text.lines()
+        .filter(|l| l.starts_with("tocsin_corrupt_rows_total{") && l.contains(&t) && l.contains(&c))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+async fn write(srv: &TestServer, sql: &str, binds: &[&str]) {
+    let mut q = sqlx::query(sql);
+    for b in binds {
+        q = q.bind(*b);
+    }
+    let done = q.execute(srv.state.db().writer()).await.unwrap();
+    assert_eq!(done.rows_affected(), 1, "{sql}");
+}
+
+/// Bob joins Ada's workspace by invitation.
+async fn join(srv: &TestServer, ada: &User, bob: &User) {
+    let inv = json_of(
+        ada.call(
+            Method::POST,
+            "/workspace/invitations",
+            Some(json!({"email": bob.email, "role": "member"})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let token = inv["acceptUrl"]
+        .as_str()
+        .unwrap()
+        .split("token=")
+        .nth(1)
+        .unwrap();
+    srv.verify_email(&bob.email).await;
+    json_of(
+        bob.call(
+            Method::POST,
+            "/invitations/accept",
+            Some(json!({"token": token})),
+        )
+        .await,
+        200,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_corrupt_role_is_counted_left_out_of_the_list_and_an_error_on_its_own() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let bob = srv.sign_up("bob@example.com").await;
+    join(&srv, &ada, &bob).await;
+    let before = corrupt_count(&srv, "memberships", "role").await;
+    write(
+        &srv,
+        "UPDATE memberships SET role = 'overlord' WHERE workspace_id = $1 AND user_id = $2",
+        &[&ada.workspace_id, &bob.user_id],
+    )
+    .await;
+
+    // The list answers, without the row it cannot read (it used to show Bob as a member).
+    let members = json_of(ada.call(Method::GET, "/workspace/members", None).await, 200).await;
+    let ids: Vec<&str> = members["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["userId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [ada.user_id.as_str()]);
+    assert!(corrupt_count(&srv, "memberships", "role").await >= before + 1.0);
+
+    // The record alone, and a change that starts from it, are errors, not a guessed role.
+    let path = format!("/workspace/members/{}", bob.user_id);
+    expect_error(ada.call(Method::GET, &path, None).await, 500, "INTERNAL").await;
+    expect_error(
+        ada.call(Method::PATCH, &path, Some(json!({"role": "admin"})))
+            .await,
+        500,
+        "INTERNAL",
+    )
+    .await;
+    assert!(corrupt_count(&srv, "memberships", "role").await >= before + 3.0);
+
+    // Repaired, it reads again.
+    write(
+        &srv,
+        "UPDATE memberships SET role = 'member' WHERE workspace_id = $1 AND user_id = $2",
+        &[&ada.workspace_id, &bob.user_id],
+    )
+    .await;
+    let m = json_of(ada.call(Method::GET, &path, None).await, 200).await;
+    assert_eq!(m["role"], "member");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn an_api_key_with_an_unknown_capability_is_refused_not_trimmed() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let token = ada.token(&["identity:read", "monitors:read"]).await;
+    let keys = json_of(ada.call(Method::GET, "/api-keys", None).await, 200).await;
+    let id = keys[0]["id"].as_str().unwrap().to_string();
+    let before = corrupt_count(&srv, "api_keys", "permissions").await;
+    write(
+        &srv,
+        "UPDATE api_keys SET permissions = permissions || ',monitors:explode' WHERE id = $1",
+        &[&id],
+    )
+    .await;
+
+    // Dropping the unknown word would leave a key that quietly does something else.
+    let bearer = Bearer::new(&srv.base, &token);
+    expect_error(
+        bearer.call(Method::GET, "/workspace", None).await,
+        401,
+        "UNAUTHORIZED",
+    )
+    .await;
+    assert!(corrupt_count(&srv, "api_keys", "permissions").await >= before + 1.0);
+    // The key list leaves it out and answers; the key alone is an error.
+    let keys = json_of(ada.call(Method::GET, "/api-keys", None).await, 200).await;
+    assert_eq!(keys.as_array().unwrap().len(), 0, "{keys}");
+    expect_error(
+        ada.call(Method::GET, &format!("/api-keys/{id}"), None)
+            .await,
+        500,
+        "INTERNAL",
+    )
+    .await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_corrupt_incident_status_is_counted_not_read_as_investigating() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let page = json_of(
+        ada.call(
+            Method::POST,
+            "/status-pages",
+            Some(json!({"name": "Status", "slug": "corrupt-incidents"})),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let pid = page["id"].as_str().unwrap();
+    let mut ids = Vec::new();
+    for title in ["good", "bad"] {
+        let v = json_of(
+            ada.call(
+                Method::POST,
+                "/incidents",
+                Some(json!({"statusPageId": pid, "title": title})),
+            )
+            .await,
+            201,
+        )
+        .await;
+        ids.push(v["incident"]["id"].as_str().unwrap().to_string());
+    }
+    let before = corrupt_count(&srv, "incidents", "status").await;
+    write(
+        &srv,
+        "UPDATE incidents SET status = 'PANICKING' WHERE id = $1",
+        &[&ids[1]],
+    )
+    .await;
+
+    let list = json_of(ada.call(Method::GET, "/incidents", None).await, 200).await;
+    let titles: Vec<&Value> = list["incidents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["title"])
+        .collect();
+    assert_eq!(titles, [&json!("good")]);
+    assert!(corrupt_count(&srv, "incidents", "status").await >= before + 1.0);
+    let path = format!("/incidents/{}", ids[1]);
+    expect_error(ada.call(Method::GET, &path, None).await, 500, "INTERNAL").await;
+    // Resolving starts from the status: it cannot take the row for unresolved.
+    expect_error(
+        ada.call(Method::POST, &format!("{path}/resolve"), None)
+            .await,
+        500,
+        "INTERNAL",
+    )
+    .await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn an_event_of_an_unknown_kind_is_counted_and_left_out_of_the_events() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let m = create_monitor(
+        &ada,
+        json!({"name": "api", "type": "HTTP", "url": "http://127.0.0.1:9/",
+               "interval": 3600, "timeout": 5}),
+    )
+    .await;
+    let id = m["id"].as_str().unwrap();
+    let before = corrupt_count(&srv, "monitor_events", "kind").await;
+    write(
+        &srv,
+        "INSERT INTO monitor_events (id, monitor_id, workspace_id, seq, kind, from_status, \
+         to_status, message, alert, created_at) \
+         VALUES ('zzzz-corrupt-event', $1, $2, 1000000, 'exploded', 'UP', 'DOWN', NULL, 1, 0)",
+        &[id, &ada.workspace_id],
+    )
+    .await;
+    let listed = events(&ada, id).await;
+    assert!(
+        listed.iter().all(|e| e["id"] != "zzzz-corrupt-event"),
+        "{listed:?}"
+    );
+    assert!(corrupt_count(&srv, "monitor_events", "kind").await >= before + 1.0);
+    srv.stop().await;
+}
