@@ -2,16 +2,31 @@
 //! directory) or, when `TOCSIN_TEST_DATABASE_URL` names a PostgreSQL server, on a fresh
 //! database created for the test and dropped by [`TestServer::stop`]. Every test runs the same
 //! cases on whichever backend the run selects, so the suite is the backends' conformance test.
+//!
+//! This module is the one place the test areas share helpers (as zero-to-production's
+//! `tests/api/helpers.rs`): the server and its callers here; the manual-clock step in
+//! [`clock`]; monitor factories and reads in [`monitors`]; channels in [`channels`] and
+//! [`alerting`]; pages, incidents and subscriptions in [`pages`]; custom domains and their DNS
+//! in [`domains`]; regions in [`regions`]; loopback targets, receivers and mail in [`target`],
+//! [`receiver`] and [`smtp`]; the real binary in [`binary`]. A helper one area alone needs
+//! stays in that area's file.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
 
 pub mod alerting;
 pub mod binary;
+pub mod channels;
+pub mod clock;
+pub mod domains;
 pub mod monitors;
+pub mod pages;
 pub mod receiver;
+pub mod regions;
 pub mod smtp;
 pub mod target;
 
+use std::collections::BTreeSet;
+use std::future::Future;
 use std::sync::Arc;
 
 use reqwest::{Client, Method, Response, StatusCode};
@@ -218,6 +233,51 @@ impl TestServer {
     }
 }
 
+/// Whoever calls the API in a test (a signed-in [`User`] or a [`Bearer`] token), so the
+/// shared factories serve both.
+pub trait Caller {
+    /// `method path` with an optional JSON body, as this caller.
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send;
+}
+
+impl Caller for User {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send {
+        User::call(self, method, path, body)
+    }
+}
+
+impl Caller for Bearer {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send {
+        Bearer::call(self, method, path, body)
+    }
+}
+
+impl<C: Caller + Sync + Send> Caller for Arc<C> {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send {
+        C::call(self, method, path, body)
+    }
+}
+
 /// A signed-in person.
 pub struct User {
     pub client: Client,
@@ -285,6 +345,14 @@ impl Bearer {
     }
 }
 
+/// A client that does not follow redirects, for asserting on them.
+pub fn no_redirects() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
 /// Asserts an error envelope with this status and code; returns the body.
 pub async fn expect_error(res: Response, status: u16, code: &str) -> Value {
     let got = res.status().as_u16();
@@ -303,9 +371,31 @@ pub async fn expect_error(res: Response, status: u16, code: &str) -> Value {
     body
 }
 
+/// Asserts a 400 `VALIDATION_ERROR` naming `field`; returns the body.
+pub async fn field_error(res: Response, field: &str) -> Value {
+    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert_eq!(body["field"], field, "{body}");
+    body
+}
+
+/// Asserts this status; returns the JSON body (`null` when there is none).
 pub async fn json_of(res: Response, status: u16) -> Value {
     let got = res.status().as_u16();
     let body: Value = res.json().await.unwrap_or(Value::Null);
     assert_eq!(got, status, "status; body {body}");
     body
+}
+
+/// The keys of a JSON object, sorted: for asserting a record's exact shape.
+pub fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// The `id` of each element of a JSON array, in order.
+pub fn ids(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap().to_string())
+        .collect()
 }
