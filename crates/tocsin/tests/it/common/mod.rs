@@ -13,16 +13,27 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
 
+/// Channels stored as rows and the outbox, for the alert and escalation tests.
 pub mod alerting;
+/// The real `tocsin` binary: ports, commands, readiness, signals.
 pub mod binary;
+/// Notification channels through the API, their history and signatures.
 pub mod channels;
+/// The manual clock's start, the check interval, timestamps and the scheduler step.
 pub mod clock;
+/// Custom domains and the loopback DNS server they are verified against.
 pub mod domains;
+/// Monitor factories, reads and pushes through the API.
 pub mod monitors;
+/// Status pages, components, incidents and subscriptions through the API.
 pub mod pages;
+/// A loopback HTTP receiver recording what notifications send.
 pub mod receiver;
+/// Regions as the API lists them, and waits on them.
 pub mod regions;
+/// A loopback SMTP sink, servers mailing to it, and reading the mail.
 pub mod smtp;
+/// A loopback HTTP target whose answer the test sets.
 pub mod target;
 
 use std::collections::BTreeSet;
@@ -36,6 +47,7 @@ use tocsin::clock::{ManualClock, SharedClock};
 use tocsin::config::Config;
 use tocsin::http::AppState;
 
+/// A running server under test, its state, and what `stop` must clean up.
 pub struct TestServer {
     pub base: String,
     pub state: AppState,
@@ -49,6 +61,7 @@ pub struct TestServer {
 /// Changes a test makes to the configuration before the server starts.
 pub type Tweak = Box<dyn FnOnce(&mut Config) + Send>;
 
+/// How a test server starts: on a manual clock, and with configuration changes.
 #[derive(Default)]
 pub struct Options {
     pub clock: Option<SharedClock>,
@@ -63,6 +76,7 @@ pub fn pg_admin_url() -> Option<String> {
 }
 
 impl TestServer {
+    /// A server with the default configuration, on the real clock.
     pub async fn start() -> TestServer {
         TestServer::start_with(Options::default()).await
     }
@@ -78,6 +92,7 @@ impl TestServer {
         (srv, clock)
     }
 
+    /// A server on a fresh database (SQLite directory or PostgreSQL database), with `opts`.
     pub async fn start_with(opts: Options) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let mut pg = None;
@@ -173,6 +188,7 @@ impl TestServer {
         TestServer::start_on(dir, pg, database_url, opts, addr).await
     }
 
+    /// `path` on this server.
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
@@ -288,6 +304,7 @@ pub struct User {
 }
 
 impl User {
+    /// `method path` with an optional JSON body, with this person's session.
     pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Response {
         let mut req = self
             .client
@@ -303,6 +320,7 @@ impl User {
         self.token_on(permissions, &["rest"]).await
     }
 
+    /// Mints an API key with these permissions on these surfaces; its token.
     pub async fn token_on(&self, permissions: &[&str], surfaces: &[&str]) -> String {
         let res = self
             .call(
@@ -325,6 +343,7 @@ pub struct Bearer {
 }
 
 impl Bearer {
+    /// A client of the server at `base` sending `token`.
     pub fn new(base: &str, token: &str) -> Bearer {
         Bearer {
             client: Client::new(),
@@ -333,6 +352,7 @@ impl Bearer {
         }
     }
 
+    /// `method path` with an optional JSON body, with the bearer token.
     pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Response {
         let mut req = self
             .client

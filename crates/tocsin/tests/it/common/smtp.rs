@@ -15,6 +15,7 @@ use super::{Options, TestServer};
 /// One received message: its recipients and its raw text.
 pub type Mail = (Vec<String>, String);
 
+/// The messages received so far (clones share them).
 #[derive(Clone, Default)]
 pub struct Sink {
     pub messages: Arc<Mutex<Vec<Mail>>>,
