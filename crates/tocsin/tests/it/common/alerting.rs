@@ -6,7 +6,7 @@
 //! columns. The outbox is read back both as rows (what was enqueued, with its payload) and
 //! through `GET /alerts/{id}/deliveries`.
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)]
 
 use serde_json::{json, Value};
 

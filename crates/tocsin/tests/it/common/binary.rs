@@ -2,7 +2,7 @@
 //! working directory and none of the caller's `TOCSIN_*` database settings, readiness polling,
 //! signals and waiting for exit.
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)]
 
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};

@@ -11,7 +11,7 @@
 //! [`receiver`] and [`smtp`]; the real binary in [`binary`]. A helper one area alone needs
 //! stays in that area's file.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
+#![allow(clippy::unwrap_used, clippy::type_complexity)]
 
 /// Channels stored as rows and the outbox, for the alert and escalation tests.
 pub mod alerting;

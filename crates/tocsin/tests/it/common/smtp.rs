@@ -2,7 +2,7 @@
 //! it receives, a test server whose relay is that sink, and reading the mails back (decoded,
 //! by recipient, by header, the links in them).
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

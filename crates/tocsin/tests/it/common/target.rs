@@ -1,6 +1,6 @@
 //! A loopback HTTP target whose answer the test flips (every path, one status).
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
