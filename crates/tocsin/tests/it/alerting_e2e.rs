@@ -7,14 +7,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::channels::verify_signature;
 use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::alerting::Target;
+use common::channels::verify_signature;
 use common::monitors::create;
 use common::receiver::Receiver;
+use common::target::Target;
 use common::{json_of, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};

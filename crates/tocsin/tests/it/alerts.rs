@@ -9,30 +9,14 @@
 
 use crate::common;
 
-use common::alerting::{
-    channel, pairs, queued, tick, want, Chan, Target, ALL_EVENTS, INTERVAL_MS, T0,
-};
-use common::monitors::{create, get, monitor};
-use common::{expect_error, json_of, Bearer, TestServer, User};
+use common::alerting::{alerts, channel, pairs, queued, want, Chan, ALL_EVENTS};
+use common::clock::{tick, INTERVAL_MS, T0};
+use common::monitors::{self, create, get, http_monitor, monitor};
+use common::target::Target;
+use common::{expect_error, json_of, Bearer, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::Clock;
-
-async fn http_monitor(u: &User, target: &Target, extra: Value) -> String {
-    let mut body = json!({"name": "api", "type": "HTTP", "url": format!("{}/health", target.base),
-                          "interval": 10, "timeout": 5});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    create(u, body).await["id"].as_str().unwrap().to_string()
-}
-
-async fn alerts(u: &User, query: &str) -> Vec<Value> {
-    get(u, &format!("/alerts{query}")).await["alerts"]
-        .as_array()
-        .unwrap()
-        .clone()
-}
 
 #[tokio::test]
 async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_it() {
@@ -71,7 +55,7 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
     .await;
     let id = http_monitor(
         &u,
-        &target,
+        &target.url("/health"),
         json!({"notificationChannelIds": [own, resolved_only, disabled]}),
     )
     .await;
@@ -247,7 +231,7 @@ async fn defaults_serve_monitors_without_channels_or_policy() {
         },
     )
     .await;
-    http_monitor(&u, &target, json!({})).await;
+    http_monitor(&u, &target.url("/health"), json!({})).await;
     tick(&srv, &clock).await;
     target.set(503);
     tick(&srv, &clock).await;
@@ -274,7 +258,12 @@ async fn defaults_serve_monitors_without_channels_or_policy() {
     )
     .await;
     let target2 = Target::start().await;
-    http_monitor(&u, &target2, json!({"escalationPolicyId": policy["id"]})).await;
+    http_monitor(
+        &u,
+        &target2.url("/health"),
+        json!({"escalationPolicyId": policy["id"]}),
+    )
+    .await;
     target2.set(500);
     tick(&srv, &clock).await;
     // Two open alerts now, but the second sent nothing yet (its only step is 10 min away).
@@ -301,7 +290,7 @@ async fn degraded_notifies_without_an_alert() {
     .await;
     let id = http_monitor(
         &u,
-        &target,
+        &target.url("/health"),
         json!({"notificationChannelIds": [ch, opened_only],
                "config": {"assertions": [{"target": "statusCode", "operator": "eq",
                                           "value": 200, "severity": "warn"}]}}),
@@ -337,7 +326,12 @@ async fn a_stale_monitor_notifies_the_default_channels() {
         },
     )
     .await;
-    let id = http_monitor(&u, &target, json!({"notificationChannelIds": [own]})).await;
+    let id = http_monitor(
+        &u,
+        &target.url("/health"),
+        json!({"notificationChannelIds": [own]}),
+    )
+    .await;
     clock.advance_ms(3 * INTERVAL_MS);
     assert_eq!(
         staleness::scan(&srv.state, clock.now_ms(), T0)
@@ -369,11 +363,11 @@ async fn push_down_and_a_missed_deadline_each_open_one_alert() {
         m["id"].as_str().unwrap().to_string(),
         m["pushToken"].as_str().unwrap().to_string(),
     );
+    let (srv_ref, token_ref) = (&srv, &token);
     let push = |query: &'static str| {
-        let url = srv.url(&format!("/push/{token}{query}"));
         clock.advance_ms(1_000);
         async move {
-            let res = reqwest::Client::new().post(url).send().await.unwrap();
+            let res = monitors::push(srv_ref, token_ref, query).await;
             assert_eq!(res.status(), 202);
         }
     };
@@ -415,7 +409,12 @@ async fn acknowledge_through_the_api() {
     let u = srv.sign_up("ack@example.com").await;
     let ws = u.workspace_id.clone();
     let ch = channel(&srv, &ws, Chan::default()).await;
-    http_monitor(&u, &target, json!({"notificationChannelIds": [ch]})).await;
+    http_monitor(
+        &u,
+        &target.url("/health"),
+        json!({"notificationChannelIds": [ch]}),
+    )
+    .await;
     target.set(500);
     tick(&srv, &clock).await;
     let alert_id = alerts(&u, "").await[0]["id"].as_str().unwrap().to_string();
@@ -548,7 +547,12 @@ async fn the_one_click_link_confirms_acknowledges_once_and_expires() {
     let u = srv.sign_up("link@example.com").await;
     let ws = u.workspace_id.clone();
     let ch = channel(&srv, &ws, Chan::default()).await;
-    http_monitor(&u, &target, json!({"notificationChannelIds": [ch]})).await;
+    http_monitor(
+        &u,
+        &target.url("/health"),
+        json!({"notificationChannelIds": [ch]}),
+    )
+    .await;
     target.set(500);
     tick(&srv, &clock).await;
     let alert_id = alerts(&u, "").await[0]["id"].as_str().unwrap().to_string();
@@ -797,7 +801,7 @@ async fn alert_pages_follow_the_cursor() {
     let mut targets = Vec::new();
     for _ in 0..3 {
         let t = Target::start().await;
-        http_monitor(&u, &t, json!({})).await;
+        http_monitor(&u, &t.url("/health"), json!({})).await;
         t.set(500);
         targets.push(t);
     }
@@ -854,8 +858,8 @@ async fn a_region_losing_its_last_probe_notifies_the_default_channels_once() {
     )
     .await;
     let target = Target::start().await;
-    let id = http_monitor(&u, &target, json!({})).await;
-    http_monitor(&bystander, &target, json!({})).await;
+    let id = http_monitor(&u, &target.url("/health"), json!({})).await;
+    http_monitor(&bystander, &target.url("/health"), json!({})).await;
     // The region is known once a probe key exists; the row says where the monitor checks from.
     sqlx::query("UPDATE monitors SET regions = $1 WHERE id = $2")
         .bind(r#"["local","eu-west"]"#)
@@ -934,11 +938,11 @@ async fn an_alert_carries_an_etag_that_acknowledge_honours_in_if_match() {
     )
     .await;
     let token = m["pushToken"].as_str().unwrap().to_string();
+    let (srv_ref, token_ref) = (&srv, &token);
     let push = |query: &'static str| {
-        let url = srv.url(&format!("/push/{token}{query}"));
         clock.advance_ms(1_000);
         async move {
-            let res = reqwest::Client::new().post(url).send().await.unwrap();
+            let res = monitors::push(srv_ref, token_ref, query).await;
             assert_eq!(res.status(), 202);
         }
     };

@@ -6,10 +6,8 @@
 
 use crate::common;
 
-use std::sync::Arc;
-
-use common::smtp::Sink;
-use common::{expect_error, json_of, Options, TestServer};
+use common::smtp::{self, Sink};
+use common::{expect_error, json_of, TestServer};
 use reqwest::{Client, Method};
 use serde_json::json;
 use tocsin::clock::ManualClock;
@@ -304,23 +302,6 @@ async fn bad_credentials_never_reach_data() {
 // ---------------------------------------------------------------------------------------------
 // Email verification
 
-/// A server on a driven clock whose mail goes to a real SMTP sink.
-async fn with_mail(start_ms: i64) -> (TestServer, Sink, Arc<ManualClock>) {
-    let (sink, port) = Sink::start();
-    let clock = ManualClock::new(start_ms);
-    let srv = TestServer::start_with(Options {
-        clock: Some(clock.clone()),
-        tweak: Some(Box::new(move |c| {
-            c.smtp = Some(tocsin::config::Smtp {
-                url: format!("smtp://127.0.0.1:{port}"),
-                from: "Tocsin <tocsin@example.com>".into(),
-            });
-        })),
-    })
-    .await;
-    (srv, sink, clock)
-}
-
 /// The raw mails to `to` so far, quoted-printable soft breaks and `=3D` undone.
 fn mails_to(sink: &Sink, to: &str) -> Vec<String> {
     sink.messages
@@ -395,7 +376,8 @@ async fn reads_page(srv: &TestServer, who: &common::User, slug: &str) -> bool {
 
 #[tokio::test]
 async fn an_email_domain_page_opens_only_to_an_address_verified_by_its_emailed_link() {
-    let (srv, sink, clock) = with_mail(1_800_000_000_000).await;
+    let clock = ManualClock::new(1_800_000_000_000);
+    let (srv, sink) = smtp::server_with(Some(clock.clone()), |_| {}).await;
     let owner = srv.sign_up("owner@corp.example").await;
     json_of(
         owner
@@ -507,7 +489,8 @@ async fn an_email_domain_page_opens_only_to_an_address_verified_by_its_emailed_l
 
 #[tokio::test]
 async fn an_invitation_is_accepted_only_by_a_verified_address() {
-    let (srv, sink, _clock) = with_mail(1_800_000_000_000).await;
+    let clock = ManualClock::new(1_800_000_000_000);
+    let (srv, sink) = smtp::server_with(Some(clock), |_| {}).await;
     let ada = srv.sign_up("ada@example.com").await;
     let inv = json_of(
         ada.call(

@@ -10,60 +10,14 @@ use crate::common;
 
 use std::time::Duration;
 
-use base64::Engine;
+use common::channels::{channel, history, settled, verify_signature, WAIT};
 use common::receiver::{Received, Receiver};
-use common::smtp::Sink;
+use common::smtp;
 use common::{expect_error, json_of, Bearer, Options, TestServer, User};
-use hmac::{Hmac, Mac};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::alerting::event::AlertEvent;
 use tocsin::alerting::outbox::{self, Notification};
-
-const WAIT: Duration = Duration::from_secs(10);
-
-pub async fn channel(u: &User, body: Value) -> Value {
-    json_of(
-        u.call(Method::POST, "/notification-channels", Some(body))
-            .await,
-        201,
-    )
-    .await
-}
-
-/// Verifies a Standard Webhooks request with HMAC-SHA256 written here, not the server's crate.
-pub fn verify_signature(secret: &str, r: &Received) -> bool {
-    let key = base64::engine::general_purpose::STANDARD
-        .decode(secret.strip_prefix("whsec_").unwrap())
-        .unwrap();
-    let signed = format!(
-        "{}.{}.{}",
-        r.header("webhook-id"),
-        r.header("webhook-timestamp"),
-        r.text()
-    );
-    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
-    mac.update(signed.as_bytes());
-    let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-    r.header("webhook-signature")
-        .split(' ')
-        .any(|s| s == format!("v1,{expected}"))
-}
-
-/// The channel's attempts, newest first.
-pub async fn history(u: &User, channel_id: &str, query: &str) -> Vec<Value> {
-    let page = json_of(
-        u.call(
-            Method::GET,
-            &format!("/notification-channels/{channel_id}/deliveries{query}"),
-            None,
-        )
-        .await,
-        200,
-    )
-    .await;
-    page["deliveries"].as_array().unwrap().clone()
-}
 
 /// Waits until one of the channel's attempts has `status`; returns the newest such.
 pub async fn with_status(u: &User, channel_id: &str, status: &str) -> Value {
@@ -74,21 +28,6 @@ pub async fn with_status(u: &User, channel_id: &str, status: &str) -> Value {
             return first.clone();
         }
         assert!(started.elapsed() < WAIT, "no {status} attempt");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Waits until the channel's newest attempt is no longer PENDING; returns it.
-pub async fn settled(u: &User, channel_id: &str) -> Value {
-    let started = std::time::Instant::now();
-    loop {
-        let items = history(u, channel_id, "").await;
-        if let Some(first) = items.first() {
-            if first["status"] != "PENDING" {
-                return first.clone();
-            }
-        }
-        assert!(started.elapsed() < WAIT, "still pending: {items:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -207,26 +146,10 @@ async fn crud_masks_secrets_and_shows_the_generated_webhook_secret_once() {
     srv.stop().await;
 }
 
-/// A server with an SMTP relay (a real sink on loopback), so EMAIL channels are accepted.
-async fn with_smtp() -> (TestServer, Sink) {
-    let (sink, port) = Sink::start();
-    let srv = TestServer::start_with(Options {
-        clock: None,
-        tweak: Some(Box::new(move |c| {
-            c.smtp = Some(tocsin::config::Smtp {
-                url: format!("smtp://127.0.0.1:{port}"),
-                from: "Tocsin <tocsin@example.com>".into(),
-            });
-        })),
-    })
-    .await;
-    (srv, sink)
-}
-
 #[tokio::test]
 async fn bad_configs_name_their_field_and_nothing_is_stored() {
     // With a relay, so that the EMAIL case is judged on its config.
-    let (srv, _sink) = with_smtp().await;
+    let (srv, _sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let cases = [
         (
@@ -636,7 +559,7 @@ async fn every_provider_sends_its_real_format_to_a_loopback_receiver() {
 
 #[tokio::test]
 async fn email_goes_out_as_html_and_text_through_the_servers_smtp() {
-    let (srv, sink) = with_smtp().await;
+    let (srv, sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let ch = channel(
         &ada,
@@ -796,7 +719,7 @@ async fn email_channels_are_refused_on_a_server_without_an_smtp_relay() {
 
 #[tokio::test]
 async fn email_channels_are_accepted_and_enabled_where_a_relay_is_configured() {
-    let (srv, _sink) = with_smtp().await;
+    let (srv, _sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let ch = channel(
         &ada,

@@ -14,18 +14,16 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use common::clock::{tick, T0};
+use common::monitors::{create_id, heartbeats};
 use common::{expect_error, json_of, Options, TestServer, User};
 use futures::StreamExt;
 use reqwest::Method;
 use serde_json::{json, Value};
-use tocsin::clock::{Clock, ManualClock};
-use tocsin::monitoring::scheduler;
+use tocsin::clock::ManualClock;
 use tocsin::probes::client::{self, ProbeOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
-
-const T0: i64 = 1_700_000_000_000;
-const INTERVAL_MS: i64 = 10_000;
 
 /// A loopback server answering HTTP requests with `status` and `body`, and WebSocket
 /// handshakes with an echo; it counts the connections it accepted.
@@ -81,11 +79,6 @@ async fn server(deny: bool, clock: &Arc<ManualClock>) -> TestServer {
     .await
 }
 
-async fn create(u: &User, body: Value) -> String {
-    let m = json_of(u.call(Method::POST, "/monitors", Some(body)).await, 201).await;
-    m["id"].as_str().unwrap().to_string()
-}
-
 /// The three monitors, naming the loopback target by name (names are judged when connecting).
 fn monitors(addr: SocketAddr, regions: &[&str]) -> Vec<Value> {
     let port = addr.port();
@@ -101,24 +94,11 @@ fn monitors(addr: SocketAddr, regions: &[&str]) -> Vec<Value> {
 }
 
 async fn last_heartbeat(u: &User, id: &str) -> Value {
-    let v = json_of(
-        u.call(Method::GET, &format!("/monitors/{id}/heartbeats"), None)
-            .await,
-        200,
-    )
-    .await;
-    v.as_array()
-        .unwrap()
+    heartbeats(u, id, "")
+        .await
         .first()
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-async fn tick(srv: &TestServer, clock: &ManualClock) {
-    clock.advance_ms(INTERVAL_MS);
-    scheduler::run_due(&srv.state, clock.now_ms())
-        .await
-        .unwrap();
 }
 
 #[tokio::test]
@@ -161,7 +141,7 @@ async fn private_targets_are_refused_at_create_and_go_down_at_connect_time() {
         );
     }
     // An update to a literal private target is refused the same way.
-    let public = create(
+    let public = create_id(
         &u,
         json!({"name": "pub", "type": "HTTP", "url": "https://example.com/"}),
     )
@@ -187,7 +167,7 @@ async fn private_targets_are_refused_at_create_and_go_down_at_connect_time() {
     let ids: Vec<String> = {
         let mut ids = Vec::new();
         for m in monitors(addr, &["local"]) {
-            ids.push(create(&u, m).await);
+            ids.push(create_id(&u, m).await);
         }
         ids
     };
@@ -230,7 +210,7 @@ async fn private_targets_are_refused_at_create_and_go_down_at_connect_time() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let remote = create(&u, monitors(addr, &["eu-west"]).remove(0)).await;
+    let remote = create_id(&u, monitors(addr, &["eu-west"]).remove(0)).await;
     tick(&srv, &clock).await;
     let hb = last_heartbeat(&u, &remote).await;
     assert_eq!(hb["region"], json!("eu-west"), "{hb}");
@@ -254,7 +234,7 @@ async fn without_the_setting_private_targets_are_checked_as_before() {
     let srv = server(false, &clock).await;
     let u = srv.sign_up("selfhost@example.com").await;
     let (addr, hits) = target(200, "fine").await;
-    create(
+    create_id(
         &u,
         json!({"name": "literal", "type": "HTTP", "url": format!("http://{addr}/"),
                "interval": 10, "timeout": 3}),
@@ -262,7 +242,7 @@ async fn without_the_setting_private_targets_are_checked_as_before() {
     .await;
     let mut ids = Vec::new();
     for m in monitors(addr, &["local"]) {
-        ids.push(create(&u, m).await);
+        ids.push(create_id(&u, m).await);
     }
     tick(&srv, &clock).await;
     for id in &ids {
@@ -280,13 +260,13 @@ async fn a_failed_check_keeps_the_body_only_when_the_monitor_asks() {
     let u = srv.sign_up("bodies@example.com").await;
     let (addr, _) = target(503, "token=internal-secret").await;
     let url = format!("http://{addr}/");
-    let quiet = create(
+    let quiet = create_id(
         &u,
         json!({"name": "quiet", "type": "HTTP", "url": url, "interval": 10, "timeout": 3,
                "config": {"assertions": [{"target": "body", "operator": "contains", "value": "healthy"}]}}),
     )
     .await;
-    let kept = create(
+    let kept = create_id(
         &u,
         json!({"name": "kept", "type": "HTTP", "url": url, "interval": 10, "timeout": 3,
                "config": {"storeResponseBody": true}}),

@@ -12,177 +12,27 @@
 
 use crate::common;
 
-use std::net::SocketAddr;
-use std::str::FromStr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{expect_error, json_of, Bearer, Options, TestServer, User};
-use hickory_proto::rr::rdata::{NS, SOA, TXT};
-use hickory_proto::rr::{LowerName, Name, RData, Record, RecordType, RrKey};
-use hickory_server::authority::{AuthorityObject, Catalog, ZoneType};
-use hickory_server::store::in_memory::InMemoryAuthority;
-use hickory_server::ServerFuture;
+use common::domains::{add, by_host, start, verify, TestDns, CHALLENGE, DOMAIN};
+use common::pages;
+use common::{expect_error, json_of, Bearer, Options, User};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use tocsin::clock::ManualClock;
-use tokio::net::{TcpListener, UdpSocket};
 
-const ZONE: &str = "example.com.";
-pub const DOMAIN: &str = "status.example.com";
-pub const CHALLENGE: &str = "_tocsin-challenge.status.example.com";
-
-fn name(s: &str) -> Name {
-    Name::from_str(s).unwrap()
-}
-
-/// An authoritative server for `example.com.` on 127.0.0.1 (UDP and TCP, one port), whose
-/// TXT records the test sets.
-pub struct TestDns {
-    addr: SocketAddr,
-    zone: Arc<InMemoryAuthority>,
-    serial: std::sync::atomic::AtomicU32,
-}
-
-impl TestDns {
-    pub async fn start() -> TestDns {
-        let zone = Arc::new(InMemoryAuthority::empty(
-            name(ZONE),
-            ZoneType::Primary,
-            false,
-        ));
-        let soa = SOA::new(
-            name("ns1.example.com."),
-            name("hostmaster.example.com."),
-            1,
-            3600,
-            600,
-            86400,
-            // Negative answers may be cached no longer than this: none are, here.
-            0,
-        );
-        assert!(
-            zone.upsert(Record::from_rdata(name(ZONE), 0, RData::SOA(soa)), 1)
-                .await
-        );
-        assert!(
-            zone.upsert(
-                Record::from_rdata(name(ZONE), 0, RData::NS(NS(name("ns1.example.com.")))),
-                1
-            )
-            .await
-        );
-        let mut catalog = Catalog::new();
-        catalog.upsert(
-            LowerName::from(name(ZONE)),
-            vec![zone.clone() as Arc<dyn AuthorityObject>],
-        );
-        let mut server = ServerFuture::new(catalog);
-        let addr = loop {
-            let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let addr = udp.local_addr().unwrap();
-            let Ok(tcp) = TcpListener::bind(addr).await else {
-                continue;
-            };
-            server.register_socket(udp);
-            server.register_listener(tcp, Duration::from_secs(5));
-            break addr;
-        };
-        tokio::spawn(async move {
-            let _ = server.block_until_done().await;
-        });
-        TestDns {
-            addr,
-            zone,
-            serial: 2.into(),
-        }
-    }
-
-    /// Replaces the TXT records at `owner` with `values` (none: removes them).
-    pub async fn set_txt(&self, owner: &str, values: &[&str]) {
-        let owner = format!("{owner}.");
-        let key = RrKey::new(LowerName::from(name(&owner)), RecordType::TXT);
-        self.zone.records_mut().await.remove(&key);
-        for v in values {
-            let serial = self
-                .serial
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let txt = RData::TXT(TXT::new(vec![v.to_string()]));
-            assert!(
-                self.zone
-                    .upsert(Record::from_rdata(name(&owner), 0, txt), serial)
-                    .await
-            );
-        }
-    }
-}
-
-pub async fn start(dns: &TestDns, clock: Option<Arc<ManualClock>>) -> TestServer {
-    let resolver = dns.addr;
-    TestServer::start_with(Options {
-        clock: clock.map(|c| c as tocsin::clock::SharedClock),
-        tweak: Some(Box::new(move |c| c.dns_resolver = Some(resolver))),
-    })
-    .await
-}
-
+/// A page of `u` named `name` at `slug`, published or not; its id.
 async fn create_page(u: &User, name: &str, slug: &str, published: bool) -> String {
-    let page = json_of(
-        u.call(
-            Method::POST,
-            "/status-pages",
-            Some(json!({"name": name, "slug": slug, "published": published})),
-        )
-        .await,
-        201,
-    )
-    .await;
-    page["id"].as_str().unwrap().to_string()
+    let body = json!({"name": name, "slug": slug, "published": published});
+    pages::create_page(u, body).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
-pub async fn add(u: &User, page: &str, domain: &str) -> reqwest::Response {
-    u.call(
-        Method::POST,
-        &format!("/status-pages/{page}/domains"),
-        Some(json!({ "domain": domain })),
-    )
-    .await
-}
-
-pub async fn verify(u: &User, page: &str, domain: &str) -> reqwest::Response {
-    u.call(
-        Method::POST,
-        &format!("/status-pages/{page}/domains/{domain}/verify"),
-        None,
-    )
-    .await
-}
-
-/// `GET path` on the server with `Host: host`: status, content type, body.
-pub async fn by_host(srv: &TestServer, host: &str, path: &str) -> (u16, String, String) {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let res = client
-        .get(srv.url(path))
-        .header(reqwest::header::HOST, host)
-        .send()
-        .await
-        .unwrap();
-    let status = res.status().as_u16();
-    let ct = res
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    (status, ct, res.text().await.unwrap())
-}
-
+/// Asserts a 400 on the `domain` field whose body mentions `message_part`.
 async fn field_error(res: reqwest::Response, message_part: &str) {
-    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
-    assert_eq!(body["field"], "domain", "{body}");
+    let body = common::field_error(res, "domain").await;
     assert!(
         body.to_string().contains(message_part),
         "{message_part:?} in {body}"

@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use chrono::Datelike;
-use common::monitors::{create, events, heartbeats, monitor};
+use common::clock::{rfc, tick, INTERVAL_MS, T0};
+use common::monitors::{create, events, heartbeats, http_monitor, monitor};
 use common::{json_of, TestServer, User};
 use hickory_proto::rr::rdata::{A, NS, SOA};
 use hickory_proto::rr::{LowerName, Name, RData, Record, RecordType, RrKey};
@@ -29,25 +30,11 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use reqwest::Method;
 use serde_json::{json, Value};
-use tocsin::clock::{Clock, ManualClock};
-use tocsin::monitoring::scheduler;
 use tokio::net::{TcpListener, UdpSocket};
 
-const T0: i64 = 1_700_000_000_000;
-const INTERVAL_MS: i64 = 10_000;
-
 // ---------------------------------------------------------------------------------------------
-// API helpers (as in tests/scheduler.rs)
+// API helpers
 // ---------------------------------------------------------------------------------------------
-
-/// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.
-async fn tick(srv: &TestServer, clock: &ManualClock) -> usize {
-    clock.advance_ms(INTERVAL_MS);
-    scheduler::run_due(&srv.state, clock.now_ms())
-        .await
-        .unwrap()
-        .len()
-}
 
 /// (seq, kind, from, to, alert) of each event, newest first.
 fn summary(evs: &[Value]) -> Vec<(i64, String, String, String, bool)> {
@@ -156,14 +143,12 @@ async fn spawn_https(cert: &rcgen::CertifiedKey) -> HttpsTarget {
     }
 }
 
+/// An HTTP monitor `tls` of `target` (certificate unverified, warning 14 days before it
+/// expires); its id.
 async fn https_monitor(u: &User, target: &HttpsTarget) -> String {
-    let m = create(
-        u,
-        json!({"name": "tls", "type": "HTTP", "url": target.url, "interval": 10, "timeout": 5,
-               "config": {"tls": {"verify": false, "certExpiryWarnDays": 14}}}),
-    )
-    .await;
-    m["id"].as_str().unwrap().to_string()
+    let tls =
+        json!({"name": "tls", "config": {"tls": {"verify": false, "certExpiryWarnDays": 14}}});
+    http_monitor(u, &target.url, tls).await
 }
 
 /// The `N` in a heartbeat message "certificate expires in N days (...)".
@@ -206,7 +191,7 @@ async fn near_expiry_certificate_records_one_certificate_expiring_event_per_chan
         json!(format!("the certificate expires in {days} days"))
     );
     assert_eq!(evs[1]["message"].as_str(), Some(hb_message));
-    let at = json!(tocsin::clock::rfc3339(T0 + INTERVAL_MS));
+    let at = json!(rfc(T0 + INTERVAL_MS));
     assert_eq!(evs[0]["createdAt"], at);
     assert_eq!(evs[1]["createdAt"], at);
 

@@ -11,15 +11,8 @@ use reqwest::header::{
 };
 use reqwest::StatusCode;
 
-use crate::common::TestServer;
+use crate::common::{no_redirects, TestServer};
 use tocsin::http::dashboard::ASSETS;
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
 
 fn header(res: &reqwest::Response, name: reqwest::header::HeaderName) -> String {
     res.headers()
@@ -40,7 +33,7 @@ fn entry_script(html: &str) -> String {
 #[tokio::test]
 async fn index_is_no_cache_with_a_strict_policy_and_no_inline_script() {
     let srv = TestServer::start().await;
-    let res = client()
+    let res = no_redirects()
         .get(srv.url("/app/"))
         .header(ACCEPT_ENCODING, "identity")
         .send()
@@ -73,7 +66,7 @@ async fn index_is_no_cache_with_a_strict_policy_and_no_inline_script() {
 #[tokio::test]
 async fn hashed_assets_are_immutable_and_compressed_as_the_client_accepts() {
     let srv = TestServer::start().await;
-    let html = client()
+    let html = no_redirects()
         .get(srv.url("/app/"))
         .send()
         .await
@@ -87,7 +80,7 @@ async fn hashed_assets_are_immutable_and_compressed_as_the_client_accepts() {
         .find(|a| format!("/app/{}", a.path) == script)
         .expect("the entry script is embedded");
 
-    let plain = client()
+    let plain = no_redirects()
         .get(srv.url(&script))
         .header(ACCEPT_ENCODING, "identity")
         .send()
@@ -105,7 +98,7 @@ async fn hashed_assets_are_immutable_and_compressed_as_the_client_accepts() {
     let raw = plain.bytes().await.unwrap();
     assert_eq!(&raw[..], embedded.raw);
 
-    let gz = client()
+    let gz = no_redirects()
         .get(srv.url(&script))
         .header(ACCEPT_ENCODING, "gzip, deflate")
         .send()
@@ -121,7 +114,7 @@ async fn hashed_assets_are_immutable_and_compressed_as_the_client_accepts() {
         .unwrap();
     assert_eq!(unzipped, &raw[..], "the gzip variant is the same script");
 
-    let br = client()
+    let br = no_redirects()
         .get(srv.url(&script))
         .header(ACCEPT_ENCODING, "gzip, deflate, br")
         .send()
@@ -133,7 +126,7 @@ async fn hashed_assets_are_immutable_and_compressed_as_the_client_accepts() {
     assert!(body.len() < raw.len() / 2);
 
     // A coding refused with q=0 is not sent.
-    let refused = client()
+    let refused = no_redirects()
         .get(srv.url(&script))
         .header(ACCEPT_ENCODING, "br;q=0, gzip")
         .send()
@@ -146,7 +139,7 @@ async fn hashed_assets_are_immutable_and_compressed_as_the_client_accepts() {
 #[tokio::test]
 async fn app_routes_fall_back_to_the_index_and_missing_files_are_html_404s() {
     let srv = TestServer::start().await;
-    let index = client()
+    let index = no_redirects()
         .get(srv.url("/app/"))
         .send()
         .await
@@ -160,7 +153,7 @@ async fn app_routes_fall_back_to_the_index_and_missing_files_are_html_404s() {
         "/app/oauth/consent",
         "/app/index.html",
     ] {
-        let res = client().get(srv.url(route)).send().await.unwrap();
+        let res = no_redirects().get(srv.url(route)).send().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK, "{route}");
         assert_eq!(header(&res, CACHE_CONTROL), "no-cache");
         assert!(header(&res, CONTENT_SECURITY_POLICY).contains("script-src 'self'"));
@@ -171,7 +164,7 @@ async fn app_routes_fall_back_to_the_index_and_missing_files_are_html_404s() {
         "/app/assets/gone",
         "/app/logo.png",
     ] {
-        let res = client().get(srv.url(missing)).send().await.unwrap();
+        let res = no_redirects().get(srv.url(missing)).send().await.unwrap();
         assert_eq!(res.status(), StatusCode::NOT_FOUND, "{missing}");
         assert!(
             header(&res, CONTENT_TYPE).starts_with("text/html"),
@@ -180,7 +173,7 @@ async fn app_routes_fall_back_to_the_index_and_missing_files_are_html_404s() {
         assert!(res.text().await.unwrap().contains("Not found"));
     }
     // The API's own unknown paths are still the JSON envelope.
-    let api = client().get(srv.url("/apps")).send().await.unwrap();
+    let api = no_redirects().get(srv.url("/apps")).send().await.unwrap();
     assert_eq!(api.status(), StatusCode::NOT_FOUND);
     assert!(header(&api, CONTENT_TYPE).starts_with("application/json"));
     srv.stop().await;
@@ -190,7 +183,7 @@ async fn app_routes_fall_back_to_the_index_and_missing_files_are_html_404s() {
 async fn the_root_and_bare_prefix_lead_to_the_dashboard() {
     let srv = TestServer::start().await;
     for from in ["/", "/app"] {
-        let res = client().get(srv.url(from)).send().await.unwrap();
+        let res = no_redirects().get(srv.url(from)).send().await.unwrap();
         assert!(res.status().is_redirection(), "{from}");
         assert_eq!(header(&res, LOCATION), "/app/");
     }

@@ -9,6 +9,7 @@ use crate::common;
 
 use std::time::Duration;
 
+use common::channels::{channel, history, settled, webhook, WAIT};
 use common::receiver::Receiver;
 use common::{expect_error, json_of, Options, TestServer, User};
 use reqwest::Method;
@@ -17,9 +18,6 @@ use tocsin::alerting::deliver::RETRY_SCHEDULE_SECS;
 use tocsin::alerting::event::AlertEvent;
 use tocsin::alerting::outbox::{self, Notification};
 
-use crate::channels::{channel, history};
-
-const WAIT: Duration = Duration::from_secs(10);
 const START_MS: i64 = 1_767_225_600_000;
 
 /// Waits until the channel's history has `n` items and the newest is not PENDING when
@@ -39,22 +37,13 @@ async fn history_of(u: &User, channel_id: &str, n: usize) -> Vec<Value> {
     }
 }
 
-async fn webhook(u: &User, rx: &Receiver) -> String {
-    let ch = channel(
-        u,
-        json!({"name": "hook", "type": "WEBHOOK", "config": {"url": rx.url("/hook")}}),
-    )
-    .await;
-    ch["id"].as_str().unwrap().to_string()
-}
-
 #[tokio::test]
 async fn a_failing_receiver_is_retried_on_schedule_then_delivered() {
     let (srv, clock) = TestServer::with_clock(START_MS).await;
     let rx = Receiver::start().await;
     rx.then(&[500, 503]);
     let ada = srv.sign_up("ada@example.com").await;
-    let id = webhook(&ada, &rx).await;
+    let (id, _) = webhook(&ada, &rx).await;
     json_of(
         ada.call(
             Method::POST,
@@ -173,7 +162,7 @@ async fn the_schedule_runs_out_in_failed() {
     let rx = Receiver::start().await;
     rx.set_default(500);
     let ada = srv.sign_up("ada@example.com").await;
-    let id = webhook(&ada, &rx).await;
+    let (id, _) = webhook(&ada, &rx).await;
     ada.call(
         Method::POST,
         &format!("/notification-channels/{id}/test"),
@@ -259,7 +248,7 @@ async fn metrics_count_attempts_and_show_the_queue() {
     let srv = TestServer::start().await;
     let rx = Receiver::start().await;
     let ada = srv.sign_up("ada@example.com").await;
-    let id = webhook(&ada, &rx).await;
+    let (id, _) = webhook(&ada, &rx).await;
     ada.call(
         Method::POST,
         &format!("/notification-channels/{id}/test"),
@@ -267,7 +256,7 @@ async fn metrics_count_attempts_and_show_the_queue() {
     )
     .await;
     rx.wait_for(1, WAIT).await;
-    crate::channels::settled(&ada, &id).await;
+    settled(&ada, &id).await;
     let text = reqwest::get(srv.url("/metrics"))
         .await
         .unwrap()
@@ -299,7 +288,7 @@ async fn two_servers_on_one_database_share_the_queue_and_send_nothing_twice() {
     let rx = Receiver::start().await;
     rx.set_delay(Duration::from_millis(5));
     let ada = srv.sign_up("ada@example.com").await;
-    let id = webhook(&ada, &rx).await;
+    let (id, _) = webhook(&ada, &rx).await;
     const N: usize = 400;
     let mut tx = srv.state.db().begin().await.unwrap();
     for i in 0..N {

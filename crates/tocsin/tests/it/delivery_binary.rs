@@ -114,7 +114,7 @@ async fn sigkill_mid_queue_loses_nothing_and_a_restart_resumes_the_retries() {
     );
     assert!(got
         .iter()
-        .all(|r| crate::channels::verify_signature(&secret, r)));
+        .all(|r| common::channels::verify_signature(&secret, r)));
     let pending: Value = api
         .call(
             Method::GET,

@@ -15,7 +15,6 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::http::StatusCode;
 use futures::{SinkExt, StreamExt};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -23,6 +22,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::common::binary::{self, free_port, run_ok, tocsin, wait_ready};
+use crate::common::target::Target;
 
 /// A `tocsin serve` process on a fresh SQLite data directory, with a user, an API token and
 /// a probe key for `eu-west`; killed when dropped.
@@ -230,17 +230,6 @@ impl Drop for HandProbe {
     }
 }
 
-/// A loopback HTTP target that is always up.
-async fn target() -> String {
-    let app = axum::Router::new().fallback(|| async { StatusCode::OK });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    base
-}
-
 async fn wait_live(srv: &Server) {
     let started = Instant::now();
     loop {
@@ -268,7 +257,8 @@ fn kinds(events: &[Value]) -> Vec<String> {
 #[tokio::test]
 async fn one_failing_region_never_pages_under_round_robin_or_random() {
     let srv = Server::start().await;
-    let url = target().await;
+    let target = Target::start().await;
+    let url = target.url("/");
     let probe = HandProbe::connect(&srv, Answer::Down).await;
     wait_live(&srv).await;
     let monitor = |name: &str, strategy: &str| {
@@ -342,7 +332,8 @@ async fn one_failing_region_never_pages_under_round_robin_or_random() {
 #[tokio::test]
 async fn a_frozen_region_costs_the_others_no_slot_and_a_probe_fault_is_no_outage() {
     let srv = Server::start().await;
-    let url = target().await;
+    let target = Target::start().await;
+    let url = target.url("/");
     let probe = HandProbe::connect(&srv, Answer::Never).await;
     wait_live(&srv).await;
     // The remote round trip may take timeout + 3 s = 4 s, twice the interval.
@@ -398,7 +389,8 @@ async fn a_frozen_region_costs_the_others_no_slot_and_a_probe_fault_is_no_outage
 #[tokio::test]
 async fn a_monitor_nobody_checks_says_it_is_stale_and_fresh_again() {
     let srv = Server::start().await;
-    let url = target().await;
+    let target = Target::start().await;
+    let url = target.url("/");
     let probe = HandProbe::connect(&srv, Answer::Up).await;
     wait_live(&srv).await;
     let id = srv
@@ -580,7 +572,8 @@ async fn the_servers_own_descriptor_exhaustion_is_a_probe_error_not_an_outage() 
         return;
     }
     let srv = Server::start().await;
-    let url = target().await;
+    let target = Target::start().await;
+    let url = target.url("/");
     let id = srv
         .create(json!({"name": "web", "type": "HTTP", "url": url, "interval": 2, "timeout": 1}))
         .await;

@@ -7,8 +7,10 @@
 
 use crate::common;
 
-use common::alerting::{channel, pairs, queued, tick, want, Chan, Target, T0};
+use common::alerting::{channel, pairs, queued, want, Chan};
+use common::clock::{tick, T0};
 use common::monitors::{create, get};
+use common::target::Target;
 use common::{expect_error, json_of, Bearer, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};

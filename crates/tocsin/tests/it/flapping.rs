@@ -13,50 +13,35 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::alerting::{queued, Target, INTERVAL_MS, T0};
-use common::monitors::{array, create, get, heartbeats, monitor};
+use common::alerting::{alerts, queued};
+use common::channels::{verify_signature, webhook};
+use common::clock::{tick, T0};
+use common::monitors::{array, get, heartbeats, http_monitor, merged, monitor};
 use common::receiver::Receiver;
-use common::{expect_error, Options, TestServer, User};
+use common::target::Target;
+use common::{expect_error, Options, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::{Clock, ManualClock};
-use tocsin::monitoring::{flapping, scheduler};
+use tocsin::monitoring::flapping;
 
 const MINUTE_TICKS: usize = 6;
 
-/// A webhook channel of the caller's workspace delivering to `rx` (every event); its id and
-/// signing secret.
-async fn webhook(u: &User, rx: &Receiver) -> (String, String) {
-    let ch = crate::channels::channel(
-        u,
-        json!({"name": "hook", "type": "WEBHOOK", "config": {"url": rx.url("/hook")}}),
+/// The fields of the monitor every test here checks: `flaky`, paging on every change (one
+/// confirmation each way), notifying `channel`; `extra` set over them.
+fn flaky(channel: &str, extra: Value) -> Value {
+    merged(
+        json!({"name": "flaky", "confirmationsRequired": 1,
+               "recoveryConfirmationsRequired": 1, "notificationChannelIds": [channel]}),
+        extra,
     )
-    .await;
-    let secret = ch["config"]["secret"].as_str().unwrap().to_string();
-    (ch["id"].as_str().unwrap().to_string(), secret)
-}
-
-async fn http_monitor(u: &User, target: &Target, channel: &str, extra: Value) -> String {
-    let mut body = json!({"name": "flaky", "type": "HTTP",
-                          "url": format!("{}/health", target.base),
-                          "interval": 10, "timeout": 5, "confirmationsRequired": 1,
-                          "recoveryConfirmationsRequired": 1,
-                          "notificationChannelIds": [channel]});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    create(u, body).await["id"].as_str().unwrap().to_string()
 }
 
 /// One interval on: the target answers `code`, the due check runs, then the scheduling
 /// node's flapping pass. Returns the status the check saw.
 async fn step(srv: &TestServer, clock: &ManualClock, target: &Target, code: u16) -> &'static str {
     target.set(code);
-    clock.advance_ms(INTERVAL_MS);
-    let ran = scheduler::run_due(&srv.state, clock.now_ms())
-        .await
-        .unwrap();
-    assert_eq!(ran.len(), 1);
+    assert_eq!(tick(srv, clock).await, 1);
     flapping::run_due(&srv.state, clock.now_ms()).await.unwrap();
     if code == 200 {
         "UP"
@@ -82,13 +67,6 @@ async fn received(srv: &TestServer, rx: &Receiver, n: usize) -> Vec<String> {
     types
 }
 
-async fn alerts(u: &User) -> Vec<Value> {
-    get(u, "/alerts").await["alerts"]
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
 fn listed(list: &[Value], id: &str) -> Value {
     list.iter().find(|m| m["id"] == id).cloned().unwrap()
 }
@@ -101,7 +79,7 @@ async fn a_flapping_target_pages_twice_in_thirty_minutes_while_its_heartbeats_st
     let u = srv.sign_up("flap@example.com").await;
     let ws = u.workspace_id.clone();
     let (ch, secret) = webhook(&u, &rx).await;
-    let id = http_monitor(&u, &target, &ch, json!({})).await;
+    let id = http_monitor(&u, &target.url("/health"), flaky(&ch, json!({}))).await;
     let m = monitor(&u, &id).await;
     assert_eq!(
         m["flapDetection"],
@@ -137,7 +115,7 @@ async fn a_flapping_target_pages_twice_in_thirty_minutes_while_its_heartbeats_st
             "monitor.flapping"
         ]
     );
-    let all = alerts(&u).await;
+    let all = alerts(&u, "").await;
     assert_eq!(all.len(), 2, "no alert while flapping: {all:?}");
     assert!(all.iter().all(|a| a["status"] == "RESOLVED"));
 
@@ -159,7 +137,7 @@ async fn a_flapping_target_pages_twice_in_thirty_minutes_while_its_heartbeats_st
     );
     let events = sent(&srv, &ws).await;
     assert_eq!(&events[4..], ["monitor.flapping", "monitor.stable"]);
-    assert_eq!(alerts(&u).await.len(), 2, "settled UP: nothing to open");
+    assert_eq!(alerts(&u, "").await.len(), 2, "settled UP: nothing to open");
 
     // Every check's real status, in order.
     let beats = heartbeats(&u, &id, "?limit=1000").await;
@@ -189,10 +167,7 @@ async fn a_flapping_target_pages_twice_in_thirty_minutes_while_its_heartbeats_st
     assert_eq!(received(&srv, &rx, 6).await, want);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(rx.count(), 6);
-    assert!(rx
-        .received()
-        .iter()
-        .all(|r| crate::channels::verify_signature(&secret, r)));
+    assert!(rx.received().iter().all(|r| verify_signature(&secret, r)));
     let bodies: Vec<Value> = rx.received().iter().map(|r| r.json()).collect();
     let flap = bodies
         .iter()
@@ -221,9 +196,11 @@ async fn a_monitor_that_settles_down_opens_its_alert_with_stable() {
     let (ch, _) = webhook(&u, &rx).await;
     let id = http_monitor(
         &u,
-        &target,
-        &ch,
-        json!({"flapDetection": {"transitions": 3, "windowMinutes": 2}}),
+        &target.url("/health"),
+        flaky(
+            &ch,
+            json!({"flapDetection": {"transitions": 3, "windowMinutes": 2}}),
+        ),
     )
     .await;
     // UP, DOWN (pages), UP (pages), DOWN: the third change starts flapping.
@@ -280,7 +257,12 @@ async fn null_turns_flap_detection_off_and_every_change_pages() {
     let u = srv.sign_up("off@example.com").await;
     let ws = u.workspace_id.clone();
     let (ch, _) = webhook(&u, &rx).await;
-    let id = http_monitor(&u, &target, &ch, json!({"flapDetection": null})).await;
+    let id = http_monitor(
+        &u,
+        &target.url("/health"),
+        flaky(&ch, json!({"flapDetection": null})),
+    )
+    .await;
     let m = monitor(&u, &id).await;
     assert_eq!(m["flapDetection"], Value::Null);
     assert_eq!(

@@ -13,68 +13,14 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use chrono::{TimeZone, Utc};
-use common::{expect_error, json_of, Bearer, TestServer, User};
+use common::clock::{rfc, T0};
+use common::pages::{components, create_incident as create, page};
+use common::{expect_error, json_of, keys, Bearer, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::cluster::feed::Notice;
 
-/// 2023-11-14T22:13:20Z.
-pub const T0: i64 = 1_700_000_000_000;
 const MINUTE: i64 = 60_000;
-
-pub fn rfc(ms: i64) -> String {
-    Utc.timestamp_millis_opt(ms)
-        .unwrap()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// A status page of `u`'s workspace, through the API; its id.
-pub async fn page(u: &User, slug: &str) -> String {
-    let p = json_of(
-        u.call(
-            Method::POST,
-            "/status-pages",
-            Some(json!({"name": format!("Status of {slug}"), "slug": slug})),
-        )
-        .await,
-        201,
-    )
-    .await;
-    p["id"].as_str().unwrap().to_string()
-}
-
-/// Gives page `page_id` these components; their ids, in order.
-pub async fn components(u: &User, page_id: &str, names: &[&str]) -> Vec<String> {
-    let body: Vec<Value> = names
-        .iter()
-        .map(|n| json!({"name": n, "monitorId": null}))
-        .collect();
-    let got = json_of(
-        u.call(
-            Method::PUT,
-            &format!("/status-pages/{page_id}/components"),
-            Some(Value::Array(body)),
-        )
-        .await,
-        200,
-    )
-    .await;
-    got.as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
-/// Files an incident; the `IncidentWithUpdates` answer.
-pub async fn create(u: &User, body: Value) -> Value {
-    json_of(u.call(Method::POST, "/incidents", Some(body)).await, 201).await
-}
-
-fn keys(v: &Value) -> BTreeSet<String> {
-    v.as_object().unwrap().keys().cloned().collect()
-}
 
 fn set(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|s| s.to_string()).collect()

@@ -15,41 +15,23 @@
 use crate::common;
 use common::target::Target;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
-use common::monitors::{array, create, events, heartbeats, monitor};
+use common::clock::{rfc, run_due, INTERVAL_MS, T0};
+use common::monitors::{self, array, events, heartbeats, http_monitor, monitor};
 use common::{expect_error, json_of, pg_admin_url, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::ManualClock;
 use tocsin::monitoring::maintenance::{self, Synced};
-use tocsin::monitoring::scheduler;
-
-/// 2023-11-14T22:13:20Z, a Tuesday.
-const T0: i64 = 1_700_000_000_000;
-const INTERVAL_MS: i64 = 10_000;
-
-fn rfc(ms: i64) -> String {
-    Utc.timestamp_millis_opt(ms)
-        .unwrap()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
 
 fn utc_ms(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
     Utc.with_ymd_and_hms(y, mo, d, h, mi, 0)
         .unwrap()
         .timestamp_millis()
-}
-
-async fn http_monitor(u: &User, target: &Target) -> String {
-    let m = create(
-        u,
-        json!({"name": "api", "type": "HTTP", "url": format!("{}/health", target.base),
-               "interval": 10, "timeout": 5}),
-    )
-    .await;
-    m["id"].as_str().unwrap().to_string()
 }
 
 async fn create_window(u: &User, body: Value) -> Value {
@@ -64,7 +46,7 @@ async fn create_window(u: &User, body: Value) -> Value {
 /// Moves the clock to `ms` and runs the checks due then.
 async fn checks_at(srv: &TestServer, clock: &ManualClock, ms: i64) -> usize {
     clock.set_ms(ms);
-    scheduler::run_due(&srv.state, ms).await.unwrap().len()
+    run_due(srv, ms).await.len()
 }
 
 /// Moves the clock to `ms` and lets the maintenance engine act; what it did, by monitor.
@@ -133,8 +115,8 @@ async fn crud_version_lock_and_capabilities() {
     let (srv, _clock) = TestServer::with_clock(T0).await;
     let target = Target::start().await;
     let u = srv.sign_up("maint@example.com").await;
-    let id = http_monitor(&u, &target).await;
-    let other = http_monitor(&u, &target).await;
+    let id = http_monitor(&u, &target.url("/health"), json!({})).await;
+    let other = http_monitor(&u, &target.url("/health"), json!({})).await;
 
     let w = create_window(
         &u,
@@ -309,9 +291,9 @@ async fn bad_input_gets_the_exact_field() {
     let srv = TestServer::start().await;
     let target = Target::start().await;
     let u = srv.sign_up("bad@example.com").await;
-    let id = http_monitor(&u, &target).await;
+    let id = http_monitor(&u, &target.url("/health"), json!({})).await;
     let stranger = srv.sign_up("other@example.com").await;
-    let theirs = http_monitor(&stranger, &target).await;
+    let theirs = http_monitor(&stranger, &target.url("/health"), json!({})).await;
 
     let base = json!({"monitorId": id, "title": "w", "startsAt": "2026-03-01T02:00:00Z",
                       "endsAt": "2026-03-01T03:00:00Z"});
@@ -434,7 +416,7 @@ async fn a_window_holds_the_monitor_and_an_outage_surfaces_when_it_ends() {
     let (srv, clock) = TestServer::with_clock(T0).await;
     let target = Target::start().await;
     let u = srv.sign_up("engine@example.com").await;
-    let id = http_monitor(&u, &target).await;
+    let id = http_monitor(&u, &target.url("/health"), json!({})).await;
     assert_eq!(checks_at(&srv, &clock, T0 + INTERVAL_MS).await, 1);
     assert_eq!(status(&u, &id).await, "UP");
 
@@ -507,7 +489,7 @@ async fn a_window_that_ends_on_a_healthy_target_gives_up_and_a_deleted_one_relea
     let (srv, clock) = TestServer::with_clock(T0).await;
     let target = Target::start().await;
     let u = srv.sign_up("release@example.com").await;
-    let id = http_monitor(&u, &target).await;
+    let id = http_monitor(&u, &target.url("/health"), json!({})).await;
     checks_at(&srv, &clock, T0 + INTERVAL_MS).await;
     let w = create_window(
         &u,
@@ -540,7 +522,7 @@ async fn a_weekly_window_recurs_in_its_zone_and_stays_out_of_uptime() {
     let (srv, clock) = TestServer::with_clock(T0).await;
     let target = Target::start().await;
     let u = srv.sign_up("weekly@example.com").await;
-    let id = http_monitor(&u, &target).await;
+    let id = http_monitor(&u, &target.url("/health"), json!({})).await;
     checks_at(&srv, &clock, T0 + INTERVAL_MS).await;
     // Wednesdays 01:00-02:00 in Berlin (00:00-01:00Z in winter).
     create_window(
@@ -609,24 +591,7 @@ async fn a_weekly_window_recurs_in_its_zone_and_stays_out_of_uptime() {
 async fn a_push_monitor_in_a_window_changes_nothing_but_the_heartbeat() {
     let (srv, clock) = TestServer::with_clock(T0).await;
     let u = srv.sign_up("push@example.com").await;
-    let m = create(
-        &u,
-        json!({"name": "backup", "type": "PUSH", "interval": 60, "gracePeriod": 60}),
-    )
-    .await;
-    let id = m["id"].as_str().unwrap().to_string();
-    let token = m["pushToken"].as_str().unwrap().to_string();
-    let push = |query: &'static str| {
-        let url = srv.url(&format!("/push/{token}{query}"));
-        async move {
-            reqwest::Client::new()
-                .post(url)
-                .send()
-                .await
-                .unwrap()
-                .status()
-        }
-    };
+    let (id, push) = push_monitor(&srv, &u, 60).await;
     assert_eq!(push("").await, 202);
     assert_eq!(status(&u, &id).await, "UP");
     create_window(
@@ -685,22 +650,21 @@ async fn a_push_monitor_in_a_window_changes_nothing_but_the_heartbeat() {
     srv.stop().await;
 }
 
-/// A push monitor and a function that pushes to it with a query string.
+/// A push monitor (`backup`, expected every `interval` s, grace 60 s) and a function that
+/// pushes to it with a query string, answering the status.
+/// (The function owns its URL rather than borrowing the server, so the test can stop the
+/// server while it is in scope.)
 async fn push_monitor(
     srv: &TestServer,
     u: &User,
     interval: i64,
-) -> (
-    String,
-    impl Fn(&str) -> std::pin::Pin<Box<dyn std::future::Future<Output = u16>>>,
-) {
-    let m = create(
+) -> (String, impl Fn(&str) -> Pin<Box<dyn Future<Output = u16>>>) {
+    let (id, token) = monitors::push_monitor(
         u,
-        json!({"name": "backup", "type": "PUSH", "interval": interval, "gracePeriod": 60}),
+        json!({"name": "backup", "interval": interval, "gracePeriod": 60}),
     )
     .await;
-    let id = m["id"].as_str().unwrap().to_string();
-    let base = srv.url(&format!("/push/{}", m["pushToken"].as_str().unwrap()));
+    let base = srv.url(&format!("/push/{token}"));
     let push = move |query: &str| {
         let url = format!("{base}{query}");
         Box::pin(async move {
@@ -711,7 +675,7 @@ async fn push_monitor(
                 .unwrap()
                 .status()
                 .as_u16()
-        }) as std::pin::Pin<Box<dyn std::future::Future<Output = u16>>>
+        }) as Pin<Box<dyn Future<Output = u16>>>
     };
     (id, push)
 }
@@ -891,7 +855,7 @@ async fn a_window_written_on_one_node_applies_on_the_scheduling_node() {
         .await
         .unwrap();
     let u = a.sign_up("cluster@example.com").await;
-    let id = http_monitor(&u, &target).await;
+    let id = http_monitor(&u, &target.url("/health"), json!({})).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     while !b.state.scheduler_role().is_held() {
         assert!(Instant::now() < deadline, "b never took the scheduler role");

@@ -10,7 +10,8 @@
 
 use crate::common;
 
-use common::alerting::{tick, Target, T0};
+use common::clock::{tick, T0};
+use common::target::Target;
 use common::{expect_error, json_of, Bearer, TestServer};
 use reqwest::{Client, Method};
 use serde_json::{json, Value};

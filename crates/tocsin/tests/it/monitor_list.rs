@@ -8,23 +8,17 @@
 
 use crate::common;
 
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::StatusCode;
+use common::clock::{run_due, T0};
+use common::monitors::create;
+use common::target::Target;
 use common::{json_of, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::Clock;
-use tocsin::monitoring::scheduler;
 use tocsin::store::monitors;
-
-const T0: i64 = 1_700_000_000_000;
-
-async fn create(u: &User, body: Value) -> Value {
-    json_of(u.call(Method::POST, "/monitors", Some(body)).await, 201).await
-}
 
 async fn text(u: &User, path: &str) -> String {
     let res = u.call(Method::GET, path, None).await;
@@ -67,27 +61,12 @@ async fn assert_list_is_the_single_reads(u: &User, query: &str) {
     assert_eq!(body, format!("[{}]", expected.join(",")));
 }
 
-/// A loopback HTTP target answering with the status the test sets.
-async fn target() -> (String, Arc<AtomicU16>, tokio::task::JoinHandle<()>) {
-    let status = Arc::new(AtomicU16::new(200));
-    let app = axum::Router::new()
-        .fallback(|State(s): State<Arc<AtomicU16>>| async move {
-            StatusCode::from_u16(s.load(Ordering::SeqCst)).unwrap()
-        })
-        .with_state(status.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    (base, status, task)
-}
-
 #[tokio::test]
 async fn list_is_byte_for_byte_the_single_reads_and_follows_every_write() {
     let (srv, clock) = TestServer::with_clock(T0).await;
     let u = srv.sign_up("list@example.com").await;
-    let (base, target_status, task) = target().await;
+    let target = Target::start().await;
+    let base = &target.base;
 
     let http = create(
         &u,
@@ -174,12 +153,10 @@ async fn list_is_byte_for_byte_the_single_reads_and_follows_every_write() {
     // State written by check cycles: a failing target takes the HTTP monitor down after two
     // confirmations, with the counters and the failing run's start as the list shows them
     // (the TCP monitor's port is closed: it goes down at once).
-    target_status.store(500, Ordering::SeqCst);
+    target.set(500);
     for _ in 0..2 {
         clock.advance_ms(120_000);
-        scheduler::run_due(&srv.state, clock.now_ms())
-            .await
-            .unwrap();
+        run_due(&srv, clock.now_ms()).await;
     }
     let all = list(&u, "").await;
     let m = find(&all, &http_id);
@@ -191,11 +168,9 @@ async fn list_is_byte_for_byte_the_single_reads_and_follows_every_write() {
         ids(&list(&u, "?status=DOWN").await),
         vec![http_id.clone(), tcp_id.clone()]
     );
-    target_status.store(200, Ordering::SeqCst);
+    target.set(200);
     clock.advance_ms(120_000);
-    scheduler::run_due(&srv.state, clock.now_ms())
-        .await
-        .unwrap();
+    run_due(&srv, clock.now_ms()).await;
     let all = list(&u, "").await;
     assert_eq!(find(&all, &http_id)["consecutiveSuccesses"], json!(1));
     assert_eq!(find(&all, &http_id)["consecutiveFailures"], json!(0));
@@ -278,7 +253,7 @@ async fn list_is_byte_for_byte_the_single_reads_and_follows_every_write() {
     let other = srv.sign_up("other@example.com").await;
     assert_eq!(text(&other, "/monitors").await, "[]");
 
-    task.abort();
+    drop(target);
     srv.stop().await;
 }
 

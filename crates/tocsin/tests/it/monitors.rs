@@ -8,7 +8,8 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use common::{expect_error, json_of, Bearer, Options, TestServer, User};
+use common::monitors::create;
+use common::{expect_error, json_of, keys, Bearer, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::auth::secrets;
@@ -55,16 +56,8 @@ const MONITOR_FIELDS: &[&str] = &[
     "flappingSince",
 ];
 
-fn keys(v: &Value) -> BTreeSet<String> {
-    v.as_object().unwrap().keys().cloned().collect()
-}
-
 fn expected_keys() -> BTreeSet<String> {
     MONITOR_FIELDS.iter().map(|s| s.to_string()).collect()
-}
-
-async fn create(u: &User, body: Value) -> Value {
-    json_of(u.call(Method::POST, "/monitors", Some(body)).await, 201).await
 }
 
 fn http_body(name: &str) -> Value {

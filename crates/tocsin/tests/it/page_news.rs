@@ -8,53 +8,22 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::alerting::maintenance_notice;
 use tocsin::clock::ManualClock;
-use tocsin::monitoring::scheduler;
 
-use crate::common::monitors::{create as create_monitor, monitor};
+use crate::common::clock::{rfc, run_due, T0};
+use crate::common::monitors::{http_monitor, monitor};
+use crate::common::pages::{confirm_subscription, create_page, put_components, subscribe};
 use crate::common::receiver::Receiver;
-use crate::common::smtp::Sink;
+use crate::common::smtp::{self, header, mails_to, wait_mails, Sink};
 use crate::common::target::Target;
 use crate::common::{json_of, Options, TestServer, User};
-use crate::status_pages::{create_page, put_components};
-use crate::subscribers::{header, mails_to, subscribe, verify, wait_mails};
-
-const T0: i64 = 1_700_000_000_000;
 const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;
-
-/// Options for a server on `clock` sending mail to the sink on `port`.
-fn options(clock: &Arc<ManualClock>, port: u16) -> Options {
-    Options {
-        clock: Some(clock.clone()),
-        tweak: Some(Box::new(move |c| {
-            c.smtp = Some(tocsin::config::Smtp {
-                url: format!("smtp://127.0.0.1:{port}"),
-                from: "Tocsin <tocsin@example.com>".into(),
-            });
-        })),
-    }
-}
-
-fn rfc(ms: i64) -> String {
-    tocsin::clock::rfc3339(ms)
-}
-
-/// An HTTP monitor of `u` against `url`.
-async fn http_monitor(u: &User, url: &str) -> String {
-    let m = create_monitor(
-        u,
-        json!({"name": "api", "type": "HTTP", "url": url, "interval": 10, "timeout": 5}),
-    )
-    .await;
-    m["id"].as_str().unwrap().to_string()
-}
 
 /// A published page over `monitor` (component API) and a component Web without one; returns
 /// (page id, [api, web] component ids).
@@ -97,7 +66,7 @@ async fn subscriber(
     json_of(subscribe(srv, slug, body).await, 202).await;
     wait_mails(sink, email, 1).await;
     if confirm {
-        verify(srv, sink, email, 1).await;
+        confirm_subscription(srv, sink, email, 1).await;
     }
 }
 
@@ -135,9 +104,9 @@ async fn window(u: &User, body: Value) -> Value {
 async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns() {
     let (sink, port) = Sink::start();
     let clock = ManualClock::new(T0);
-    let srv = TestServer::start_with(options(&clock, port)).await;
+    let srv = TestServer::start_with(smtp::options(port, Some(clock.clone()))).await;
     let ada = srv.sign_up("ada@example.com").await;
-    let mid = http_monitor(&ada, "http://127.0.0.1:9/health").await;
+    let mid = http_monitor(&ada, "http://127.0.0.1:9/health", json!({})).await;
     let (_page, comps) = page_over(&ada, "maint", &mid, json!({})).await;
     subscriber(&srv, &sink, "maint", "reader@example.com", None, true).await;
     subscriber(
@@ -255,7 +224,10 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
     assert_eq!(maintenance_notice::run_due(&srv.state, t).await.unwrap(), 0);
 
     // Another node on the same database, and a restart, find the announcements made.
-    let srv = match srv.start_beside(options(&clock, port)).await {
+    let srv = match srv
+        .start_beside(smtp::options(port, Some(clock.clone())))
+        .await
+    {
         Some(other) => {
             assert_eq!(
                 maintenance_notice::run_due(&other.state, t).await.unwrap(),
@@ -266,7 +238,7 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
         }
         None => srv,
     };
-    let srv = srv.restart(options(&clock, port)).await;
+    let srv = srv.restart(smtp::options(port, Some(clock.clone()))).await;
     assert_eq!(maintenance_notice::run_due(&srv.state, t).await.unwrap(), 0);
     assert_eq!(
         maintenance_notice::run_due(&srv.state, t + HOUR)
@@ -286,9 +258,9 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
 async fn a_recurring_window_is_announced_once_saying_how_it_repeats() {
     let (sink, port) = Sink::start();
     let clock = ManualClock::new(T0);
-    let srv = TestServer::start_with(options(&clock, port)).await;
+    let srv = TestServer::start_with(smtp::options(port, Some(clock.clone()))).await;
     let ada = srv.sign_up("ada@example.com").await;
-    let mid = http_monitor(&ada, "http://127.0.0.1:9/health").await;
+    let mid = http_monitor(&ada, "http://127.0.0.1:9/health", json!({})).await;
     page_over(&ada, "nightly", &mid, json!({})).await;
     subscriber(&srv, &sink, "nightly", "reader@example.com", None, true).await;
     window(
@@ -317,11 +289,11 @@ async fn a_recurring_window_is_announced_once_saying_how_it_repeats() {
 async fn an_automatic_incident_is_emailed_and_sent_to_channels_like_the_apis() {
     let (sink, port) = Sink::start();
     let clock = ManualClock::new(T0);
-    let srv = TestServer::start_with(options(&clock, port)).await;
+    let srv = TestServer::start_with(smtp::options(port, Some(clock.clone()))).await;
     let rx = Receiver::start().await;
     let target = Target::start().await;
     let ada = srv.sign_up("ada@example.com").await;
-    let mid = http_monitor(&ada, &format!("{}/health", target.base)).await;
+    let mid = http_monitor(&ada, &format!("{}/health", target.base), json!({})).await;
     let (pid, _) = page_over(&ada, "auto", &mid, json!({"autoIncidents": "PUBLISHED"})).await;
     subscriber(&srv, &sink, "auto", "reader@example.com", None, true).await;
     subscriber(&srv, &sink, "auto", "lazy@example.com", None, false).await;
@@ -339,12 +311,12 @@ async fn an_automatic_incident_is_emailed_and_sent_to_channels_like_the_apis() {
     .await;
 
     let mut t = T0;
-    scheduler::run_due(&srv.state, t).await.unwrap();
+    run_due(&srv, t).await;
     target.set(500);
     while monitor(&ada, &mid).await["status"] != "DOWN" {
         t += 10_000;
         clock.set_ms(t);
-        scheduler::run_due(&srv.state, t).await.unwrap();
+        run_due(&srv, t).await;
         assert!(t < T0 + 300_000, "the monitor never went DOWN");
     }
     let mails = wait_mails(&sink, "reader@example.com", 2).await;
@@ -366,7 +338,7 @@ async fn an_automatic_incident_is_emailed_and_sent_to_channels_like_the_apis() {
     while monitor(&ada, &mid).await["status"] != "UP" {
         t += 10_000;
         clock.set_ms(t);
-        scheduler::run_due(&srv.state, t).await.unwrap();
+        run_due(&srv, t).await;
         assert!(t < T0 + 600_000, "the monitor never recovered");
     }
     let mails = wait_mails(&sink, "reader@example.com", 3).await;

@@ -8,14 +8,12 @@
 use std::time::{Duration, Instant};
 
 use crate::common;
-use crate::incidents::{create as create_incident, rfc};
-use crate::status_pages::{create_page, put_components};
+use common::clock::{rfc, T0};
+use common::pages::{create_incident, create_page, put_components};
 use common::{json_of, TestServer};
 use reqwest::Method;
 use serde_json::json;
 
-/// 2023-11-14 22:13:20 UTC.
-const T0: i64 = 1_700_000_000_000;
 const MINUTE: i64 = 60_000;
 
 async fn html(srv: &TestServer, slug: &str) -> String {

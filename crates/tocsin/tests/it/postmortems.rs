@@ -8,11 +8,12 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
-use crate::incidents::{create as create_incident, page, rfc, T0};
 
 use std::collections::BTreeSet;
 
-use common::{expect_error, json_of, Bearer, TestServer, User};
+use common::clock::{rfc, T0};
+use common::pages::{create_incident, page};
+use common::{expect_error, ids, json_of, Bearer, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -36,14 +37,6 @@ async fn resolved_incident(u: &User, page_id: &str) -> String {
 
 async fn create(u: &User, body: Value) -> Value {
     json_of(u.call(Method::POST, "/postmortems", Some(body)).await, 201).await
-}
-
-fn ids(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]

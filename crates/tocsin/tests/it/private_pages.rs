@@ -12,11 +12,10 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
-use crate::custom_domains::{self, by_host, TestDns, CHALLENGE, DOMAIN};
-use crate::incidents::create as create_incident;
-use crate::status_pages::{create_page, put_components};
 
-use common::{expect_error, json_of, Options, TestServer, User};
+use common::domains::{self, by_host, TestDns, CHALLENGE, DOMAIN};
+use common::pages::{create_incident, create_page, put_components};
+use common::{expect_error, json_of, no_redirects, Options, TestServer, User};
 use reqwest::header::{CACHE_CONTROL, COOKIE, HOST, LOCATION, SET_COOKIE};
 use reqwest::{Method, Response};
 use serde_json::{json, Value};
@@ -25,16 +24,9 @@ const PASSWORD: &str = "correct horse battery";
 const NAME: &str = "Hidden Corp";
 const COMPONENT: &str = "Secret Database";
 
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
 /// `GET path` with an optional `Cookie` header.
 async fn get(srv: &TestServer, path: &str, cookie: Option<&str>) -> Response {
-    let mut req = client().get(srv.url(path));
+    let mut req = no_redirects().get(srv.url(path));
     if let Some(c) = cookie {
         req = req.header(COOKIE, c);
     }
@@ -43,7 +35,7 @@ async fn get(srv: &TestServer, path: &str, cookie: Option<&str>) -> Response {
 
 /// Posts the password form.
 async fn enter(srv: &TestServer, slug: &str, password: &str, host: Option<&str>) -> Response {
-    let mut req = client()
+    let mut req = no_redirects()
         .post(srv.url(&format!("/s/{slug}/access")))
         .form(&[("password", password)]);
     if let Some(h) = host {
@@ -492,13 +484,13 @@ async fn bad_access_settings_name_their_field() {
 #[tokio::test]
 async fn at_a_custom_domain_a_private_page_asks_for_its_password_and_returns_to_slash() {
     let dns = TestDns::start().await;
-    let srv = custom_domains::start(&dns, None).await;
+    let srv = domains::start(&dns, None).await;
     let u = srv.sign_up("domain@hidden.example").await;
     let (id, _pm) = private_page(&u, "hidden-domain").await;
-    let d = json_of(custom_domains::add(&u, &id, DOMAIN).await, 201).await;
+    let d = json_of(domains::add(&u, &id, DOMAIN).await, 201).await;
     let value = d["verificationRecord"]["value"].as_str().unwrap();
     dns.set_txt(CHALLENGE, &[value]).await;
-    json_of(custom_domains::verify(&u, &id, DOMAIN).await, 200).await;
+    json_of(domains::verify(&u, &id, DOMAIN).await, 200).await;
 
     let (status, _, body) = by_host(&srv, DOMAIN, "/").await;
     assert_eq!(status, 401, "{body}");
@@ -517,7 +509,7 @@ async fn at_a_custom_domain_a_private_page_asks_for_its_password_and_returns_to_
     assert_eq!(res.status().as_u16(), 303);
     assert_eq!(res.headers()[LOCATION], "/");
     let cookie = page_cookie(&res, &id);
-    let res = client()
+    let res = no_redirects()
         .get(srv.url("/"))
         .header(HOST, DOMAIN)
         .header(COOKIE, &cookie)

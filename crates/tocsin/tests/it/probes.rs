@@ -17,29 +17,18 @@ use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use axum::http::StatusCode;
+use common::clock::{rfc, tick_reports, T0};
+use common::monitors::{create_id, heartbeats, http_body, merged};
+use common::regions::{region, regions, wait_live, wait_region};
+use common::target::Target;
 use common::{expect_error, json_of, Options, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::{Clock, ManualClock};
-use tocsin::monitoring::scheduler;
 use tocsin::probes::client::{self, ProbeOptions};
 use tokio_util::sync::CancellationToken;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
-const T0: i64 = 1_700_000_000_000;
-const INTERVAL_MS: i64 = 10_000;
-
-/// A loopback HTTP target answering 200 to everything.
-async fn target() -> (String, tokio::task::JoinHandle<()>) {
-    let app = axum::Router::new().fallback(|| async { StatusCode::OK });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    (base, task)
-}
 
 /// Runs `tocsin probe-key ARGS` on the server's database: (success, stdout, stderr).
 fn probe_key(srv: &TestServer, args: &[&str]) -> (bool, String, String) {
@@ -103,62 +92,17 @@ fn spawn_probe(base: &str, region: &str, key: &str) -> ProbeProcess {
     ProbeProcess(Some(child))
 }
 
-async fn regions(u: &User) -> Vec<Value> {
-    let v = json_of(u.call(Method::GET, "/regions", None).await, 200).await;
-    v.as_array().unwrap().clone()
-}
-
-async fn region(u: &User, name: &str) -> Value {
-    regions(u)
-        .await
-        .into_iter()
-        .find(|r| r["name"] == json!(name))
-        .unwrap_or(Value::Null)
-}
-
-/// Polls `GET /regions` until region `name` satisfies `ok`; returns it.
-async fn wait_region(u: &User, name: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
-        let r = region(u, name).await;
-        if ok(&r) {
-            return r;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "region {name} never got there: {r}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Polls `GET /regions` until `name`'s `live` is `want`.
-async fn wait_live(u: &User, name: &str, want: bool) -> Value {
-    wait_region(u, name, |r| r["live"] == json!(want)).await
-}
-
-async fn create_monitor(u: &User, body: Value) -> String {
-    let m = json_of(u.call(Method::POST, "/monitors", Some(body)).await, 201).await;
-    m["id"].as_str().unwrap().to_string()
-}
-
-async fn heartbeats(u: &User, id: &str, query: &str) -> Vec<Value> {
-    let v = json_of(
-        u.call(
-            Method::GET,
-            &format!("/monitors/{id}/heartbeats{query}"),
-            None,
-        )
-        .await,
-        200,
+/// An HTTP monitor body (`name`, checking `url`) run from `regions` by `strategy`.
+fn regional(name: &str, url: &str, regions: &[&str], strategy: &str) -> Value {
+    merged(
+        http_body(url),
+        json!({"name": name, "regions": regions, "regionStrategy": strategy}),
     )
-    .await;
-    v.as_array().unwrap().clone()
 }
 
 /// The regions of the heartbeats stored at the clock's current time.
 async fn regions_now(u: &User, id: &str, clock: &ManualClock) -> Vec<String> {
-    let now = tocsin::clock::rfc3339(clock.now_ms());
+    let now = rfc(clock.now_ms());
     let mut out: Vec<String> = heartbeats(u, id, "?limit=100")
         .await
         .into_iter()
@@ -167,29 +111,6 @@ async fn regions_now(u: &User, id: &str, clock: &ManualClock) -> Vec<String> {
         .collect();
     out.sort();
     out
-}
-
-/// Moves the clock one interval on and runs the due cycles.
-async fn tick(
-    srv: &TestServer,
-    clock: &ManualClock,
-) -> Vec<(String, tocsin::monitoring::cycle::CycleReport)> {
-    clock.advance_ms(INTERVAL_MS);
-    scheduler::run_due(&srv.state, clock.now_ms())
-        .await
-        .unwrap()
-}
-
-fn http_monitor(name: &str, url: &str, regions: &[&str], strategy: &str) -> Value {
-    json!({
-        "name": name,
-        "type": "HTTP",
-        "url": url,
-        "interval": 10,
-        "timeout": 5,
-        "regions": regions,
-        "regionStrategy": strategy,
-    })
 }
 
 #[tokio::test]
@@ -226,7 +147,7 @@ async fn probe_keys_through_the_binary_decide_the_known_regions() {
     assert_ne!(second, key);
 
     // Now the region is known (and listed as such, with nobody connected).
-    create_monitor(&u, body(&["local", "eu-west"])).await;
+    create_id(&u, body(&["local", "eu-west"])).await;
     let listed = regions(&u).await;
     assert_eq!(listed.len(), 2, "{listed:?}");
     assert_eq!(
@@ -296,7 +217,8 @@ async fn probe_keys_through_the_binary_decide_the_known_regions() {
 
 #[tokio::test]
 async fn a_real_probe_checks_survives_a_server_restart_and_its_absence_is_no_false_down() {
-    let (target_base, _target) = target().await;
+    let target = Target::start().await;
+    let target_base = &target.base;
     let clock = ManualClock::new(T0);
     let srv = TestServer::start_with(Options {
         clock: Some(clock.clone()),
@@ -311,9 +233,9 @@ async fn a_real_probe_checks_survives_a_server_restart_and_its_absence_is_no_fal
     assert_eq!(r["probeNames"], json!(["eu-west"]));
     assert!(r["lastSeenAt"].is_string());
 
-    let id = create_monitor(
+    let id = create_id(
         &u,
-        http_monitor(
+        regional(
             "both",
             &format!("{target_base}/"),
             &["local", "eu-west"],
@@ -321,7 +243,7 @@ async fn a_real_probe_checks_survives_a_server_restart_and_its_absence_is_no_fal
         ),
     )
     .await;
-    let reports = tick(&srv, &clock).await;
+    let reports = tick_reports(&srv, &clock).await;
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].1.heartbeats, 2);
     assert_eq!(regions_now(&u, &id, &clock).await, ["eu-west", "local"]);
@@ -338,7 +260,7 @@ async fn a_real_probe_checks_survives_a_server_restart_and_its_absence_is_no_fal
         })
         .await;
     wait_live(&u, "eu-west", true).await;
-    tick(&srv, &clock).await;
+    tick_reports(&srv, &clock).await;
     assert_eq!(regions_now(&u, &id, &clock).await, ["eu-west", "local"]);
     assert_eq!(heartbeats(&u, &id, "?region=eu-west").await.len(), 2);
 
@@ -349,7 +271,7 @@ async fn a_real_probe_checks_survives_a_server_restart_and_its_absence_is_no_fal
     assert_eq!(r["probes"], json!(0));
     assert!(r["lastSeenAt"].is_string());
     for _ in 0..3 {
-        let reports = tick(&srv, &clock).await;
+        let reports = tick_reports(&srv, &clock).await;
         assert_eq!(reports[0].1.heartbeats, 1);
         assert_eq!(regions_now(&u, &id, &clock).await, ["local"]);
     }
@@ -405,7 +327,8 @@ async fn mint(srv: &TestServer, region: &str) -> String {
 
 #[tokio::test]
 async fn round_robin_alternates_random_takes_one_region_and_checks_run_everywhere() {
-    let (target_base, _target) = target().await;
+    let target = Target::start().await;
+    let target_base = &target.base;
     let (srv, clock) = TestServer::with_clock(T0).await;
     let u = srv.sign_up("rr@example.com").await;
     let key = mint(&srv, "eu-west").await;
@@ -416,18 +339,18 @@ async fn round_robin_alternates_random_takes_one_region_and_checks_run_everywher
     // one region checks each cycle (with one confirmation, or no such room, a second region
     // checks beside the picked one from the start).
     let spread = |name: &str, strategy: &str| {
-        let mut body = http_monitor(name, &url, &["local", "eu-west"], strategy);
+        let mut body = regional(name, &url, &["local", "eu-west"], strategy);
         body["confirmationsRequired"] = json!(2);
         body["timeout"] = json!(1);
         body
     };
-    let rr = create_monitor(&u, spread("rr", "round_robin")).await;
-    let rnd = create_monitor(&u, spread("rnd", "random")).await;
+    let rr = create_id(&u, spread("rr", "round_robin")).await;
+    let rnd = create_id(&u, spread("rnd", "random")).await;
 
     let mut rr_seen = Vec::new();
     let mut rnd_seen = BTreeSet::new();
     for cycle in 0..30 {
-        let reports = tick(&srv, &clock).await;
+        let reports = tick_reports(&srv, &clock).await;
         assert_eq!(reports.len(), 2, "cycle {cycle}");
         assert!(
             reports.iter().all(|(_, r)| r.heartbeats == 1),
@@ -579,7 +502,8 @@ async fn a_probe_that_is_late_or_cannot_run_a_check_costs_its_report_not_a_false
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     use tokio_tungstenite::tungstenite::Message;
 
-    let (target_base, _target) = target().await;
+    let target = Target::start().await;
+    let target_base = &target.base;
     let (srv, clock) = TestServer::with_clock(T0).await;
     let u = srv.sign_up("late@example.com").await;
     let key = mint(&srv, "eu-west").await;
@@ -616,19 +540,19 @@ async fn a_probe_that_is_late_or_cannot_run_a_check_costs_its_report_not_a_false
     assert_eq!(welcome["type"], json!("welcome"));
     assert_eq!(welcome["region"], json!("eu-west"));
 
-    let mut body = http_monitor(
+    let mut body = regional(
         "late",
         &format!("{target_base}/"),
         &["local", "eu-west"],
         "all",
     );
     body["timeout"] = json!(1);
-    let id = create_monitor(&u, body).await;
+    let id = create_id(&u, body).await;
 
     // No answer: the cycle waits out its deadline (at least the check's timeout, at most
     // timeout + slack, and only until shortly before the next slot), then only `local` counts.
     let started = Instant::now();
-    let reports = tick(&srv, &clock).await;
+    let reports = tick_reports(&srv, &clock).await;
     assert!(
         started.elapsed() >= Duration::from_secs(1),
         "{:?}",
@@ -649,7 +573,7 @@ async fn a_probe_that_is_late_or_cannot_run_a_check_costs_its_report_not_a_false
 
     // An error instead of an outcome: no waiting, and again only `local` counts.
     let started = Instant::now();
-    let reports = tick(&srv, &clock).await;
+    let reports = tick_reports(&srv, &clock).await;
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
@@ -708,7 +632,8 @@ async fn probes_of_one_region_take_its_jobs_in_turn_and_a_terminated_probe_exits
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     use tokio_tungstenite::tungstenite::Message;
 
-    let (target_base, _target) = target().await;
+    let target = Target::start().await;
+    let target_base = &target.base;
     let (srv, clock) = TestServer::with_clock(T0).await;
     let u = srv.sign_up("turns@example.com").await;
     // Two hand-driven probes of eu-west, each answering every job with an error and counting.
@@ -755,13 +680,13 @@ async fn probes_of_one_region_take_its_jobs_in_turn_and_a_terminated_probe_exits
     names.sort();
     assert_eq!(names, ["a", "b"]);
 
-    create_monitor(
+    create_id(
         &u,
-        http_monitor("turns", &format!("{target_base}/"), &["eu-west"], "all"),
+        regional("turns", &format!("{target_base}/"), &["eu-west"], "all"),
     )
     .await;
     for _ in 0..4 {
-        let reports = tick(&srv, &clock).await;
+        let reports = tick_reports(&srv, &clock).await;
         // An error is no result: nothing reported, nothing stepped.
         assert!(reports[0].1.verdict.is_none());
     }

@@ -7,34 +7,22 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use common::{expect_error, json_of, Bearer, TestServer, User};
+use common::monitors::create_id;
+use common::{expect_error, ids, json_of, Bearer, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
 
+/// An HTTP monitor `name` of `u` (defaults for everything but its URL); its id.
 async fn monitor(u: &User, name: &str) -> String {
-    let m = json_of(
-        u.call(
-            Method::POST,
-            "/monitors",
-            Some(json!({"name": name, "type": "HTTP", "url": "https://example.com"})),
-        )
-        .await,
-        201,
+    create_id(
+        u,
+        json!({"name": name, "type": "HTTP", "url": "https://example.com"}),
     )
-    .await;
-    m["id"].as_str().unwrap().to_string()
+    .await
 }
 
 async fn project(u: &User, body: Value) -> Value {
     json_of(u.call(Method::POST, "/projects", Some(body)).await, 201).await
-}
-
-fn ids(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 async fn project_ids_of(u: &User, monitor_id: &str) -> Value {

@@ -10,15 +10,13 @@
 use std::time::{Duration, Instant};
 
 use crate::common;
-use crate::status_pages::{create_page, put_components};
-use common::monitors::{create, monitor};
+use common::clock::{run_due, T0};
+use common::monitors::{http_monitor, monitor};
+use common::pages::{create_incident, create_page, put_components};
 use common::target::Target;
 use common::{expect_error, json_of, TestServer, User};
 use reqwest::Method;
 use serde_json::{json, Value};
-use tocsin::monitoring::scheduler;
-
-const T0: i64 = 1_700_000_000_000;
 
 async fn public(srv: &TestServer, path: &str) -> reqwest::Response {
     reqwest::Client::new()
@@ -34,16 +32,6 @@ async fn summary(srv: &TestServer, slug: &str) -> Value {
         200,
     )
     .await
-}
-
-async fn http_monitor(u: &User, target: &Target) -> String {
-    let m = create(
-        u,
-        json!({"name": "api", "type": "HTTP", "url": format!("{}/health", target.base),
-               "interval": 10, "timeout": 5}),
-    )
-    .await;
-    m["id"].as_str().unwrap().to_string()
 }
 
 #[tokio::test]
@@ -100,7 +88,7 @@ async fn a_component_follows_its_monitor_and_the_change_shows_within_a_second() 
     let (srv, clock) = TestServer::with_clock(T0).await;
     let target = Target::start().await;
     let u = srv.sign_up("follow@example.com").await;
-    let mid = http_monitor(&u, &target).await;
+    let mid = http_monitor(&u, &target.url("/health"), json!({})).await;
     let page = create_page(
         &u,
         json!({"name": "Acme", "slug": "acme", "published": true}),
@@ -115,7 +103,7 @@ async fn a_component_follows_its_monitor_and_the_change_shows_within_a_second() 
     .await;
 
     clock.set_ms(T0);
-    scheduler::run_due(&srv.state, T0).await.unwrap();
+    run_due(&srv, T0).await;
     assert_eq!(monitor(&u, &mid).await["status"], "UP");
     let s = summary(&srv, "acme").await;
     assert_eq!(s["status"], "OPERATIONAL");
@@ -134,7 +122,7 @@ async fn a_component_follows_its_monitor_and_the_change_shows_within_a_second() 
     while monitor(&u, &mid).await["status"] != "DOWN" {
         t += 10_000;
         clock.set_ms(t);
-        scheduler::run_due(&srv.state, t).await.unwrap();
+        run_due(&srv, t).await;
         assert!(t < T0 + 300_000, "the monitor never went DOWN");
     }
     let changed = Instant::now();
@@ -426,7 +414,7 @@ async fn an_alert_opens_an_automatic_incident_and_recovery_resolves_it() {
     let (srv, clock) = TestServer::with_clock(T0).await;
     let target = Target::start().await;
     let u = srv.sign_up("auto@example.com").await;
-    let mid = http_monitor(&u, &target).await;
+    let mid = http_monitor(&u, &target.url("/health"), json!({})).await;
     let page = create_page(
         &u,
         json!({"name": "Auto", "slug": "auto", "published": true, "autoIncidents": "PUBLISHED"}),
@@ -449,18 +437,18 @@ async fn an_alert_opens_an_automatic_incident_and_recovery_resolves_it() {
 
     let mut t = T0;
     clock.set_ms(t);
-    scheduler::run_due(&srv.state, t).await.unwrap();
+    run_due(&srv, t).await;
     target.set(500);
     while monitor(&u, &mid).await["status"] != "DOWN" {
         t += 10_000;
         clock.set_ms(t);
-        scheduler::run_due(&srv.state, t).await.unwrap();
+        run_due(&srv, t).await;
         assert!(t < T0 + 300_000, "the monitor never went DOWN");
     }
     // Another failing check does not open a second incident.
     t += 10_000;
     clock.set_ms(t);
-    scheduler::run_due(&srv.state, t).await.unwrap();
+    run_due(&srv, t).await;
 
     let list = json_of(
         u.call(Method::GET, &format!("/incidents?statusPageId={pid}"), None)
@@ -513,7 +501,7 @@ async fn an_alert_opens_an_automatic_incident_and_recovery_resolves_it() {
     while monitor(&u, &mid).await["status"] != "UP" {
         t += 10_000;
         clock.set_ms(t);
-        scheduler::run_due(&srv.state, t).await.unwrap();
+        run_due(&srv, t).await;
         assert!(t < T0 + 600_000, "the monitor never recovered");
     }
     let got = json_of(
@@ -626,7 +614,7 @@ async fn published_incident(u: &User, pid: &str, extra: Value) -> String {
     for (k, v) in extra.as_object().unwrap() {
         body[k] = v.clone();
     }
-    let inc = crate::incidents::create(u, body).await;
+    let inc = create_incident(u, body).await;
     inc["incident"]["id"].as_str().unwrap().to_string()
 }
 
@@ -744,7 +732,7 @@ async fn public_incidents_come_in_cursor_pages_stable_under_inserts() {
     let b = published_incident(&u, pid, json!({"title": "B"})).await;
     clock.set_ms(T0 + 60_000);
     let c = published_incident(&u, pid, json!({"title": "C"})).await;
-    let _draft = crate::incidents::create(&u, json!({"statusPageId": pid, "title": "Draft"})).await;
+    let _draft = create_incident(&u, json!({"statusPageId": pid, "title": "Draft"})).await;
     let list = |q: String| {
         let srv = &srv;
         async move {

@@ -10,36 +10,13 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::monitors::{create, events, heartbeats, monitor};
-use common::{expect_error, json_of, Options, TestServer, User};
+use common::clock::T0;
+use common::monitors::{events, heartbeats, monitor, push, push_monitor};
+use common::{expect_error, json_of, Options, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tocsin::clock::Clock;
 use tocsin::push::watcher;
-
-/// 2023-11-14T22:13:20Z, a Tuesday.
-const T0: i64 = 1_700_000_000_000;
-
-/// A push monitor; returns (id, token).
-async fn push_monitor(u: &User, extra: Value) -> (String, String) {
-    let mut body = json!({"name": "Nightly backup", "type": "PUSH", "interval": 60});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    let m = create(u, body).await;
-    (
-        m["id"].as_str().unwrap().to_string(),
-        m["pushToken"].as_str().unwrap().to_string(),
-    )
-}
-
-async fn push(srv: &TestServer, token: &str, query: &str) -> reqwest::Response {
-    reqwest::Client::new()
-        .post(srv.url(&format!("/push/{token}{query}")))
-        .send()
-        .await
-        .unwrap()
-}
 
 async fn push_with_key(srv: &TestServer, token: &str, key: &str) -> reqwest::Response {
     reqwest::Client::new()

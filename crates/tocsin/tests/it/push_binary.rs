@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::binary::{self, free_port, wait_ready};
+use common::monitors::push_monitor;
+use common::Bearer;
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -162,21 +164,6 @@ fn serve_logged(
         .unwrap()
 }
 
-/// Creates a push monitor through the API; its token.
-async fn push_monitor(base: &str, api_token: &str, name: &str) -> String {
-    let m: Value = reqwest::Client::new()
-        .post(format!("{base}/monitors"))
-        .bearer_auth(api_token)
-        .json(&json!({"name": name, "type": "PUSH", "interval": 3600}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    m["pushToken"].as_str().unwrap().to_string()
-}
-
 #[tokio::test]
 async fn push_tokens_never_reach_the_log() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,7 +183,11 @@ async fn push_tokens_never_reach_the_log() {
     );
     wait_ready(port).await;
     let base = format!("http://127.0.0.1:{port}");
-    let token = push_monitor(&base, &api, "backup").await;
+    let (_, token) = push_monitor(
+        &Bearer::new(&base, &api),
+        json!({"name": "backup", "interval": 3600}),
+    )
+    .await;
     let unknown = "tcpush_0123456789abcdefghijklmnopqrstuv";
     let client = reqwest::Client::new();
     for (url, status) in [
@@ -347,7 +338,11 @@ async fn pushes_during_a_database_outage_answer_503_with_retry_after() {
     let mut child = serve_logged(dir.path(), port, &store, &log);
     wait_ready(port).await;
     let base = format!("http://127.0.0.1:{port}");
-    let token = push_monitor(&base, &api, "backup").await;
+    let (_, token) = push_monitor(
+        &Bearer::new(&base, &api),
+        json!({"name": "backup", "interval": 3600}),
+    )
+    .await;
     let client = reqwest::Client::new();
     let push = |key: &'static str| {
         client

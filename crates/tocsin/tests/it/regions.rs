@@ -20,6 +20,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::common::regions::wait_live;
 use crate::common::{json_of, Options, TestServer, User};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
@@ -185,25 +186,6 @@ struct Rig {
     target: Target,
     eu: Probe,
     us: Probe,
-}
-
-async fn live(u: &User, region: &str) -> bool {
-    let v = json_of(u.call(Method::GET, "/regions", None).await, 200).await;
-    v.as_array()
-        .unwrap()
-        .iter()
-        .any(|r| r["name"] == json!(region) && r["live"] == json!(true))
-}
-
-async fn wait_live(u: &User, region: &str, want: bool) {
-    let started = Instant::now();
-    while live(u, region).await != want {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{region} live != {want}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 impl Rig {

@@ -12,6 +12,7 @@ use common::target::Target;
 
 use std::time::{Duration, Instant};
 
+use common::clock::{run_due, tick, INTERVAL_MS, T0};
 use common::monitors::{create, events, heartbeats, monitor};
 use common::{expect_error, json_of, Options, TestServer, User};
 use reqwest::Method;
@@ -19,18 +20,6 @@ use serde_json::{json, Value};
 use tocsin::clock::ManualClock;
 use tocsin::monitoring::monitor::Monitor;
 use tocsin::monitoring::scheduler;
-
-const T0: i64 = 1_700_000_000_000;
-const INTERVAL_MS: i64 = 10_000;
-
-/// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.
-async fn tick(srv: &TestServer, clock: &ManualClock) -> usize {
-    clock.advance_ms(INTERVAL_MS);
-    scheduler::run_due(&srv.state, clock_now(clock))
-        .await
-        .unwrap()
-        .len()
-}
 
 fn clock_now(clock: &ManualClock) -> i64 {
     use tocsin::clock::Clock;
@@ -258,9 +247,7 @@ async fn paused_never_run_edits_apply_at_once_and_probeless_regions_report_nothi
     let before = heartbeats(&u, &id, "").await.len();
     let reports = {
         clock.advance_ms(INTERVAL_MS);
-        scheduler::run_due(&srv.state, clock_now(&clock))
-            .await
-            .unwrap()
+        run_due(&srv, clock_now(&clock)).await
     };
     assert_eq!(reports.len(), 1);
     assert!(reports[0].1.verdict.is_none());
@@ -721,9 +708,7 @@ async fn a_corrupt_stored_monitor_is_skipped_and_counted_never_given_a_default()
 
     let before = skipped_corrupt(&srv).await;
     clock.advance_ms(INTERVAL_MS);
-    let reports = scheduler::run_due(&srv.state, clock_now(&clock))
-        .await
-        .unwrap();
+    let reports = run_due(&srv, clock_now(&clock)).await;
     // Only the good one ran; the corrupt one was skipped, not checked under a guessed setting.
     assert_eq!(reports.len(), 1);
     assert_eq!(&reports[0].0, good);
@@ -743,9 +728,7 @@ async fn a_corrupt_stored_monitor_is_skipped_and_counted_never_given_a_default()
         .await
         .unwrap();
     clock.advance_ms(INTERVAL_MS);
-    let reports = scheduler::run_due(&srv.state, clock_now(&clock))
-        .await
-        .unwrap();
+    let reports = run_due(&srv, clock_now(&clock)).await;
     assert_eq!(reports.len(), 2);
     assert_eq!(heartbeats(&u, bad, "").await.len(), 1);
 }

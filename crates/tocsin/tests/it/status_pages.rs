@@ -8,31 +8,10 @@
 use crate::common;
 
 use common::monitors::create;
-use common::{expect_error, json_of, Bearer, TestServer, User};
+use common::pages::{create_page, put_components};
+use common::{expect_error, field_error, json_of, Bearer, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
-
-pub async fn create_page(u: &User, body: Value) -> Value {
-    json_of(u.call(Method::POST, "/status-pages", Some(body)).await, 201).await
-}
-
-pub async fn put_components(u: &User, page: &str, body: Value) -> Value {
-    json_of(
-        u.call(
-            Method::PUT,
-            &format!("/status-pages/{page}/components"),
-            Some(body),
-        )
-        .await,
-        200,
-    )
-    .await
-}
-
-async fn field_error(res: reqwest::Response, field: &str) {
-    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
-    assert_eq!(body["field"], field, "{body}");
-}
 
 #[tokio::test]
 async fn crud_slugs_version_lock_and_capabilities() {

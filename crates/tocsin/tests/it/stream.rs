@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common;
-use common::monitors::create;
+use common::monitors::{self, create, push_monitor};
 use common::target::Target;
 use common::{expect_error, json_of, pg_admin_url, Options, TestServer, User};
 
@@ -116,25 +116,9 @@ async fn stream(u: &User, last_event_id: Option<&str>) -> Sse {
     Sse::open(req.send().await.unwrap()).await
 }
 
-/// A push monitor; returns (id, token).
-async fn push_monitor(u: &User) -> (String, String) {
-    let m = create(
-        u,
-        json!({"name": "Nightly backup", "type": "PUSH", "interval": 3600}),
-    )
-    .await;
-    (
-        m["id"].as_str().unwrap().to_string(),
-        m["pushToken"].as_str().unwrap().to_string(),
-    )
-}
-
+/// Pushes `status` (with a message) to `token`; it must be accepted.
 async fn push(srv: &TestServer, token: &str, status: &str) {
-    let res = reqwest::Client::new()
-        .post(srv.url(&format!("/push/{token}?status={status}&msg=from%20test")))
-        .send()
-        .await
-        .unwrap();
+    let res = monitors::push(srv, token, &format!("?status={status}&msg=from%20test")).await;
     assert_eq!(json_of(res, 202).await, json!({"ok": true}));
 }
 
@@ -154,7 +138,7 @@ fn monitor_events(evs: &[Ev]) -> Vec<(String, String)> {
 async fn a_status_change_arrives_within_a_second_and_resume_replays_what_was_missed() {
     let srv = TestServer::start().await;
     let u = srv.sign_up("live@example.com").await;
-    let (id, token) = push_monitor(&u).await;
+    let (id, token) = push_monitor(&u, json!({"interval": 3600})).await;
 
     // The dashboard's EventSource: the session cookie alone.
     let mut s = stream(&u, None).await;
@@ -270,7 +254,7 @@ async fn another_workspace_never_sees_events_and_refusals_are_the_envelope() {
     let srv = TestServer::start().await;
     let a = srv.sign_up("a@example.com").await;
     let b = srv.sign_up("b@example.com").await;
-    let (_, token) = push_monitor(&a).await;
+    let (_, token) = push_monitor(&a, json!({"interval": 3600})).await;
     let mut sa = stream(&a, None).await;
     // b holds a key with monitors:read: it may stream its own workspace.
     let key = b.token(&["monitors:read"]).await;
@@ -457,7 +441,7 @@ async fn a_heartbeat_stored_on_one_node_reaches_a_stream_on_the_other() {
         .await
         .unwrap();
     let u = a.sign_up("relay-live@example.com").await;
-    let (id, token) = push_monitor(&u).await;
+    let (id, token) = push_monitor(&u, json!({"interval": 3600})).await;
     assert!(
         !a.state.live().relay().wanted(),
         "no stream open anywhere, yet a relays"
@@ -509,7 +493,7 @@ async fn a_heartbeat_stored_on_one_node_reaches_a_stream_on_the_other() {
         .live()
         .relay()
         .streamed_elsewhere(&other.workspace_id));
-    let (_, other_token) = push_monitor(&other).await;
+    let (_, other_token) = push_monitor(&other, json!({"interval": 3600})).await;
     push(&a, &other_token, "up").await;
     let leaked: Vec<Ev> = s
         .drain(Duration::from_millis(1000))

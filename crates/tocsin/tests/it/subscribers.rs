@@ -13,29 +13,12 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use crate::common::pages::{
+    components, confirm_subscription, create_incident, create_page, page, subscribe,
+};
 use crate::common::receiver::Receiver;
-use crate::common::smtp::{Mail, Sink};
-use crate::common::{expect_error, json_of, Options, TestServer, User};
-use crate::incidents::{components, create, page};
-
-/// A server with an SMTP relay (a real sink on loopback); `tweak` adjusts the rate limits.
-async fn with_smtp(
-    tweak: impl FnOnce(&mut tocsin::config::RateLimits) + Send + 'static,
-) -> (TestServer, Sink) {
-    let (sink, port) = Sink::start();
-    let srv = TestServer::start_with(Options {
-        clock: None,
-        tweak: Some(Box::new(move |c| {
-            c.smtp = Some(tocsin::config::Smtp {
-                url: format!("smtp://127.0.0.1:{port}"),
-                from: "Tocsin <tocsin@example.com>".into(),
-            });
-            tweak(&mut c.rate_limits);
-        })),
-    })
-    .await;
-    (srv, sink)
-}
+use crate::common::smtp::{self, header, link, mails_to, wait_mails};
+use crate::common::{expect_error, json_of, TestServer, User};
 
 /// A published page `slug` of `u`'s workspace with components API and Web; (page id,
 /// [api, web]).
@@ -49,118 +32,6 @@ async fn published_page(u: &User, slug: &str) -> (String, Vec<String>) {
     )
     .await;
     (id, comps)
-}
-
-pub async fn subscribe(srv: &TestServer, slug: &str, body: Value) -> reqwest::Response {
-    reqwest::Client::new()
-        .post(srv.url(&format!("/api/v1/status-pages/{slug}/subscribers")))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-}
-
-/// Quoted-printable soft breaks and escapes undone (lettre encodes long lines so).
-fn decode_qp(raw: &str) -> String {
-    let joined = raw.replace("=\r\n", "").replace("=\n", "");
-    let bytes = joined.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'=' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-            if let Ok(b) = u8::from_str_radix(hex, 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The mails to `to` so far, decoded.
-pub fn mails_to(sink: &Sink, to: &str) -> Vec<String> {
-    sink.messages
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(rcpt, _)| rcpt.iter().any(|r| r == to))
-        .map(|(_, raw): &Mail| match raw.split_once("\r\n\r\n") {
-            // The headers as they are; the parts' bodies decoded.
-            Some((head, body)) => format!("{head}\r\n\r\n{}", decode_qp(body)),
-            None => raw.clone(),
-        })
-        .collect()
-}
-
-/// Waits until `to` has received `n` mails (10 s at most); returns them.
-pub async fn wait_mails(sink: &Sink, to: &str, n: usize) -> Vec<String> {
-    for _ in 0..200 {
-        let got = mails_to(sink, to);
-        if got.len() >= n {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "{to} received {} mails, expected {n}",
-        mails_to(sink, to).len()
-    );
-}
-
-/// The first `<path>?token=...` link in `mail`.
-fn link(mail: &str, path: &str) -> String {
-    let start = mail
-        .find(&format!("{path}?token="))
-        .unwrap_or_else(|| panic!("no {path} link in {mail}"));
-    let rest = &mail[start..];
-    let end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || "/?=_-.".contains(c)))
-        .unwrap_or(rest.len());
-    rest[..end].to_string()
-}
-
-/// The value of header `name` in `mail` (folded lines unfolded).
-pub fn header(mail: &str, name: &str) -> Option<String> {
-    let head = mail.split("\r\n\r\n").next().unwrap_or(mail);
-    let mut unfolded: Vec<String> = Vec::new();
-    for line in head.lines() {
-        match unfolded.last_mut() {
-            Some(last) if line.starts_with([' ', '\t']) => last.push_str(line.trim_start()),
-            _ => unfolded.push(line.to_string()),
-        }
-    }
-    let prefix = format!("{}:", name.to_ascii_lowercase());
-    unfolded
-        .into_iter()
-        .find(|l| l.to_ascii_lowercase().starts_with(&prefix))
-        .map(|l| l[prefix.len()..].trim().to_string())
-}
-
-/// Follows the verify link of the latest confirmation mail to `to` (its `n`-th mail).
-pub async fn verify(srv: &TestServer, sink: &Sink, to: &str, n: usize) {
-    let mails = wait_mails(sink, to, n).await;
-    let mail = mails.last().unwrap();
-    assert!(
-        header(mail, "Subject").unwrap().starts_with("Confirm"),
-        "{mail}"
-    );
-    let url = srv.url(&link(mail, "/api/v1/subscribers/verify"));
-    // The link shows a button; only its POST confirms (mail scanners follow GETs).
-    let shown = reqwest::get(&url).await.unwrap();
-    assert_eq!(shown.status(), 200);
-    let page = shown.text().await.unwrap();
-    assert!(page.contains("Confirm your subscription?"), "{page}");
-    assert!(
-        page.contains(r#"<form method="post" action="/api/v1/subscribers/verify?token="#),
-        "{page}"
-    );
-    let res = reqwest::Client::new().post(&url).send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert!(res.text().await.unwrap().contains("Subscription confirmed"));
 }
 
 async fn subscribers(u: &User, page_id: &str) -> Vec<Value> {
@@ -179,7 +50,7 @@ async fn subscribers(u: &User, page_id: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
-    let (srv, sink) = with_smtp(|_| {}).await;
+    let (srv, sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let id = page(&ada, "acme").await;
     let comps = components(&ada, &id, &["API", "Web"]).await;
@@ -269,7 +140,7 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
         400
     );
 
-    verify(&srv, &sink, "reader@example.com", 1).await;
+    confirm_subscription(&srv, &sink, "reader@example.com", 1).await;
     let reader = subscribers(&ada, &id)
         .await
         .into_iter()
@@ -293,13 +164,13 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
     assert_eq!(again, first);
 
     // A draft incident is nobody's news.
-    create(
+    create_incident(
         &ada,
         json!({"statusPageId": id, "title": "Quiet draft", "message": "internal"}),
     )
     .await;
     // A published one is.
-    let inc = create(
+    let inc = create_incident(
         &ada,
         json!({"statusPageId": id, "title": "API errors", "visibility": "PUBLISHED",
                "message": "We are looking into elevated errors.", "affectedComponentIds": [comps[0]]}),
@@ -416,8 +287,8 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
         202,
     )
     .await;
-    verify(&srv, &sink, "witness@example.com", 1).await;
-    create(
+    confirm_subscription(&srv, &sink, "witness@example.com", 1).await;
+    create_incident(
         &ada,
         json!({"statusPageId": id, "title": "Second outage", "visibility": "PUBLISHED"}),
     )
@@ -464,7 +335,7 @@ async fn subscribe_confirm_receive_incident_news_and_unsubscribe() {
 
 #[tokio::test]
 async fn subscribers_of_components_hear_only_of_theirs() {
-    let (srv, sink) = with_smtp(|_| {}).await;
+    let (srv, sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let (id, comps) = published_page(&ada, "parts").await;
     for (email, chosen) in [
@@ -482,7 +353,7 @@ async fn subscribers_of_components_hear_only_of_theirs() {
             202,
         )
         .await;
-        verify(&srv, &sink, email, 1).await;
+        confirm_subscription(&srv, &sink, email, 1).await;
     }
     let listed = subscribers(&ada, &id).await;
     let api = listed
@@ -491,7 +362,7 @@ async fn subscribers_of_components_hear_only_of_theirs() {
         .unwrap();
     assert_eq!(api["componentIds"], json!([comps[0]]));
 
-    create(
+    create_incident(
         &ada,
         json!({"statusPageId": id, "title": "API slow", "visibility": "PUBLISHED",
                "affectedComponentIds": [comps[0]]}),
@@ -500,7 +371,7 @@ async fn subscribers_of_components_hear_only_of_theirs() {
     wait_mails(&sink, "whole@example.com", 2).await;
     wait_mails(&sink, "api@example.com", 2).await;
     // Published later: the news goes out at publication.
-    let page_wide = create(
+    let page_wide = create_incident(
         &ada,
         json!({"statusPageId": id, "title": "Everything slow"}),
     )
@@ -530,7 +401,7 @@ async fn subscribers_of_components_hear_only_of_theirs() {
 
 #[tokio::test]
 async fn bad_requests_name_their_field_and_unknown_pages_are_not_found() {
-    let (srv, _sink) = with_smtp(|_| {}).await;
+    let (srv, _sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let (_, comps) = published_page(&ada, "strict").await;
     let (_, other_comps) = published_page(&ada, "other").await;
@@ -592,7 +463,8 @@ async fn bad_requests_name_their_field_and_unknown_pages_are_not_found() {
 
 #[tokio::test]
 async fn subscription_requests_are_limited_per_client_and_per_address() {
-    let (srv, _sink) = with_smtp(|r| {
+    let (srv, _sink) = smtp::server_with(None, |c| {
+        let r = &mut c.rate_limits;
         r.subscribe_per_ip = 4;
         r.subscribe_per_email_hour = 2;
     })
@@ -659,7 +531,7 @@ async fn channels_taking_incident_events_get_them_as_webhooks() {
     )
     .await;
 
-    let inc = create(
+    let inc = create_incident(
         &ada,
         json!({"statusPageId": id, "title": "Database failover", "affectedComponentIds": [comps[0]]}),
     )
@@ -732,7 +604,7 @@ async fn channels_taking_incident_events_get_them_as_webhooks() {
 
 #[tokio::test]
 async fn the_public_page_has_an_email_form_that_subscribes_like_the_api() {
-    let (srv, sink) = with_smtp(|_| {}).await;
+    let (srv, sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let (id, comps) = published_page(&ada, "acme").await;
     let page = reqwest::get(srv.url("/s/acme"))
@@ -779,7 +651,7 @@ async fn the_public_page_has_an_email_form_that_subscribes_like_the_api() {
     let text = res.text().await.unwrap();
     assert!(text.contains("Check your inbox"), "{text}");
     assert!(text.contains(r#"href="/s/acme""#), "{text}");
-    verify(&srv, &sink, "bea@example.com", 1).await;
+    confirm_subscription(&srv, &sink, "bea@example.com", 1).await;
     let subs = subscribers(&ada, &id).await;
     assert_eq!(subs.len(), 1, "{subs:?}");
     assert_eq!(subs[0]["email"], "bea@example.com");
@@ -826,21 +698,21 @@ async fn subscribe_form(
 
 #[tokio::test]
 async fn private_pages_take_subscribers_only_with_access_and_turning_private_suspends_them() {
-    let (srv, sink) = with_smtp(|_| {}).await;
+    let (srv, sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
-    let open = crate::status_pages::create_page(
+    let open = create_page(
         &ada,
         json!({"name": "Open", "slug": "open", "published": true}),
     )
     .await;
     let open_id = open["id"].as_str().unwrap().to_string();
-    crate::status_pages::create_page(
+    create_page(
         &ada,
         json!({"name": "Hidden", "slug": "hidden", "published": true,
                "access": {"visibility": "PASSWORD", "password": "correct horse battery"}}),
     )
     .await;
-    crate::status_pages::create_page(
+    create_page(
         &ada,
         json!({"name": "Staff", "slug": "staff", "published": true,
                "access": {"visibility": "EMAIL_DOMAINS", "allowedEmailDomains": ["corp.example"]}}),
@@ -888,7 +760,7 @@ async fn private_pages_take_subscribers_only_with_access_and_turning_private_sus
         .await
         .unwrap();
     json_of(res, 202).await;
-    verify(&srv, &sink, "friend@example.com", 1).await;
+    confirm_subscription(&srv, &sink, "friend@example.com", 1).await;
     assert_eq!(
         subscribe_form(&srv, "hidden", "pal@example.com", Some(&cookie))
             .await
@@ -903,7 +775,7 @@ async fn private_pages_take_subscribers_only_with_access_and_turning_private_sus
         202,
     )
     .await;
-    verify(&srv, &sink, "reader@example.com", 1).await;
+    confirm_subscription(&srv, &sink, "reader@example.com", 1).await;
     json_of(
         ada.call(
             Method::PATCH,
@@ -922,7 +794,7 @@ async fn private_pages_take_subscribers_only_with_access_and_turning_private_sus
     assert_eq!(reader["state"], "SUSPENDED", "{reader}");
     assert!(reader["suspendedAt"].is_string(), "{reader}");
     assert_eq!(reader["verified"], true);
-    create(
+    create_incident(
         &ada,
         json!({"statusPageId": open_id, "title": "Quiet outage", "visibility": "PUBLISHED",
                "message": "Nobody outside hears of this."}),
@@ -943,7 +815,7 @@ async fn private_pages_take_subscribers_only_with_access_and_turning_private_sus
     .await;
     assert_eq!(readmitted["state"], "ACTIVE");
     assert_eq!(readmitted["suspendedAt"], Value::Null);
-    create(
+    create_incident(
         &ada,
         json!({"statusPageId": open_id, "title": "Told outage", "visibility": "PUBLISHED",
                "message": "Readers hear of this."}),
@@ -972,7 +844,7 @@ async fn private_pages_take_subscribers_only_with_access_and_turning_private_sus
 
 #[tokio::test]
 async fn a_verify_link_followed_by_a_scanner_confirms_nothing() {
-    let (srv, sink) = with_smtp(|_| {}).await;
+    let (srv, sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let (id, _) = published_page(&ada, "scanned").await;
     json_of(
@@ -1004,7 +876,8 @@ async fn a_verify_link_followed_by_a_scanner_confirms_nothing() {
 
 #[tokio::test]
 async fn variants_of_one_address_share_its_limit_and_its_daily_confirmations() {
-    let (srv, sink) = with_smtp(|r| {
+    let (srv, sink) = smtp::server_with(None, |c| {
+        let r = &mut c.rate_limits;
         r.subscribe_per_ip = 100;
         r.subscribe_per_email_hour = 2;
     })
@@ -1038,7 +911,8 @@ async fn variants_of_one_address_share_its_limit_and_its_daily_confirmations() {
 
     // The daily cap, across pages: three confirmations reach the mailbox, then nothing,
     // though every request is answered alike.
-    let (srv, sink) = with_smtp(|r| {
+    let (srv, sink) = smtp::server_with(None, |c| {
+        let r = &mut c.rate_limits;
         r.subscribe_per_ip = 100;
         r.subscribe_per_email_hour = 100;
     })

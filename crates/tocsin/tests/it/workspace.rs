@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::smtp::Sink;
+use common::smtp;
 use common::{expect_error, json_of, Bearer, Options, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -439,18 +439,7 @@ async fn invitation_links_expire() {
 
 #[tokio::test]
 async fn invitations_are_emailed_when_smtp_is_configured() {
-    let (sink, port) = Sink::start();
-
-    let srv = TestServer::start_with(Options {
-        clock: None,
-        tweak: Some(Box::new(move |c| {
-            c.smtp = Some(tocsin::config::Smtp {
-                url: format!("smtp://127.0.0.1:{port}"),
-                from: "Tocsin <tocsin@example.com>".into(),
-            });
-        })),
-    })
-    .await;
+    let (srv, sink) = smtp::server().await;
     let ada = srv.sign_up("ada@example.com").await;
     let inv = json_of(
         ada.call(

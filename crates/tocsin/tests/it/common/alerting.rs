@@ -1,21 +1,18 @@
-//! What the alert and escalation tests share: a loopback HTTP target whose answer the test
-//! flips, notification channels, the manual-clock cycle step, and reads of the outbox.
+//! What the alert and escalation tests share: notification channels stored as rows, and reads
+//! of the outbox (the manual-clock step is [`super::clock::tick`]).
 //!
 //! Channels are inserted as rows: their API (CRUD, providers, delivery) belongs to the
 //! channel work and is not what these tests are about; the alerting code reads exactly these
 //! columns. The outbox is read back both as rows (what was enqueued, with its payload) and
 //! through `GET /alerts/{id}/deliveries`.
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)]
 
 use serde_json::{json, Value};
-use tocsin::clock::{Clock, ManualClock};
-use tocsin::monitoring::scheduler;
 
-use super::TestServer;
-
-pub const T0: i64 = 1_700_000_000_000;
-pub const INTERVAL_MS: i64 = 10_000;
+use super::clock::T0;
+use super::monitors::get;
+use super::{TestServer, User};
 
 /// Every event type a channel can take.
 pub const ALL_EVENTS: [&str; 9] = [
@@ -30,18 +27,7 @@ pub const ALL_EVENTS: [&str; 9] = [
     "certificate.expiring",
 ];
 
-pub use super::target::Target;
-
-/// Moves the clock one interval on and runs whatever is due; returns how many cycles ran.
-pub async fn tick(srv: &TestServer, clock: &ManualClock) -> usize {
-    clock.advance_ms(INTERVAL_MS);
-    scheduler::run_due(&srv.state, clock.now_ms())
-        .await
-        .unwrap()
-        .len()
-}
-
-/// A channel options.
+/// The settings of a channel [`channel`] stores (default: `ops`, every event, enabled).
 pub struct Chan<'a> {
     pub name: &'a str,
     pub events: &'a [&'a str],
@@ -135,4 +121,12 @@ pub fn want(items: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect();
     v.sort();
     v
+}
+
+/// The caller's alerts (`GET /alerts`); `query` is appended to the path (`""` or `?...`).
+pub async fn alerts(u: &User, query: &str) -> Vec<Value> {
+    get(u, &format!("/alerts{query}")).await["alerts"]
+        .as_array()
+        .unwrap()
+        .clone()
 }

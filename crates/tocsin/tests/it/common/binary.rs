@@ -2,13 +2,15 @@
 //! working directory and none of the caller's `TOCSIN_*` database settings, readiness polling,
 //! signals and waiting for exit.
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)]
 
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+/// The `tocsin` binary Cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_tocsin");
 
+/// A loopback port free right now (the binary is told to listen on it).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -17,6 +19,7 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A `tocsin` command run in `dir`, without the caller's `TOCSIN_*` database and listen settings.
 pub fn tocsin(dir: &std::path::Path) -> Command {
     let mut c = Command::new(BIN);
     c.current_dir(dir)
@@ -45,6 +48,7 @@ pub async fn wait_ready(port: u16) -> Duration {
     panic!("server on {port} never became ready");
 }
 
+/// Sends `sig` (`-TERM`, `-INT`, ...) to `child` with `kill`; it must be delivered.
 pub fn signal(child: &Child, sig: &str) {
     let status = Command::new("kill")
         .args([sig, &child.id().to_string()])
@@ -53,6 +57,7 @@ pub fn signal(child: &Child, sig: &str) {
     assert!(status.success());
 }
 
+/// Waits (15 s at most) for `child` to exit; its status.
 pub fn wait_exit(mut child: Child) -> std::process::ExitStatus {
     let started = Instant::now();
     loop {

@@ -2,16 +2,42 @@
 //! directory) or, when `TOCSIN_TEST_DATABASE_URL` names a PostgreSQL server, on a fresh
 //! database created for the test and dropped by [`TestServer::stop`]. Every test runs the same
 //! cases on whichever backend the run selects, so the suite is the backends' conformance test.
+//!
+//! This module is the one place the test areas share helpers (as zero-to-production's
+//! `tests/api/helpers.rs`): the server and its callers here; the manual-clock step in
+//! [`clock`]; monitor factories and reads in [`monitors`]; channels in [`channels`] and
+//! [`alerting`]; pages, incidents and subscriptions in [`pages`]; custom domains and their DNS
+//! in [`domains`]; regions in [`regions`]; loopback targets, receivers and mail in [`target`],
+//! [`receiver`] and [`smtp`]; the real binary in [`binary`]. A helper one area alone needs
+//! stays in that area's file.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::type_complexity)]
+#![allow(clippy::unwrap_used, clippy::type_complexity)]
 
+/// Channels stored as rows and the outbox, for the alert and escalation tests.
 pub mod alerting;
+/// The real `tocsin` binary: ports, commands, readiness, signals.
 pub mod binary;
+/// Notification channels through the API, their history and signatures.
+pub mod channels;
+/// The manual clock's start, the check interval, timestamps and the scheduler step.
+pub mod clock;
+/// Custom domains and the loopback DNS server they are verified against.
+pub mod domains;
+/// Monitor factories, reads and pushes through the API.
 pub mod monitors;
+/// Status pages, components, incidents and subscriptions through the API.
+pub mod pages;
+/// A loopback HTTP receiver recording what notifications send.
 pub mod receiver;
+/// Regions as the API lists them, and waits on them.
+pub mod regions;
+/// A loopback SMTP sink, servers mailing to it, and reading the mail.
 pub mod smtp;
+/// A loopback HTTP target whose answer the test sets.
 pub mod target;
 
+use std::collections::BTreeSet;
+use std::future::Future;
 use std::sync::Arc;
 
 use reqwest::{Client, Method, Response, StatusCode};
@@ -21,6 +47,7 @@ use tocsin::clock::{ManualClock, SharedClock};
 use tocsin::config::Config;
 use tocsin::http::AppState;
 
+/// A running server under test, its state, and what `stop` must clean up.
 pub struct TestServer {
     pub base: String,
     pub state: AppState,
@@ -34,6 +61,7 @@ pub struct TestServer {
 /// Changes a test makes to the configuration before the server starts.
 pub type Tweak = Box<dyn FnOnce(&mut Config) + Send>;
 
+/// How a test server starts: on a manual clock, and with configuration changes.
 #[derive(Default)]
 pub struct Options {
     pub clock: Option<SharedClock>,
@@ -48,6 +76,7 @@ pub fn pg_admin_url() -> Option<String> {
 }
 
 impl TestServer {
+    /// A server with the default configuration, on the real clock.
     pub async fn start() -> TestServer {
         TestServer::start_with(Options::default()).await
     }
@@ -63,6 +92,7 @@ impl TestServer {
         (srv, clock)
     }
 
+    /// A server on a fresh database (SQLite directory or PostgreSQL database), with `opts`.
     pub async fn start_with(opts: Options) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let mut pg = None;
@@ -158,6 +188,7 @@ impl TestServer {
         TestServer::start_on(dir, pg, database_url, opts, addr).await
     }
 
+    /// `path` on this server.
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
@@ -218,6 +249,51 @@ impl TestServer {
     }
 }
 
+/// Whoever calls the API in a test (a signed-in [`User`] or a [`Bearer`] token), so the
+/// shared factories serve both.
+pub trait Caller {
+    /// `method path` with an optional JSON body, as this caller.
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send;
+}
+
+impl Caller for User {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send {
+        User::call(self, method, path, body)
+    }
+}
+
+impl Caller for Bearer {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send {
+        Bearer::call(self, method, path, body)
+    }
+}
+
+impl<C: Caller + Sync + Send> Caller for Arc<C> {
+    fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> impl Future<Output = Response> + Send {
+        C::call(self, method, path, body)
+    }
+}
+
 /// A signed-in person.
 pub struct User {
     pub client: Client,
@@ -228,6 +304,7 @@ pub struct User {
 }
 
 impl User {
+    /// `method path` with an optional JSON body, with this person's session.
     pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Response {
         let mut req = self
             .client
@@ -243,6 +320,7 @@ impl User {
         self.token_on(permissions, &["rest"]).await
     }
 
+    /// Mints an API key with these permissions on these surfaces; its token.
     pub async fn token_on(&self, permissions: &[&str], surfaces: &[&str]) -> String {
         let res = self
             .call(
@@ -265,6 +343,7 @@ pub struct Bearer {
 }
 
 impl Bearer {
+    /// A client of the server at `base` sending `token`.
     pub fn new(base: &str, token: &str) -> Bearer {
         Bearer {
             client: Client::new(),
@@ -273,6 +352,7 @@ impl Bearer {
         }
     }
 
+    /// `method path` with an optional JSON body, with the bearer token.
     pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Response {
         let mut req = self
             .client
@@ -283,6 +363,14 @@ impl Bearer {
         }
         req.send().await.unwrap()
     }
+}
+
+/// A client that does not follow redirects, for asserting on them.
+pub fn no_redirects() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
 }
 
 /// Asserts an error envelope with this status and code; returns the body.
@@ -303,9 +391,31 @@ pub async fn expect_error(res: Response, status: u16, code: &str) -> Value {
     body
 }
 
+/// Asserts a 400 `VALIDATION_ERROR` naming `field`; returns the body.
+pub async fn field_error(res: Response, field: &str) -> Value {
+    let body = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert_eq!(body["field"], field, "{body}");
+    body
+}
+
+/// Asserts this status; returns the JSON body (`null` when there is none).
 pub async fn json_of(res: Response, status: u16) -> Value {
     let got = res.status().as_u16();
     let body: Value = res.json().await.unwrap_or(Value::Null);
     assert_eq!(got, status, "status; body {body}");
     body
+}
+
+/// The keys of a JSON object, sorted: for asserting a record's exact shape.
+pub fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// The `id` of each element of a JSON array, in order.
+pub fn ids(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap().to_string())
+        .collect()
 }

@@ -14,6 +14,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
+/// One request the receiver got.
 #[derive(Debug, Clone)]
 pub struct Received {
     pub method: String,
@@ -24,9 +25,11 @@ pub struct Received {
 }
 
 impl Received {
+    /// The body as JSON (`null` when it is not).
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
     }
+    /// Header `name` (empty when absent).
     pub fn header(&self, name: &str) -> String {
         self.headers
             .get(name)
@@ -34,6 +37,7 @@ impl Received {
             .unwrap_or("")
             .to_string()
     }
+    /// The body as text.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
@@ -48,6 +52,7 @@ struct Inner {
     effects: HashSet<String>,
 }
 
+/// The receiver's address and what it recorded (clones share it).
 #[derive(Clone)]
 pub struct Receiver {
     pub addr: SocketAddr,
@@ -58,6 +63,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver on a free loopback port, answering 200 until told otherwise.
     pub async fn start() -> Receiver {
         let inner = Arc::new(Mutex::new(Inner {
             default_status: 200,
@@ -116,6 +122,7 @@ impl Receiver {
         }
     }
 
+    /// `path` on the receiver.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
@@ -137,18 +144,22 @@ impl Receiver {
             .push_back((status, Some(location.to_string())));
     }
 
+    /// Answers `status` once the queue is empty.
     pub fn set_default(&self, status: u16) {
         self.inner.lock().unwrap().default_status = status;
     }
 
+    /// Holds every answer for `delay`.
     pub fn set_delay(&self, delay: Duration) {
         self.inner.lock().unwrap().delay = delay;
     }
 
+    /// Every request so far, oldest first.
     pub fn received(&self) -> Vec<Received> {
         self.inner.lock().unwrap().received.clone()
     }
 
+    /// How many requests arrived.
     pub fn count(&self) -> usize {
         self.inner.lock().unwrap().received.len()
     }

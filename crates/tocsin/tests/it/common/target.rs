@@ -1,6 +1,6 @@
 //! A loopback HTTP target whose answer the test flips (every path, one status).
 
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
@@ -16,6 +16,7 @@ pub struct Target {
 }
 
 impl Target {
+    /// A target answering 200 until told otherwise.
     pub async fn start() -> Target {
         let status = Arc::new(AtomicU16::new(200));
         let app = axum::Router::new()
@@ -31,6 +32,12 @@ impl Target {
         Target { base, status, task }
     }
 
+    /// `path` on the target (`/health`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Answers `code` from now on.
     pub fn set(&self, code: u16) {
         self.status.store(code, Ordering::SeqCst);
     }
