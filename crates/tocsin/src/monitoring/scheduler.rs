@@ -67,6 +67,7 @@ use super::staleness;
 use super::{MonitorType, LOCAL_REGION};
 use crate::app::Core;
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
+use crate::cx::Cx;
 use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
 use crate::store::Backend;
@@ -526,11 +527,11 @@ impl Held {
     }
 }
 
-async fn reload_all(state: &Core, held: &mut Held) {
-    match monitors::list_active_for_scheduling(state.db().reader()).await {
+async fn reload_all(cx: &Cx, held: &mut Held) {
+    match monitors::list_active_for_scheduling(cx.db().reader()).await {
         Ok(rows) => {
             held.clear();
-            let now = state.clock().now_ms();
+            let now = cx.clock().now_ms();
             for row in &rows {
                 held.load(row, now);
             }
@@ -540,9 +541,9 @@ async fn reload_all(state: &Core, held: &mut Held) {
     }
 }
 
-async fn reload_one(state: &Core, held: &mut Held, id: &str) {
-    match monitors::get_by_id(state.db().reader(), id).await {
-        Ok(Some(row)) => held.load(&row, state.clock().now_ms()),
+async fn reload_one(cx: &Cx, held: &mut Held, id: &str) {
+    match monitors::get_by_id(cx.db().reader(), id).await {
+        Ok(Some(row)) => held.load(&row, cx.clock().now_ms()),
         Ok(None) => held.drop_id(id),
         Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
     }
@@ -550,8 +551,8 @@ async fn reload_one(state: &Core, held: &mut Held, id: &str) {
 
 /// Compares the schedule with the store and reloads what differs (see
 /// [`crate::cluster::inventory`]); `full` skips the digest.
-async fn reconcile(state: &Core, held: &mut Held, full: bool) {
-    let diff = match held.inventory.scan(state.db(), Set::Scheduled, full).await {
+async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
+    let diff = match held.inventory.scan(cx.db(), Set::Scheduled, full).await {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "could not compare the schedule with the store");
@@ -566,14 +567,14 @@ async fn reconcile(state: &Core, held: &mut Held, full: bool) {
         "schedule differed from the store: reloading what changed"
     );
     if diff.len() > RELOAD_ALL_ABOVE {
-        reload_all(state, held).await;
+        reload_all(cx, held).await;
         return;
     }
     for id in &diff.gone {
         held.drop_id(id);
     }
     for id in &diff.reload {
-        reload_one(state, held, id).await;
+        reload_one(cx, held, id).await;
     }
 }
 
