@@ -36,7 +36,7 @@ use tocsin_checks::MonitorKind;
 use tocsin_core::RegionStrategy;
 
 /// The region of the probe built into the server.
-pub const LOCAL_REGION: &str = "local";
+pub use crate::probes::LOCAL_REGION;
 
 /// The regions a monitor may be checked from: the built-in probe's, then every region with an
 /// unrevoked probe key (whether or not a probe of it is connected right now), by name.

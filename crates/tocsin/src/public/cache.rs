@@ -277,8 +277,8 @@ impl PageCache {
             .clear();
     }
 
-    /// Applies a notice: this node's own writes before their caller is answered, other
-    /// nodes' through [`follow_feed`].
+    /// Applies a notice (registered on the feed as an applier: this node's own writes before
+    /// their caller is answered, other nodes' through [`crate::cluster::feed::run_appliers`]).
     pub fn apply(&self, notice: &crate::cluster::feed::Notice) {
         use crate::cluster::feed::Notice;
         match notice {
