@@ -1,10 +1,12 @@
-//! The application core every worker and domain operation gets: configuration, the
-//! database, the clock, this node's id, the change feed, the scheduler role, the heartbeat
-//! writer, the on-demand checks in flight, the probes, the push-token map and the API-key
-//! cache, the mailer, the notification delivery queue. Cheap to clone (one `Arc`). What only
-//! the HTTP edge needs (rate limiters, the current-workspace cache, the monitor list builds)
-//! lives in `http::AppState`, which wraps this.
+//! The engines of one node, built together: the context ([`Cx`]: configuration, database,
+//! clock, change feed) plus the scheduler role, the heartbeat writer, the on-demand checks in
+//! flight, the probes, the push-token map and the API-key cache, the mailer, the notification
+//! delivery queue. Cheap to clone (one `Arc`). It derefs to the [`Cx`] while the engines move
+//! out of it; what takes only the context takes `&Cx`. What only the HTTP edge needs (rate
+//! limiters, the current-workspace cache, the monitor list builds) lives in
+//! `http::AppState`, which wraps this.
 
+use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::auth::key_cache::KeyCache;
@@ -12,6 +14,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::Feed;
 use crate::cluster::lease::Role;
 use crate::config::Config;
+use crate::cx::Cx;
 use crate::mail::Mailer;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::monitoring::on_demand::OnDemandChecks;
@@ -26,21 +29,15 @@ use crate::telemetry::Metrics;
 pub struct Core(Arc<Inner>);
 
 struct Inner {
-    config: Config,
-    db: Db,
-    clock: SharedClock,
+    cx: Cx,
     keys: KeyCache,
     oauth_tokens: crate::auth::oauth::TokenCache,
     mailer: Option<Mailer>,
     metrics: Metrics,
-    link_secret: Vec<u8>,
-    alert_links: crate::alerting::ack_link::Links,
-    node_id: String,
-    feed: Feed,
     scheduler_role: Role,
     heartbeats: HeartbeatWriter,
     checks: Checks,
-    push_tokens: PushTokens,
+    push_tokens: Arc<PushTokens>,
     probes: Registry,
     relay: Option<crate::probes::relay::Relay>,
     scheduler_stats: SchedulerStats,
@@ -63,19 +60,33 @@ impl Core {
             None => None,
         };
         let db_for_writer = db.clone();
-        let alert_links =
-            crate::alerting::ack_link::Links::new(config.public_url.as_str(), &link_secret);
         let deliveries =
             crate::alerting::deliver::DeliveryQueue::new(config.notify_deny_private_addresses);
         let live = crate::live::Hub::new(config.stream_limits());
         let writer_options = WriterOptions {
-            alert_links: alert_links.clone(),
+            alert_links: crate::alerting::ack_link::Links::new(
+                config.public_url.as_str(),
+                &link_secret,
+            ),
             wake_deliveries: Some(deliveries.waker()),
             live: Some(live.clone()),
             ..WriterOptions::default()
         };
         let node_id = crate::cluster::new_node_id();
         let shared = db.backend() == crate::store::Backend::Postgres;
+        let feed = Feed::new(&node_id, shared);
+        let keys = KeyCache::default();
+        let oauth_tokens = crate::auth::oauth::TokenCache::default();
+        let push_tokens = Arc::new(PushTokens::default());
+        let status_pages = crate::public::cache::PageCache::default();
+        register_appliers(
+            &feed,
+            &db,
+            &keys,
+            &oauth_tokens,
+            &push_tokens,
+            &status_pages,
+        );
         Ok(Core(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks).with_address_policy(
                 tocsin_checks::AddressPolicy::deny_private(config.checks_deny_private_addresses),
@@ -87,34 +98,29 @@ impl Core {
             check_stats: Default::default(),
             on_demand: OnDemandChecks::default(),
             deliveries,
-            status_pages: Default::default(),
+            status_pages,
             live,
             judging: Default::default(),
-            config,
-            db,
-            clock: clock.unwrap_or_else(|| Arc::new(SystemClock)),
-            keys: KeyCache::default(),
-            oauth_tokens: Default::default(),
+            cx: Cx::new(
+                config,
+                db,
+                clock.unwrap_or_else(|| Arc::new(SystemClock)),
+                feed,
+                link_secret,
+            ),
+            keys,
+            oauth_tokens,
             mailer,
             metrics: Metrics::global(),
-            link_secret,
-            alert_links,
-            feed: Feed::new(&node_id, shared),
-            node_id,
             scheduler_role: Role::default(),
             heartbeats: HeartbeatWriter::start(db_for_writer, writer_options),
-            push_tokens: PushTokens::default(),
+            push_tokens,
         })))
     }
 
-    pub fn config(&self) -> &Config {
-        &self.0.config
-    }
-    pub fn db(&self) -> &Db {
-        &self.0.db
-    }
-    pub fn clock(&self) -> &SharedClock {
-        &self.0.clock
+    /// The context below the HTTP edge (see [`crate::cx`]).
+    pub fn cx(&self) -> &Cx {
+        &self.0.cx
     }
     pub fn keys(&self) -> &KeyCache {
         &self.0.keys
@@ -166,42 +172,9 @@ impl Core {
     pub fn scheduler_stats(&self) -> &SchedulerStats {
         &self.0.scheduler_stats
     }
-    pub fn link_secret(&self) -> &[u8] {
-        &self.0.link_secret
-    }
-    /// The links alert notifications carry (one-click acknowledge, the alert's address).
-    pub fn alert_links(&self) -> &crate::alerting::ack_link::Links {
-        &self.0.alert_links
-    }
     /// The live streams' fan-out on this node (see [`crate::live`]).
     pub fn live(&self) -> &crate::live::Hub {
         &self.0.live
-    }
-    /// The change feed (see [`crate::cluster::feed`]).
-    pub fn feed(&self) -> &Feed {
-        &self.0.feed
-    }
-
-    /// Announces a committed change (call it after the commit): this process's caches (API
-    /// keys, push tokens) apply it at once, before the caller answers, so a revoked key or a
-    /// replaced token is refused by the very next request; then the feed carries it to this
-    /// process's other followers and to every other node.
-    pub fn announce(&self, notice: crate::cluster::feed::Notice) {
-        self.keys().apply(&notice);
-        self.oauth_tokens().apply(&notice);
-        self.push_tokens().apply(&notice);
-        self.status_pages().apply(&notice);
-        self.0.feed.announce(notice);
-    }
-
-    /// [`Core::announce`] of a monitor change.
-    pub fn announce_monitor(&self, monitor_id: &str, kind: crate::cluster::feed::ChangeKind) {
-        self.announce(crate::cluster::feed::Notice::Monitor(
-            crate::cluster::feed::MonitorChange {
-                monitor_id: monitor_id.to_string(),
-                kind,
-            },
-        ));
     }
     /// The notification outbox's wake-up and outbound client (see [`crate::alerting::deliver`]).
     pub fn delivery_queue(&self) -> &crate::alerting::deliver::DeliveryQueue {
@@ -214,10 +187,6 @@ impl Core {
         self.0.deliveries.wake();
     }
 
-    /// This process's id among the nodes sharing the database.
-    pub fn node_id(&self) -> &str {
-        &self.0.node_id
-    }
     /// Cancelled when a graceful shutdown begins: from then on nothing is judged here (no
     /// scheduled run starts, a check finishing later steps no state machine, no push deadline
     /// is judged), so a server going away pages no one.
@@ -229,4 +198,45 @@ impl Core {
     pub fn scheduler_role(&self) -> &Role {
         &self.0.scheduler_role
     }
+}
+
+impl Deref for Core {
+    type Target = Cx;
+    fn deref(&self) -> &Cx {
+        &self.0.cx
+    }
+}
+
+/// Registers on `feed` the caches that follow committed changes: the API keys, the OAuth
+/// access tokens, the push tokens (reloaded in the background after a `Resync`, so pushes do
+/// not all fall back to the database at once) and the rendered status pages.
+fn register_appliers(
+    feed: &Feed,
+    db: &Db,
+    keys: &KeyCache,
+    oauth_tokens: &crate::auth::oauth::TokenCache,
+    push_tokens: &Arc<PushTokens>,
+    status_pages: &crate::public::cache::PageCache,
+) {
+    use crate::cluster::feed::Notice;
+    let k = keys.clone();
+    feed.register(Arc::new(move |n: &Notice| k.apply(n)));
+    let o = oauth_tokens.clone();
+    feed.register(Arc::new(move |n: &Notice| o.apply(n)));
+    let (p, db) = (push_tokens.clone(), db.clone());
+    feed.register(Arc::new(move |n: &Notice| {
+        p.apply(n);
+        if *n == Notice::Resync {
+            let (p, db) = (p.clone(), db.clone());
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    if let Err(e) = p.preload(&db).await {
+                        tracing::warn!(error = %e, "could not reload push tokens");
+                    }
+                });
+            }
+        }
+    }));
+    let s = status_pages.clone();
+    feed.register(Arc::new(move |n: &Notice| s.apply(n)));
 }

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod config;
+pub mod cx;
 pub mod domain;
 pub mod http;
 pub mod ids;

@@ -62,10 +62,12 @@ pub async fn run(
     // Notifications go out from every node (the queue is shared through the database). The
     // delivery worker stops after everything that enqueues, and drains what they left.
     let delivery_stop = crate::alerting::deliver::Stop::default();
-    let delivery = tokio::spawn(crate::alerting::deliver::run(
-        state.core().clone(),
-        delivery_stop.clone(),
-    ));
+    let delivery = crate::alerting::deliver::Worker::new(
+        state.cx().clone(),
+        state.delivery_queue().clone(),
+        state.mailer().cloned(),
+    );
+    let delivery = tokio::spawn(delivery.run(delivery_stop.clone()));
     let app = crate::http::router(state.clone());
     let addr = listener.local_addr()?;
     let options = crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
@@ -197,7 +199,7 @@ fn spawn_workers(
         }
     });
     let retention = tokio::spawn(crate::monitoring::retention::run(
-        state.clone(),
+        state.cx().clone(),
         Duration::from_secs(600),
         cancel.clone(),
     ));
@@ -240,15 +242,12 @@ fn spawn_workers(
         state.clone(),
         cancel.clone(),
     )));
-    workers.push(tokio::spawn(crate::cluster::caches::run(
-        state.clone(),
+    // The caches registered on the feed follow other nodes' notices.
+    workers.push(tokio::spawn(crate::cluster::feed::run_appliers(
+        state.feed().clone(),
         cancel.clone(),
     )));
     workers.push(tokio::spawn(http.clone().follow_feed(cancel.clone())));
-    workers.push(tokio::spawn(crate::public::cache::follow_feed(
-        state.clone(),
-        cancel.clone(),
-    )));
     if state.config().scheduler_enabled {
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
             state.clone(),

@@ -1,5 +1,6 @@
 //! The delivery worker: sends what the outbox holds and records every attempt. It runs on
-//! every node.
+//! every node. [`Worker`] owns what it sends with: the context, the queue handle (wake-up and
+//! outbound client) and the mailer; the composition root builds it and runs it.
 //!
 //! - **Claim.** Due `PENDING` attempts are claimed in batches by setting `claimed_until`
 //!   ([`CLAIM_MS`] ahead, well past an attempt's 10 s budget); on PostgreSQL with `FOR UPDATE
@@ -27,7 +28,7 @@
 //! - **Disabled channels.** Their queued attempts fail at once ("the channel is disabled"):
 //!   re-enabling a channel must not release a backlog of stale alerts. A `test` is sent anyway
 //!   (someone asked for it).
-//! - **Wake-up.** [`DeliveryQueue::wake`] (via `Core::wake_deliveries`, called after a commit
+//! - **Wake-up.** [`DeliveryQueue::wake`] (called after a commit
 //!   that enqueued) starts a claim at once; otherwise the worker polls every second for work
 //!   enqueued by other nodes and retries falling due.
 //! - **Shutdown.** It keeps sending while the server stops ([`Stop`]): once everything that
@@ -51,7 +52,8 @@ use super::channels::outbound::{Outbound, SendError};
 use super::channels::{self, ChannelType, HttpRequest, Message, Outgoing};
 use super::event::AlertEvent;
 use super::subscriber_mail;
-use crate::app::Core;
+use crate::cx::Cx;
+use crate::mail::Mailer;
 use crate::store::corrupt;
 use crate::store::deliveries::{self, Attempted, DeliveryRow, DeliveryStatus};
 
@@ -88,7 +90,7 @@ impl DeliveryQueue {
         self.wake.notify_one();
     }
 
-    /// A handle that wakes the worker, for a writer that holds no `Core` (the heartbeat
+    /// A handle that wakes the worker, for a writer that holds no queue (the heartbeat
     /// writer's push transitions).
     pub fn waker(&self) -> Arc<Notify> {
         Arc::clone(&self.wake)
@@ -124,13 +126,32 @@ pub struct Stop {
     pub halt: CancellationToken,
 }
 
-/// Runs until `stop` says (see [`Stop`]).
-pub async fn run(core: Core, stop: Stop) {
+/// The delivery worker of one node.
+pub struct Worker {
+    cx: Cx,
+    /// The wake-up it waits on and the outbound client it sends through.
+    queue: DeliveryQueue,
+    /// Sends email channels' and subscribers' messages; `None` without SMTP settings.
+    mailer: Option<Mailer>,
+}
+
+impl Worker {
+    pub fn new(cx: Cx, queue: DeliveryQueue, mailer: Option<Mailer>) -> Worker {
+        Worker { cx, queue, mailer }
+    }
+
+    /// Runs until `stop` says (see [`Stop`]).
+    pub async fn run(self, stop: Stop) {
+        run(Arc::new(self), stop).await
+    }
+}
+
+async fn run(core: Arc<Worker>, stop: Stop) {
     let cancel = &stop.halt;
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
     let (tx, rx) = mpsc::channel::<Done>(CONCURRENCY * 4);
-    let recorder = tokio::spawn(record_loop(core.clone(), rx));
-    let queue = core.delivery_queue().clone();
+    let recorder = tokio::spawn(record_loop(core.cx.clone(), rx));
+    let queue = core.queue.clone();
     let mut drain_from: Option<i64> = None;
     loop {
         if cancel.is_cancelled() {
@@ -145,13 +166,13 @@ pub async fn run(core: Core, stop: Stop) {
             }
             continue;
         }
-        let now = core.clock().now_ms();
+        let now = core.cx.clock().now_ms();
         // A drain sends what was due when it began, not what other nodes keep enqueueing.
         if draining && drain_from.is_none() {
             drain_from = Some(now);
         }
         let due_by = drain_from.unwrap_or(now);
-        let rows = match claim(&core, due_by, now, free).await {
+        let rows = match claim(&core.cx, due_by, now, free).await {
             Ok(rows) => rows,
             Err(e) => {
                 tracing::warn!(error = %e, "could not claim deliveries");
@@ -203,12 +224,12 @@ pub async fn run(core: Core, stop: Stop) {
 
 /// Claims up to `limit` attempts due by `due_by`, for [`CLAIM_MS`] from `now`.
 async fn claim(
-    core: &Core,
+    cx: &Cx,
     due_by: i64,
     now: i64,
     limit: usize,
 ) -> Result<Vec<DeliveryRow>, sqlx::Error> {
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let rows = deliveries::claim(
         &mut tx,
         due_by,
@@ -238,14 +259,14 @@ impl Failure {
 }
 
 /// Makes one attempt (never fails: every outcome is something to record).
-async fn attempt(core: &Core, row: DeliveryRow) -> Done {
+async fn attempt(core: &Worker, row: DeliveryRow) -> Done {
     let started = Instant::now();
-    let now = core.clock().now_ms();
+    let now = core.cx.clock().now_ms();
     let mut kind = None;
     let mut digest = None;
     let result = send(core, &row, &mut kind, &mut digest).await;
     let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-    let done_at = core.clock().now_ms();
+    let done_at = core.cx.clock().now_ms();
     let (attempted, next_due) = match result {
         Ok(status) => (
             Attempted {
@@ -306,7 +327,7 @@ fn sha256_hex(parts: &[&[u8]]) -> String {
 
 /// Renders and sends; `Ok` carries the HTTP status (none for email).
 async fn send(
-    core: &Core,
+    core: &Worker,
     row: &DeliveryRow,
     kind_out: &mut Option<ChannelType>,
     digest: &mut Option<String>,
@@ -322,7 +343,7 @@ async fn send(
     // and fails the attempt for good: waiting will not make it readable.
     let event: AlertEvent = corrupt::parse("deliveries", &row.id, "event", &row.event)
         .map_err(|_| Failure::permanent(format!("unknown event {:?}", row.event)))?;
-    let channel = crate::store::channels::get(core.db().reader(), &row.workspace_id, channel_id)
+    let channel = crate::store::channels::get(core.cx.db().reader(), &row.workspace_id, channel_id)
         .await
         .map_err(|e| Failure {
             text: format!("could not read the channel: {e}"),
@@ -339,7 +360,12 @@ async fn send(
     }
     let config: serde_json::Value = serde_json::from_str(&channel.config)
         .map_err(|_| Failure::permanent("the channel's stored config is not JSON"))?;
-    let msg = Message::from_body(event, &row.message_id, &row.payload, core.clock().now_ms());
+    let msg = Message::from_body(
+        event,
+        &row.message_id,
+        &row.payload,
+        core.cx.clock().now_ms(),
+    );
     let outgoing = channels::provider(kind)
         .render(&config, &msg)
         .map_err(|e| Failure::permanent(format!("the channel's config cannot be used: {e}")))?;
@@ -359,7 +385,7 @@ async fn send(
         }
         Outgoing::Email(mail) => {
             *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
-            let mailer = core.mailer().ok_or_else(no_smtp)?;
+            let mailer = core.mailer.as_ref().ok_or_else(no_smtp)?;
             mailer
                 .send_alternative(&mail.to, &mail.subject, mail.text, mail.html)
                 .await
@@ -384,12 +410,12 @@ fn no_smtp() -> Failure {
 /// Sends a status page subscriber's email (`super::subscriber_mail`): read the subscriber at
 /// send time, so one who unsubscribed or was deleted after the email was queued gets nothing.
 async fn send_to_subscriber(
-    core: &Core,
+    core: &Worker,
     row: &DeliveryRow,
     subscriber_id: &str,
     digest: &mut Option<String>,
 ) -> Result<Option<i64>, Failure> {
-    let s = crate::store::subscribers::by_id(core.db().reader(), subscriber_id)
+    let s = crate::store::subscribers::by_id(core.cx.db().reader(), subscriber_id)
         .await
         .map_err(|e| Failure {
             text: format!("could not read the subscriber: {e}"),
@@ -411,19 +437,19 @@ async fn send_to_subscriber(
         ));
     }
     let links = subscriber_mail::SubscriberLinks::new(
-        core.config().public_url.as_str(),
-        core.link_secret(),
+        core.cx.config().public_url.as_str(),
+        core.cx.link_secret(),
     );
     let mail = subscriber_mail::render(
         &row.event,
         &row.payload,
         &s.id,
         &links,
-        core.clock().now_ms(),
+        core.cx.clock().now_ms(),
     )
     .ok_or_else(|| Failure::permanent(format!("no subscriber email for {:?}", row.event)))?;
     *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
-    let mailer = core.mailer().ok_or_else(no_smtp)?;
+    let mailer = core.mailer.as_ref().ok_or_else(no_smtp)?;
     mailer
         .send_with_unsubscribe(
             &s.email,
@@ -442,8 +468,8 @@ async fn send_to_subscriber(
 }
 
 /// Sends one HTTP request; `Ok` carries the answer's status.
-async fn send_http(core: &Core, req: &HttpRequest) -> Result<Option<i64>, Failure> {
-    match core.delivery_queue().outbound().send(req).await {
+async fn send_http(core: &Worker, req: &HttpRequest) -> Result<Option<i64>, Failure> {
+    match core.queue.outbound().send(req).await {
         Ok(answer) if (200..300).contains(&answer.status) => Ok(Some(i64::from(answer.status))),
         Ok(answer) => {
             let text = if (300..400).contains(&answer.status) {
@@ -513,7 +539,7 @@ fn all_sent<'a>(
     })
 }
 
-async fn record_loop(core: Core, mut rx: mpsc::Receiver<Done>) {
+async fn record_loop(cx: Cx, mut rx: mpsc::Receiver<Done>) {
     let mut batch = Vec::with_capacity(RECORD_BATCH);
     while let Some(d) = rx.recv().await {
         batch.push(d);
@@ -523,7 +549,7 @@ async fn record_loop(core: Core, mut rx: mpsc::Receiver<Done>) {
                 Err(_) => break,
             }
         }
-        if let Err(e) = record(&core, &batch).await {
+        if let Err(e) = record(&cx, &batch).await {
             // The claims lapse and the attempts are made again: at least once.
             tracing::warn!(error = %e, attempts = batch.len(), "could not record delivery attempts");
         }
@@ -531,9 +557,9 @@ async fn record_loop(core: Core, mut rx: mpsc::Receiver<Done>) {
     }
 }
 
-async fn record(core: &Core, batch: &[Done]) -> Result<(), sqlx::Error> {
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+async fn record(cx: &Cx, batch: &[Done]) -> Result<(), sqlx::Error> {
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     for d in batch {
         if deliveries::record(&mut tx, &d.row.id, &d.attempted).await? {
             if let Some(due) = d.next_due {

@@ -8,6 +8,7 @@ use super::capability::{CapSet, Capability, Role};
 use super::key_cache::KeyCache;
 use super::{secrets, SESSION_TTL_MS};
 use crate::app::Core;
+use crate::cx::Cx;
 use crate::domain::error::{CredentialProblem, DomainError, Holder};
 use crate::store;
 
@@ -200,14 +201,14 @@ pub async fn authenticate_key(
 }
 
 pub async fn authenticate_session(
-    state: &Core,
+    cx: &Cx,
     token: &str,
     now: i64,
     ip: Option<String>,
     user_agent: Option<String>,
 ) -> Result<Caller, DomainError> {
     let hash = secrets::hash(token);
-    let db = state.db();
+    let db = cx.db();
     let mut s =
         store::sessions::find(db.reader(), &hash)
             .await?

@@ -25,6 +25,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use crate::app::Core;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::channels::ChannelRow;
 
@@ -238,10 +239,10 @@ pub struct AlertFigures {
 }
 
 /// Inserts the workspace's default WEBHOOK channel, taking `alert.opened` only, pointed at `url`.
-pub async fn default_channel(state: &Core, workspace_id: &str, url: &str) -> anyhow::Result<()> {
-    let now = state.clock().now_ms();
+pub async fn default_channel(cx: &Cx, workspace_id: &str, url: &str) -> anyhow::Result<()> {
+    let now = cx.clock().now_ms();
     crate::store::channels::insert(
-        state.db().writer(),
+        cx.db().writer(),
         &ChannelRow {
             id: new_id(),
             workspace_id: workspace_id.to_string(),

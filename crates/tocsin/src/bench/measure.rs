@@ -5,7 +5,7 @@
 
 use tocsin_core::Grid;
 
-use crate::app::Core;
+use crate::cx::Cx;
 use crate::store::Backend;
 
 /// The process's resident set size in bytes (`VmRSS` of `/proc/self/status`); `None` where
@@ -49,18 +49,14 @@ pub fn expected_runs<'a>(
 
 /// Heartbeats stored with a start time in `[from_ms, to_ms)`, counted per whole second of the
 /// window (seconds with none count as zero). The heartbeat's `ts` is when its check started.
-pub async fn stored_per_second(
-    state: &Core,
-    from_ms: i64,
-    to_ms: i64,
-) -> Result<Vec<u64>, sqlx::Error> {
+pub async fn stored_per_second(cx: &Cx, from_ms: i64, to_ms: i64) -> Result<Vec<u64>, sqlx::Error> {
     let rows: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT (ts - $1) / 1000 AS s, COUNT(*) FROM heartbeats WHERE ts >= $1 AND ts < $2 \
          GROUP BY (ts - $1) / 1000",
     )
     .bind(from_ms)
     .bind(to_ms)
-    .fetch_all(state.db().reader())
+    .fetch_all(cx.db().reader())
     .await?;
     let seconds = usize::try_from((to_ms - from_ms).max(0) / 1000).unwrap_or(0);
     let mut out = vec![0u64; seconds.max(1)];
@@ -76,8 +72,8 @@ pub async fn stored_per_second(
 /// of `heartbeats` and its indexes from the `dbstat` table (after a WAL checkpoint, so the
 /// main file holds everything); PostgreSQL: `pg_total_relation_size`. `None` when the backend
 /// cannot tell (a SQLite built without `dbstat`).
-pub async fn heartbeat_table_bytes(state: &Core) -> Result<Option<(u64, u64)>, sqlx::Error> {
-    let db = state.db();
+pub async fn heartbeat_table_bytes(cx: &Cx) -> Result<Option<(u64, u64)>, sqlx::Error> {
+    let db = cx.db();
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM heartbeats")
         .fetch_one(db.reader())
         .await?;

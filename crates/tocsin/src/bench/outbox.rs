@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::alerting::event::AlertEvent;
 use crate::alerting::outbox::{self, Notification};
 use crate::app::Core;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::channels::ChannelRow;
 
@@ -33,12 +34,12 @@ pub struct OutboxFigures {
     pub deliveries_per_sec: f64,
 }
 
-async fn count(state: &Core, status: &str, channel: &str) -> anyhow::Result<i64> {
+async fn count(cx: &Cx, status: &str, channel: &str) -> anyhow::Result<i64> {
     Ok(
         sqlx::query_scalar("SELECT COUNT(*) FROM deliveries WHERE channel_id = $1 AND status = $2")
             .bind(channel)
             .bind(status)
-            .fetch_one(state.db().reader())
+            .fetch_one(cx.db().reader())
             .await?,
     )
 }

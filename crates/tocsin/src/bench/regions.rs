@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::monitors::MonitorPlan;
 use super::seed::{self, MonitorSeed};
 use crate::app::Core;
+use crate::cx::Cx;
 use crate::monitoring::LOCAL_REGION;
 use crate::store::monitors;
 
@@ -159,15 +160,11 @@ pub fn measure(
 }
 
 /// Inserts the monitors with three regions and `strategy`.
-async fn insert(
-    state: &Core,
-    seed: &MonitorSeed,
-    strategy: &str,
-) -> anyhow::Result<Vec<(String, i64)>> {
-    let now = state.clock().now_ms();
+async fn insert(cx: &Cx, seed: &MonitorSeed, strategy: &str) -> anyhow::Result<Vec<(String, i64)>> {
+    let now = cx.clock().now_ms();
     let regions = serde_json::to_string(&[LOCAL_REGION, REMOTE[0], REMOTE[1]])?;
     let mut out = Vec::with_capacity(seed.count);
-    let mut tx = state.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let first = monitors::reserve_seqs(&mut *tx, i64::try_from(seed.count)?).await?;
     for j in 0..seed.count {
         let mut m = seed::row(seed, first + i64::try_from(j)?, j, now);

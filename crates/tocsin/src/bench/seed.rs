@@ -9,6 +9,7 @@ use std::time::Duration;
 use tocsin_core::Status;
 
 use crate::app::Core;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::monitoring::heartbeats::NewHeartbeat;
 use crate::monitoring::LOCAL_REGION;
@@ -81,11 +82,8 @@ pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRo
 /// Inserts the monitors and returns `(id, seq)` of each, in creation order. Fails before
 /// writing anything if the generated check does not parse (so a scenario never silently runs
 /// monitors the probe skips).
-pub async fn insert_monitors(
-    state: &Core,
-    seed: &MonitorSeed,
-) -> anyhow::Result<Vec<(String, i64)>> {
-    let now = state.clock().now_ms();
+pub async fn insert_monitors(cx: &Cx, seed: &MonitorSeed) -> anyhow::Result<Vec<(String, i64)>> {
+    let now = cx.clock().now_ms();
     if let Err(e) = crate::monitoring::monitor::Monitor::from_row(&row(seed, 0, 0, now)) {
         anyhow::bail!("the bench monitor does not parse: {e}");
     }
@@ -93,7 +91,7 @@ pub async fn insert_monitors(
     let mut done = 0;
     while done < seed.count {
         let n = BATCH.min(seed.count - done);
-        let mut tx = state.db().begin().await?;
+        let mut tx = cx.db().begin().await?;
         let first = monitors::reserve_seqs(&mut *tx, i64::try_from(n)?).await?;
         for j in 0..n {
             let m = row(seed, first + i64::try_from(j)?, done + j, now);

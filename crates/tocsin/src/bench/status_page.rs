@@ -2,10 +2,10 @@
 //! with 90 days of hourly history, read by its public summary or its HTML page. Seeded through
 //! the store (like `seed.rs`): what is measured is the public read path, the rendered cache.
 
-use crate::app::Core;
 use crate::auth::secrets;
 use crate::bench::scenario::{Fixture, RequestSpec};
 use crate::bench::seed::{insert_monitors, MonitorSeed};
+use crate::cx::Cx;
 use crate::domain::status_pages::branding::Branding;
 use crate::ids::new_id;
 use crate::store::publishable_keys::KeyRow;
@@ -45,14 +45,14 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
 /// 90 days of hourly rollups behind each: 60 checks an hour, one DOWN now and then. Returns
 /// the page's id.
 pub async fn seed_page(
-    state: &Core,
+    cx: &Cx,
     ws: &str,
     slug: &str,
     monitors: &[(String, i64)],
 ) -> anyhow::Result<String> {
-    let now = state.clock().now_ms();
+    let now = cx.clock().now_ms();
     let hour = now - now.rem_euclid(3_600_000);
-    let mut tx = state.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     for (i, (_, seq)) in monitors.iter().enumerate() {
         for h in 0..HISTORY_DAYS * 24 {
             let down = i64::from((h as usize + i).is_multiple_of(97));

@@ -25,8 +25,14 @@
 //! still go missing (a `pg_notify` that fails right after its commit) is caught by the
 //! reconciliation scan of the scheduler and the watcher ([`super::inventory`]), by the key
 //! cache's time limit, and by the next `Resync`. On SQLite (one node) the feed stays in process.
+//!
+//! In-memory caches follow the feed through [`Applier`]s the composition root registers
+//! ([`Feed::register`]): [`Feed::announce`] runs them before the notice goes anywhere else, so
+//! this process's own writes take effect before the request answers, and [`run_appliers`]
+//! runs them on every other node's notice (a lagged subscription counting as a `Resync`).
+//! The feed knows no cache: it only keeps the list.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -119,7 +125,20 @@ struct Wire {
     notice: Notice,
 }
 
-/// The feed, held by the application core. Cheap to clone.
+/// Something in memory that follows committed changes (a cache forgetting what a notice
+/// names, clearing itself on a `Resync`). Must be quick and must not block: it runs inside
+/// [`Feed::announce`], on the announcing request's path.
+pub trait Applier: Send + Sync {
+    fn apply(&self, notice: &Notice);
+}
+
+impl<F: Fn(&Notice) + Send + Sync> Applier for F {
+    fn apply(&self, notice: &Notice) {
+        self(notice)
+    }
+}
+
+/// The feed. Cheap to clone.
 #[derive(Clone)]
 pub struct Feed(Arc<Inner>);
 
@@ -131,6 +150,8 @@ struct Inner {
     /// Notices for other nodes, when the database is shared (PostgreSQL).
     outbox: Option<mpsc::UnboundedSender<Notice>>,
     outbox_rx: Mutex<Option<mpsc::UnboundedReceiver<Notice>>>,
+    /// What follows every notice, this node's own included (see [`Applier`]).
+    appliers: RwLock<Vec<Arc<dyn Applier>>>,
 }
 
 impl std::fmt::Debug for Feed {
@@ -159,6 +180,7 @@ impl Feed {
             monitors,
             outbox,
             outbox_rx: Mutex::new(outbox_rx),
+            appliers: RwLock::new(Vec::new()),
         }))
     }
 
@@ -174,9 +196,30 @@ impl Feed {
         }));
     }
 
-    /// Announces a committed change: at once to this process's subscribers, and queued for
-    /// every other node. Call it after the commit.
+    /// Adds `applier` to what follows every notice: this node's own at [`Feed::announce`],
+    /// other nodes' in [`run_appliers`].
+    pub fn register(&self, applier: Arc<dyn Applier>) {
+        self.0
+            .appliers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(applier);
+    }
+
+    /// Runs every registered applier on `notice`.
+    pub fn apply(&self, notice: &Notice) {
+        let appliers = self.0.appliers.read().unwrap_or_else(|p| p.into_inner());
+        for a in appliers.iter() {
+            a.apply(notice);
+        }
+    }
+
+    /// Announces a committed change: the registered appliers follow it at once (before the
+    /// caller answers, so a revoked key is refused by the very next request), then this
+    /// process's subscribers get it and it is queued for every other node. Call it after the
+    /// commit.
     pub fn announce(&self, notice: Notice) {
+        self.apply(&notice);
         if let Some(outbox) = &self.0.outbox {
             let _ = outbox.send(notice.clone());
         }
@@ -206,6 +249,26 @@ impl Feed {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take()
+    }
+}
+
+/// Runs the registered appliers on every notice from another node (and every `Resync`)
+/// until `cancel`; a lagged subscription counts as a `Resync`. This node's own notices were
+/// applied by [`Feed::announce`] before it answered.
+pub async fn run_appliers(feed: Feed, cancel: CancellationToken) {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut rx = feed.subscribe_all();
+    loop {
+        let notice = tokio::select! {
+            _ = cancel.cancelled() => return,
+            d = rx.recv() => match d {
+                Ok(d) if !d.remote => continue,
+                Ok(d) => d.notice,
+                Err(RecvError::Lagged(_)) => Notice::Resync,
+                Err(RecvError::Closed) => return,
+            },
+        };
+        feed.apply(&notice);
     }
 }
 
@@ -357,6 +420,21 @@ mod tests {
             assert_eq!(back.node, "n");
             assert_eq!(back.notice, notice);
         }
+    }
+
+    #[test]
+    fn registered_appliers_follow_announced_notices() {
+        let feed = Feed::new("n", false);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        feed.register(Arc::new(move |n: &Notice| {
+            s.lock().unwrap().push(n.clone())
+        }));
+        feed.announce(Notice::ApiKeyChanged { key_id: "k".into() });
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![Notice::ApiKeyChanged { key_id: "k".into() }]
+        );
     }
 
     #[tokio::test]

@@ -9,11 +9,12 @@
 //! - [`inventory`]: the reconciliation scan under the feed, for the scheduler and the push
 //!   watcher.
 //! - [`lease`]: the scheduler role, held by one node at a time.
-//! - [`caches`]: the task applying notices to the push-token map and the API-key cache.
+//!
+//! The caches that follow the feed are registered on it as appliers by the composition root
+//! ([`feed::Applier`]).
 //!
 //! On SQLite there is one node: the feed stays in process and the role is always held.
 
-pub mod caches;
 pub mod feed;
 pub mod inventory;
 pub mod lease;

@@ -31,6 +31,7 @@ use crate::audit::{self, Entry};
 use crate::auth::signed::Verify;
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::alerts::{self as store, AlertFilter, AlertRow};
 use crate::store::corrupt::{self, stored_text, CorruptRow};
@@ -162,15 +163,15 @@ pub struct AlertPath {
     pub alert_id: String,
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<AlertRow, DomainError> {
-    store::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<AlertRow, DomainError> {
+    store::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Alert))
 }
 
 /// A page of the workspace's alerts, newest first.
 pub async fn page(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     query: &AlertPageQuery,
 ) -> Result<AlertPage, DomainError> {
@@ -186,7 +187,7 @@ pub async fn page(
         monitor_id: query.monitor_id.clone(),
     };
     let rows = store::page(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         &filter,
         &params.after(),
@@ -201,18 +202,18 @@ pub async fn page(
     })
 }
 
-pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
-    Ok(get_versioned(core, caller, id).await?.0)
+pub async fn get(cx: &Cx, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
+    Ok(get_versioned(cx, caller, id).await?.0)
 }
 
 /// [`get`] with the alert's version, its `ETag`.
 pub async fn get_versioned(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<(Alert, i64), DomainError> {
     caller.require::<caps::MonitorsRead>()?;
-    let a = load(core, caller, id).await?;
+    let a = load(cx, caller, id).await?;
     Ok((view(&a)?, a.version))
 }
 
@@ -275,7 +276,7 @@ pub async fn acknowledge_versioned(
 /// Reads the acknowledged alert back in the transaction and notifies its channels.
 async fn acknowledged(
     tx: &mut crate::store::Tx,
-    core: &Core,
+    cx: &Cx,
     ws: &str,
     id: &str,
     now: i64,
@@ -285,7 +286,7 @@ async fn acknowledged(
         .ok_or(DomainError::NotFound(Resource::Alert))?;
     notify_reached(
         tx,
-        core.alert_links(),
+        cx.alert_links(),
         &acked,
         AlertEvent::AlertAcknowledged,
         now,
@@ -315,13 +316,13 @@ pub enum LinkCheck {
     Invalid,
 }
 
-async fn check(core: &Core, token: &str) -> Result<(LinkCheck, Option<AlertRow>), DomainError> {
-    let id = match core.alert_links().verify(token, core.clock().now_ms()) {
+async fn check(cx: &Cx, token: &str) -> Result<(LinkCheck, Option<AlertRow>), DomainError> {
+    let id = match cx.alert_links().verify(token, cx.clock().now_ms()) {
         Verify::Valid(id) => id,
         Verify::Expired => return Ok((LinkCheck::Expired, None)),
         Verify::Invalid => return Ok((LinkCheck::Invalid, None)),
     };
-    let Some(a) = store::get_by_id(core.db().reader(), &id).await? else {
+    let Some(a) = store::get_by_id(cx.db().reader(), &id).await? else {
         // Its monitor was deleted since.
         return Ok((LinkCheck::Invalid, None));
     };
@@ -334,7 +335,7 @@ async fn check(core: &Core, token: &str) -> Result<(LinkCheck, Option<AlertRow>)
         ));
     }
     let monitor =
-        crate::store::monitor_channels::brief(core.db().reader(), &a.workspace_id, &a.monitor_id)
+        crate::store::monitor_channels::brief(cx.db().reader(), &a.workspace_id, &a.monitor_id)
             .await?
             .map(|m| m.name)
             .unwrap_or_default();
@@ -349,8 +350,8 @@ async fn check(core: &Core, token: &str) -> Result<(LinkCheck, Option<AlertRow>)
 }
 
 /// What opening the link shows: nothing changes.
-pub async fn inspect_link(core: &Core, token: &str) -> Result<LinkCheck, DomainError> {
-    Ok(check(core, token).await?.0)
+pub async fn inspect_link(cx: &Cx, token: &str) -> Result<LinkCheck, DomainError> {
+    Ok(check(cx, token).await?.0)
 }
 
 /// Acknowledges the alert a one-click link names (its signature is the credential), audited

@@ -11,12 +11,12 @@ use serde_json::json;
 use super::input::{check_name, double_option, Validate};
 use super::plans::{ensure_room, Quota};
 use super::{check_write, DomainError, FieldError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::capability::TOKEN_CAPABILITIES;
 use crate::auth::{caps, secrets, Caller, Capability, Role, Via};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::corrupt::{self, stored_text, CorruptRow};
 use crate::store::{self, api_keys::ApiKeyRow};
@@ -260,20 +260,20 @@ fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
 
 /// Mints a key for the signed-in caller (the API's `createApiKey`, `tocsin token create`).
 pub async fn create(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: CreateApiKey,
 ) -> Result<IssuedApiKey, DomainError> {
     caller.require::<caps::SignedIn>()?;
     input.check()?;
     within_creator(&input.permissions, caller)?;
-    let expires_at = future("expiresAt", input.expires_at, core.clock().now_ms())?;
+    let expires_at = future("expiresAt", input.expires_at, cx.clock().now_ms())?;
     let surfaces = input.surfaces.unwrap_or_else(|| vec![Surface::Rest]);
-    let db = core.db();
+    let db = cx.db();
     let current = store::api_keys::count_active(db.reader(), &caller.workspace_id).await?;
-    ensure_room(core, &caller.workspace_id, Quota::ApiKeys, current).await?;
+    ensure_room(cx, &caller.workspace_id, Quota::ApiKeys, current).await?;
     let token = secrets::generate(secrets::API_KEY_PREFIX);
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let perms = dedup(&input.permissions);
     let surfaces = dedup(&surfaces);
     let row = ApiKeyRow {
@@ -313,14 +313,14 @@ pub async fn create(
 }
 
 /// Every key of the workspace (the contract's list is a plain array, not a page).
-pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<ApiKey>, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller) -> Result<Vec<ApiKey>, DomainError> {
     caller.require::<caps::SignedIn>()?;
     let mut out = Vec::new();
     let mut after = String::new();
     // Read in slices so memory stays flat however many keys there are.
     loop {
         let rows =
-            store::api_keys::list(core.db().reader(), &caller.workspace_id, &after, 500).await?;
+            store::api_keys::list(cx.db().reader(), &caller.workspace_id, &after, 500).await?;
         let done = rows.len() < 500;
         if let Some(last) = rows.last() {
             after = last.id.clone();
@@ -339,16 +339,16 @@ pub struct KeyPath {
     pub key_id: String,
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<ApiKeyRow, DomainError> {
-    store::api_keys::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<ApiKeyRow, DomainError> {
+    store::api_keys::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::ApiKey))
 }
 
 /// One key and its version.
-pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(ApiKey, i64), DomainError> {
+pub async fn get(cx: &Cx, caller: &Caller, id: &str) -> Result<(ApiKey, i64), DomainError> {
     caller.require::<caps::SignedIn>()?;
-    let k = load(core, caller, id).await?;
+    let k = load(cx, caller, id).await?;
     Ok((view(&k)?, k.version))
 }
 
@@ -383,7 +383,7 @@ impl Validate for UpdateApiKey {
 
 /// Changes name, permissions or expiry if `expected` (when given) is still the version.
 pub async fn update(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -391,14 +391,14 @@ pub async fn update(
 ) -> Result<(ApiKey, i64), DomainError> {
     caller.require::<caps::SignedIn>()?;
     input.check()?;
-    let mut k = load(core, caller, id).await?;
+    let mut k = load(cx, caller, id).await?;
     if k.status != "ACTIVE" {
         return Err(DomainError::Conflict(
             "API_KEY_REVOKED",
             "This API key was revoked and cannot be changed: create a new key instead.".into(),
         ));
     }
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     if let Some(perms) = &input.permissions {
         within_creator(perms, caller)?;
         k.permissions = store::join_list(dedup(perms).iter().map(|c| c.as_str()));
@@ -410,7 +410,7 @@ pub async fn update(
         k.expires_at = future("expiresAt", exp, now)?;
     }
     k.updated_at = now;
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let rows = store::api_keys::update(&mut *tx, &k, None, expected).await?;
     check_write(rows, expected, DomainError::NotFound(Resource::ApiKey))?;
     audit::record(
@@ -421,22 +421,22 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    core.announce(Notice::ApiKeyChanged {
+    cx.announce(Notice::ApiKeyChanged {
         key_id: k.id.clone(),
     });
-    let k = load(core, caller, id).await?;
+    let k = load(cx, caller, id).await?;
     Ok((view(&k)?, k.version))
 }
 
 /// Issues a new secret if `expected` (when given) is still the version; the old one stops.
 pub async fn rotate(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
 ) -> Result<IssuedApiKey, DomainError> {
     caller.require::<caps::SignedIn>()?;
-    let mut k = load(core, caller, id).await?;
+    let mut k = load(cx, caller, id).await?;
     if k.status != "ACTIVE" {
         return Err(DomainError::Conflict(
             "API_KEY_REVOKED",
@@ -444,10 +444,10 @@ pub async fn rotate(
         ));
     }
     let token = secrets::generate(secrets::API_KEY_PREFIX);
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     k.token_hint = secrets::hint(&token);
     k.updated_at = now;
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let rows =
         store::api_keys::update(&mut *tx, &k, Some(&secrets::hash(&token)), expected).await?;
     check_write(rows, expected, DomainError::NotFound(Resource::ApiKey))?;
@@ -465,10 +465,10 @@ pub async fn rotate(
     .await?;
     tx.commit().await?;
     // The old secret dies now on this node (and within the cache lifetime on any other).
-    core.announce(Notice::ApiKeyChanged {
+    cx.announce(Notice::ApiKeyChanged {
         key_id: k.id.clone(),
     });
-    let k = load(core, caller, id).await?;
+    let k = load(cx, caller, id).await?;
     Ok(IssuedApiKey {
         key: view(&k)?,
         token,
@@ -476,14 +476,14 @@ pub async fn rotate(
 }
 
 /// Revokes the key for good (revoking a revoked key changes nothing).
-pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<ApiKey, DomainError> {
+pub async fn revoke(cx: &Cx, caller: &Caller, id: &str) -> Result<ApiKey, DomainError> {
     caller.require::<caps::SignedIn>()?;
-    let mut k = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
+    let mut k = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
     if k.status == "ACTIVE" {
         k.status = "REVOKED".into();
         k.updated_at = now;
-        let mut tx = core.db().begin().await?;
+        let mut tx = cx.db().begin().await?;
         let rows = store::api_keys::update(&mut *tx, &k, None, None).await?;
         check_write(rows, None, DomainError::NotFound(Resource::ApiKey))?;
         audit::record(
@@ -499,11 +499,11 @@ pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<ApiKey, Do
         )
         .await?;
         tx.commit().await?;
-        core.announce(Notice::ApiKeyChanged {
+        cx.announce(Notice::ApiKeyChanged {
             key_id: k.id.clone(),
         });
     }
-    let k = load(core, caller, id).await?;
+    let k = load(cx, caller, id).await?;
     Ok(view(&k)?)
 }
 
@@ -518,13 +518,13 @@ pub fn all_held(caller: &Caller) -> Vec<Capability> {
 
 /// Mints a token for the user's first workspace, as that user.
 pub async fn mint_for_user(
-    state: &Core,
+    cx: &Cx,
     email: &str,
     name: &str,
     permissions: &str,
     surfaces: &str,
 ) -> anyhow::Result<String> {
-    let db = state.db();
+    let db = cx.db();
     let user = store::users::find_by_email(db.reader(), &email.trim().to_lowercase())
         .await?
         .ok_or_else(|| anyhow::anyhow!("no user with email {email}"))?;
@@ -590,7 +590,7 @@ pub async fn mint_for_user(
         surfaces: Some(surfaces),
         expires_at: None,
     };
-    let issued = create(state, &caller, input)
+    let issued = create(cx, &caller, input)
         .await
         .map_err(super::error::describe)?;
     Ok(issued.token)

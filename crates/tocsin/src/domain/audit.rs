@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::input::Validate;
 use super::pagination::MAX_LIMIT;
 use super::{DomainError, FieldError};
-use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::store::{self, audit::AuditFilter};
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -81,11 +81,7 @@ impl Validate for AuditQuery {
 }
 
 /// The entries matching `q`, newest first, and how many match in all.
-pub async fn list(
-    core: &Core,
-    caller: &Caller,
-    q: AuditQuery,
-) -> Result<AuditLogPage, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller, q: AuditQuery) -> Result<AuditLogPage, DomainError> {
     caller.require::<caps::AuditRead>()?;
     q.check()?;
     let filter = AuditFilter {
@@ -96,7 +92,7 @@ pub async fn list(
         to_ms: q.to.map(|t| t.timestamp_millis()),
     };
     let (rows, total) = store::audit::list(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         &filter,
         q.before.as_deref(),

@@ -33,6 +33,7 @@ use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::corrupt::CorruptRow;
 use crate::store::{self, channels::ChannelRow};
@@ -224,8 +225,8 @@ fn prepare_config(kind: ChannelType, mut config: Value) -> Result<Value, DomainE
 
 /// Under `--notify-deny-private-addresses`, a URL the config names that every request would
 /// be refused for is refused now, on its field, rather than failing at every delivery.
-async fn check_destinations(core: &Core, config: &Value) -> Result<(), DomainError> {
-    if !core.config().notify_deny_private_addresses {
+async fn check_destinations(cx: &Cx, config: &Value) -> Result<(), DomainError> {
+    if !cx.config().notify_deny_private_addresses {
         return Ok(());
     }
     let mut errors = Vec::new();
@@ -310,26 +311,26 @@ pub struct ChannelPath {
     pub channel_id: String,
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<ChannelRow, DomainError> {
-    store::channels::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<ChannelRow, DomainError> {
+    store::channels::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::NotificationChannel))
 }
 
 /// One channel and its version.
 pub async fn get(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<(NotificationChannel, i64), DomainError> {
     caller.require::<caps::NotificationsRead>()?;
-    let row = load(core, caller, id).await?;
+    let row = load(cx, caller, id).await?;
     Ok((view(&row)?, row.version))
 }
 
 /// The workspace's channels, a cursor page at a time.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page: &PageParams,
 ) -> Result<NotificationChannelPage, DomainError> {
@@ -337,7 +338,7 @@ pub async fn list(
     page.check()?;
     let limit = page.limit();
     let rows = store::channels::page(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         &page.after(),
         i64::from(limit) + 1,
@@ -442,15 +443,15 @@ pub async fn update(
 
 /// Deletes a channel, its history and its monitor bindings.
 pub async fn delete(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
 ) -> Result<(), DomainError> {
     caller.require::<caps::NotificationsDelete>()?;
-    let row = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::channels::delete(&mut *tx, &caller.workspace_id, &row.id, expected).await?;
     check_write(
         rows,

@@ -12,9 +12,9 @@ use super::input::Validate;
 use super::pagination::{finish, PageParams};
 use super::{DomainError, FieldError, Resource};
 use crate::alerting::event::AlertEvent;
-use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::store;
 use crate::store::corrupt::CorruptRow;
 use crate::store::deliveries::{DeliveryFilter, DeliveryRow};
@@ -136,7 +136,7 @@ pub enum DeliveriesOf<'a> {
 /// (`monitors:read`); `NOTIFICATION_CHANNEL_NOT_FOUND` / `ALERT_NOT_FOUND` when it is not one
 /// of the caller's workspace.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     of: DeliveriesOf<'_>,
     query: &DeliveryQuery,
@@ -150,14 +150,14 @@ pub async fn list(
     match of {
         DeliveriesOf::Channel(id) => {
             caller.require::<caps::NotificationsRead>()?;
-            store::channels::get(core.db().reader(), ws, id)
+            store::channels::get(cx.db().reader(), ws, id)
                 .await?
                 .ok_or(DomainError::NotFound(Resource::NotificationChannel))?;
             filter.channel_id = Some(id.to_string());
         }
         DeliveriesOf::Alert(id) => {
             caller.require::<caps::MonitorsRead>()?;
-            if !store::deliveries::alert_exists(core.db().reader(), ws, id).await? {
+            if !store::deliveries::alert_exists(cx.db().reader(), ws, id).await? {
                 return Err(DomainError::NotFound(Resource::Alert));
             }
             filter.alert_id = Some(id.to_string());
@@ -167,7 +167,7 @@ pub async fn list(
     let params = query.page();
     let limit = params.limit();
     let rows = store::deliveries::page(
-        core.db().reader(),
+        cx.db().reader(),
         ws,
         &filter,
         &params.after(),

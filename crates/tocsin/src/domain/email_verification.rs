@@ -11,6 +11,7 @@
 
 use crate::app::Core;
 use crate::auth::{caps, secrets, Caller};
+use crate::cx::Cx;
 use crate::domain::DomainError;
 use crate::store::{self, email_verifications::VerificationRow, users::UserRow};
 
@@ -127,9 +128,9 @@ pub async fn resend(core: &Core, caller: &Caller) -> Result<(), DomainError> {
 }
 
 /// What following `token` would do, without doing it (the link's GET page).
-pub async fn check(core: &Core, token: &str) -> Result<LinkOutcome, DomainError> {
-    let now = core.clock().now_ms();
-    let Some(row) = find(core, token).await? else {
+pub async fn check(cx: &Cx, token: &str) -> Result<LinkOutcome, DomainError> {
+    let now = cx.clock().now_ms();
+    let Some(row) = find(cx, token).await? else {
         return Ok(LinkOutcome::Invalid);
     };
     Ok(if row.used_at.is_some() {
@@ -143,15 +144,15 @@ pub async fn check(core: &Core, token: &str) -> Result<LinkOutcome, DomainError>
 
 /// Spends `token` and marks its address verified (the button's POST). A link works once,
 /// before it expires, and only while its address is still its user's.
-pub async fn confirm(core: &Core, token: &str) -> Result<LinkOutcome, DomainError> {
-    let now = core.clock().now_ms();
-    let Some(row) = find(core, token).await? else {
+pub async fn confirm(cx: &Cx, token: &str) -> Result<LinkOutcome, DomainError> {
+    let now = cx.clock().now_ms();
+    let Some(row) = find(cx, token).await? else {
         return Ok(LinkOutcome::Invalid);
     };
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     if store::email_verifications::spend(&mut *tx, &row.token_hash, now).await? != 1 {
         drop(tx);
-        return check(core, token).await;
+        return check(cx, token).await;
     }
     let changed = store::users::mark_verified(&mut *tx, &row.user_id, &row.email, now).await?;
     tx.commit().await?;
@@ -163,25 +164,24 @@ pub async fn confirm(core: &Core, token: &str) -> Result<LinkOutcome, DomainErro
     })
 }
 
-async fn find(core: &Core, token: &str) -> Result<Option<VerificationRow>, DomainError> {
+async fn find(cx: &Cx, token: &str) -> Result<Option<VerificationRow>, DomainError> {
     if token.is_empty() || token.len() > 256 {
         return Ok(None);
     }
     let hash = secrets::hash(token);
-    let row = store::email_verifications::find(core.db().reader(), &hash).await?;
+    let row = store::email_verifications::find(cx.db().reader(), &hash).await?;
     // Found by the index; compared again in constant time all the same.
     Ok(row.filter(|r| secrets::hashes_equal(&r.token_hash, &hash)))
 }
 
 /// Marks a user's address verified on the operator's word (`tocsin user verify`): `None` when
 /// no user has this email, else whether it was unverified until now.
-pub async fn verify_by_operator(core: &Core, email: &str) -> Result<Option<bool>, DomainError> {
+pub async fn verify_by_operator(cx: &Cx, email: &str) -> Result<Option<bool>, DomainError> {
     let email = email.trim().to_lowercase();
-    let Some(user) = store::users::find_by_email(core.db().reader(), &email).await? else {
+    let Some(user) = store::users::find_by_email(cx.db().reader(), &email).await? else {
         return Ok(None);
     };
-    let now = core.clock().now_ms();
-    let changed =
-        store::users::mark_verified(core.db().writer(), &user.id, &user.email, now).await?;
+    let now = cx.clock().now_ms();
+    let changed = store::users::mark_verified(cx.db().writer(), &user.id, &user.email, now).await?;
     Ok(Some(changed == 1))
 }

@@ -21,10 +21,10 @@ use serde_json::json;
 
 use super::input::{check_name, Validate};
 use super::{check_write, DomainError, FieldError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store;
 use crate::store::escalation::{NewStep, PolicyRow, StepRow};
@@ -183,12 +183,12 @@ impl Validate for UpdateEscalationPolicy {
 }
 
 /// Refuses channel ids that are not the workspace's, or repeat within a step.
-async fn check_channels(core: &Core, ws: &str, steps: &[StepInput]) -> Result<(), DomainError> {
+async fn check_channels(cx: &Cx, ws: &str, steps: &[StepInput]) -> Result<(), DomainError> {
     let all: Vec<String> = steps
         .iter()
         .flat_map(|s| s.notification_channel_ids.iter().cloned())
         .collect();
-    let found = store::monitor_channels::existing_channels(core.db().reader(), ws, &all).await?;
+    let found = store::monitor_channels::existing_channels(cx.db().reader(), ws, &all).await?;
     let mut errors = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         let ids = &s.notification_channel_ids;
@@ -218,28 +218,28 @@ fn new_steps(steps: &[StepInput]) -> Vec<NewStep> {
         .collect()
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<PolicyRow, DomainError> {
-    store::escalation::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<PolicyRow, DomainError> {
+    store::escalation::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::EscalationPolicy))
 }
 
 async fn versioned(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<(EscalationPolicy, i64), DomainError> {
-    let p = load(core, caller, id).await?;
-    let steps = store::escalation::steps(core.db().reader(), &caller.workspace_id, &p.id).await?;
+    let p = load(cx, caller, id).await?;
+    let steps = store::escalation::steps(cx.db().reader(), &caller.workspace_id, &p.id).await?;
     Ok((view(&p, &steps), p.version))
 }
 
 /// The workspace's policies, oldest first.
-pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<EscalationPolicy>, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller) -> Result<Vec<EscalationPolicy>, DomainError> {
     caller.require::<caps::NotificationsRead>()?;
-    let rows = store::escalation::list(core.db().reader(), &caller.workspace_id).await?;
+    let rows = store::escalation::list(cx.db().reader(), &caller.workspace_id).await?;
     let mut steps =
-        store::escalation::steps_by_policy(core.db().reader(), &caller.workspace_id).await?;
+        store::escalation::steps_by_policy(cx.db().reader(), &caller.workspace_id).await?;
     Ok(rows
         .iter()
         .map(|p| view(p, &steps.remove(&p.id).unwrap_or_default()))
@@ -248,12 +248,12 @@ pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<EscalationPolicy>,
 
 /// One policy and its version.
 pub async fn get(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<(EscalationPolicy, i64), DomainError> {
     caller.require::<caps::NotificationsRead>()?;
-    versioned(core, caller, id).await
+    versioned(cx, caller, id).await
 }
 
 fn audit_meta(name: &str, steps: &[StepInput]) -> serde_json::Value {
@@ -262,14 +262,14 @@ fn audit_meta(name: &str, steps: &[StepInput]) -> serde_json::Value {
 }
 
 pub async fn create(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: CreateEscalationPolicy,
 ) -> Result<EscalationPolicy, DomainError> {
     caller.require::<caps::NotificationsWrite>()?;
     input.check()?;
-    check_channels(core, &caller.workspace_id, &input.steps).await?;
-    let now = core.clock().now_ms();
+    check_channels(cx, &caller.workspace_id, &input.steps).await?;
+    let now = cx.clock().now_ms();
     let row = PolicyRow {
         id: new_id(),
         workspace_id: caller.workspace_id.clone(),
@@ -278,7 +278,7 @@ pub async fn create(
         created_at: now,
         updated_at: now,
     };
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     store::escalation::insert(&mut *tx, &row).await?;
     store::escalation::set_steps(&mut tx, &row.id, &new_steps(&input.steps)).await?;
     audit::record(
@@ -294,12 +294,12 @@ pub async fn create(
     )
     .await?;
     tx.commit().await?;
-    Ok(versioned(core, caller, &row.id).await?.0)
+    Ok(versioned(cx, caller, &row.id).await?.0)
 }
 
 /// Renames a policy or replaces its steps if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -308,15 +308,15 @@ pub async fn update(
     caller.require::<caps::NotificationsWrite>()?;
     input.check()?;
     if let Some(steps) = &input.steps {
-        check_channels(core, &caller.workspace_id, steps).await?;
+        check_channels(cx, &caller.workspace_id, steps).await?;
     }
-    let p = load(core, caller, id).await?;
+    let p = load(cx, caller, id).await?;
     let name = input
         .name
         .as_deref()
         .map_or_else(|| p.name.clone(), |n| n.trim().to_string());
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows =
         store::escalation::update(&mut *tx, &caller.workspace_id, &p.id, &name, now, expected)
             .await?;
@@ -341,20 +341,20 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    versioned(core, caller, id).await
+    versioned(cx, caller, id).await
 }
 
 /// Deletes a policy; its monitors keep running without one.
 pub async fn delete(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
 ) -> Result<(), DomainError> {
     caller.require::<caps::NotificationsDelete>()?;
-    let p = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let p = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::escalation::delete(&mut *tx, &caller.workspace_id, &p.id, expected).await?;
     check_write(
         rows,

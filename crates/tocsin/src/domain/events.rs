@@ -5,9 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::schema::exact_object;
 use crate::domain::{DomainError, FieldError, Resource};
 use tocsin_core::Status;
@@ -86,7 +86,7 @@ fn view(r: EventRow) -> MonitorEvent {
 
 /// A monitor's events, newest first, older than `query.before` when given.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     query: &EventQuery,
@@ -96,7 +96,7 @@ pub async fn list(
     if !errors.is_empty() {
         return Err(errors.into());
     }
-    let db = core.db().reader();
+    let db = cx.db().reader();
     if monitors::get(db, &caller.workspace_id, monitor_id)
         .await?
         .is_none()

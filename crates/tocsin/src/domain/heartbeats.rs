@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tocsin_core::state::Status;
 
-use crate::app::Core;
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::schema::exact_object;
 use crate::domain::{DomainError, FieldError, Resource};
 use crate::monitoring::heartbeats::{decode_id, encode_id, unpack_timings};
@@ -309,8 +309,8 @@ impl ReportQuery {
 // Operations
 
 /// The monitor's compact heartbeat key, or `MONITOR_NOT_FOUND` outside the caller's workspace.
-async fn monitor_seq(core: &Core, caller: &Caller, monitor_id: &str) -> Result<i64, DomainError> {
-    hb_store::monitor_seq(core.db().reader(), &caller.workspace_id, monitor_id)
+async fn monitor_seq(cx: &Cx, caller: &Caller, monitor_id: &str) -> Result<i64, DomainError> {
+    hb_store::monitor_seq(cx.db().reader(), &caller.workspace_id, monitor_id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Monitor))
 }
@@ -361,7 +361,7 @@ fn checked(errors: Vec<FieldError>) -> Result<(), DomainError> {
 
 /// A monitor's heartbeats, newest first, filtered and keyset-paged by `query`.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     query: &HeartbeatQuery,
@@ -369,7 +369,7 @@ pub async fn list(
     caller.require::<needs::ListHeartbeats>()?;
     checked(query.check())?;
     let q = query;
-    let seq = monitor_seq(core, caller, monitor_id).await?;
+    let seq = monitor_seq(cx, caller, monitor_id).await?;
     let before = match q.before.as_deref().and_then(decode_id) {
         Some((s, ts, region)) if s == seq => Some((ts, region)),
         Some(_) => {
@@ -381,7 +381,7 @@ pub async fn list(
         None => None,
     };
     let region_id = match &q.region {
-        Some(name) => match hb_store::region_by_name(core.db().reader(), name).await? {
+        Some(name) => match hb_store::region_by_name(cx.db().reader(), name).await? {
             Some(id) => Some(id),
             // No heartbeat was ever stored for that region.
             None => return Ok(Vec::new()),
@@ -397,7 +397,7 @@ pub async fn list(
         before,
         limit: i64::from(q.limit.unwrap_or(DEFAULT_HEARTBEAT_LIMIT)),
     };
-    let rows = hb_store::list(core.db().reader(), seq, &filter).await?;
+    let rows = hb_store::list(cx.db().reader(), seq, &filter).await?;
     Ok(rows
         .into_iter()
         .map(|h| view(monitor_id, seq, h))
@@ -410,7 +410,7 @@ fn ms_or_zero(v: Option<f64>) -> f64 {
 
 /// A monitor's hourly check counts and latency, oldest first.
 pub async fn hourly(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     query: &RangeQuery,
@@ -418,11 +418,11 @@ pub async fn hourly(
     caller.require::<needs::ListHourlyStats>()?;
     checked(query.check())?;
     let q = query;
-    let seq = monitor_seq(core, caller, monitor_id).await?;
-    let now = core.clock().now_ms();
+    let seq = monitor_seq(cx, caller, monitor_id).await?;
+    let now = cx.clock().now_ms();
     let to = q.to.map_or(now + 1, |t| t.timestamp_millis());
     let from = floor_hour(q.from.map_or(to - DAY_MS, |t| t.timestamp_millis()));
-    let db = core.db();
+    let db = cx.db();
     let rows = hb_store::hourly(db.reader(), seq, from, to).await?;
     let mut hists: BTreeMap<i64, Histogram> = BTreeMap::new();
     for (bucket, bin, n) in hb_store::bins(db.reader(), seq, from, to).await? {
@@ -457,7 +457,7 @@ pub async fn hourly(
 /// A monitor's uptime over the last 24 hours, 7, 30 and 90 days, and over `query`'s range
 /// when it has a `from`.
 pub async fn uptime(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     query: &RangeQuery,
@@ -465,13 +465,13 @@ pub async fn uptime(
     caller.require::<needs::GetMonitorUptime>()?;
     checked(query.check())?;
     let q = query;
-    let seq = monitor_seq(core, caller, monitor_id).await?;
+    let seq = monitor_seq(cx, caller, monitor_id).await?;
     // Windows end now, inclusive.
-    let end = core.clock().now_ms() + 1;
+    let end = cx.clock().now_ms() + 1;
     let mut pct = Vec::with_capacity(4);
     for days in [1, 7, 30, 90] {
         pct.push(
-            report::window(core, seq, end - days * DAY_MS, end)
+            report::window(cx, seq, end - days * DAY_MS, end)
                 .await?
                 .uptime(),
         );
@@ -479,7 +479,7 @@ pub async fn uptime(
     let custom = match (q.from, q.to) {
         (Some(f), t) => {
             let to = t.map_or(end, |t| t.timestamp_millis());
-            report::window(core, seq, f.timestamp_millis(), to)
+            report::window(cx, seq, f.timestamp_millis(), to)
                 .await?
                 .uptime()
         }
@@ -498,7 +498,7 @@ pub async fn uptime(
 /// A monitor's availability report over `query`'s range (default: the 30 days before now).
 /// `query.format` is for the caller to apply ([`Report::csv`]).
 pub async fn report(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     query: &ReportQuery,
@@ -506,12 +506,12 @@ pub async fn report(
     caller.require::<caps::MonitorsRead>()?;
     checked(query.check())?;
     let q = query;
-    let seq = monitor_seq(core, caller, monitor_id).await?;
-    let now = core.clock().now_ms();
+    let seq = monitor_seq(cx, caller, monitor_id).await?;
+    let now = cx.clock().now_ms();
     let to = q.to.map_or(now + 1, |t| t.timestamp_millis());
     let from = q.from.map_or(to - 30 * DAY_MS, |t| t.timestamp_millis());
-    let summary: Summary = report::window(core, seq, from, to).await?;
-    let (outages, outage_from) = report::outages_of(core, seq, from, to).await?;
+    let summary: Summary = report::window(cx, seq, from, to).await?;
+    let (outages, outage_from) = report::outages_of(cx, seq, from, to).await?;
     let lat = &summary.latency;
     Ok(Report {
         monitor_id: monitor_id.to_string(),

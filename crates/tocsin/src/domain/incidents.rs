@@ -47,6 +47,7 @@ use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::incidents::{IncidentFilter, IncidentRow, UpdateRow};
 use crate::store::{self};
@@ -101,7 +102,7 @@ fn check_component_list(ids: &[String], errors: &mut Vec<FieldError>) {
 
 /// Every id must be a component of page `page_id`.
 async fn check_components(
-    core: &Core,
+    cx: &Cx,
     ws: &str,
     page_id: &str,
     ids: &[String],
@@ -109,7 +110,7 @@ async fn check_components(
     if ids.is_empty() {
         return Ok(());
     }
-    let known: HashSet<String> = store::incidents::component_ids(core.db().reader(), ws, page_id)
+    let known: HashSet<String> = store::incidents::component_ids(cx.db().reader(), ws, page_id)
         .await?
         .into_iter()
         .collect();
@@ -178,11 +179,7 @@ impl Validate for IncidentQuery {
 
 /// The workspace's incidents matching the filters, newest first, `limit` from `offset`, and how
 /// many match in all.
-pub async fn list(
-    core: &Core,
-    caller: &Caller,
-    q: IncidentQuery,
-) -> Result<IncidentList, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller, q: IncidentQuery) -> Result<IncidentList, DomainError> {
     caller.require::<needs::ListIncidents>()?;
     q.check()?;
     let filter = IncidentFilter {
@@ -190,7 +187,7 @@ pub async fn list(
         status: q.status.map(|s| s.as_str().to_string()),
         visibility: q.visibility.map(|v| v.as_str().to_string()),
     };
-    let db = core.db().reader();
+    let db = cx.db().reader();
     let ws = &caller.workspace_id;
     let rows = store::incidents::list(
         db,
@@ -213,32 +210,32 @@ pub struct IncidentPath {
     pub incident_id: String,
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<IncidentRow, DomainError> {
-    store::incidents::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<IncidentRow, DomainError> {
+    store::incidents::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Incident))
 }
 
 /// The incident with its updates, and its version.
 async fn read(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<(IncidentWithUpdates, i64), DomainError> {
-    let row = load(core, caller, id).await?;
+    let row = load(cx, caller, id).await?;
     let updates =
-        store::incidents::updates(core.db().reader(), &caller.workspace_id, &row.id).await?;
+        store::incidents::updates(cx.db().reader(), &caller.workspace_id, &row.id).await?;
     Ok((incident_view(&row, &updates)?, row.version))
 }
 
 /// One incident with its updates, and its version.
 pub async fn get(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<(IncidentWithUpdates, i64), DomainError> {
     caller.require::<needs::GetIncident>()?;
-    read(core, caller, id).await
+    read(cx, caller, id).await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -756,11 +753,11 @@ pub async fn archive(
 }
 
 /// Deletes an incident with its updates and postmortems.
-pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, id: &str) -> Result<(), DomainError> {
     caller.require::<caps::IncidentsDelete>()?;
-    let row = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::incidents::delete(&mut *tx, &caller.workspace_id, &row.id).await?;
     check_write(rows, None, DomainError::NotFound(Resource::Incident))?;
     audit::record(
@@ -776,26 +773,26 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.status_page_id);
+    announce(cx, &row.status_page_id);
     Ok(())
 }
 
 /// Enqueues what an incident write tells channels and subscribers in the write's transaction
 /// (`alerting::incident_notify::tell`, which the incidents a monitor opens by itself use too).
 async fn tell(
-    core: &Core,
+    cx: &Cx,
     conn: &mut sqlx::AnyConnection,
     before: Option<&IncidentRow>,
     after: &IncidentRow,
     update: Option<&UpdateRow>,
     now: i64,
 ) -> Result<usize, DomainError> {
-    let links = SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret());
+    let links = SubscriberLinks::new(cx.config().public_url.as_str(), cx.link_secret());
     Ok(incident_notify::tell(conn, &links, before, after, update, now).await?)
 }
 
-fn announce(core: &Core, page_id: &str) {
-    core.announce(Notice::StatusPageChanged {
+fn announce(cx: &Cx, page_id: &str) {
+    cx.announce(Notice::StatusPageChanged {
         page_id: page_id.to_string(),
     });
 }

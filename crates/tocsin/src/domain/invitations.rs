@@ -19,6 +19,7 @@ use crate::auth::signed::{self, Verify};
 use crate::auth::{caps, Caller, Role, Via};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, invitations::InvitationRow};
@@ -88,21 +89,21 @@ fn view(i: &InvitationRow, now: i64) -> Result<Invitation, CorruptRow> {
 }
 
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page: PageParams,
 ) -> Result<InvitationPage, DomainError> {
     caller.require::<caps::MembersManage>()?;
     page.check()?;
     let rows = store::invitations::list(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         &page.after(),
         i64::from(page.limit()) + 1,
     )
     .await?;
     let (rows, next_cursor) = finish(rows, page.limit(), |i| i.id.clone());
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     Ok(InvitationPage {
         // A corrupt row is reported and left out of the page (see `store::corrupt`).
         invitations: corrupt::readable(rows.iter().map(|i| view(i, now))),
@@ -115,16 +116,16 @@ pub struct InvitationPath {
     pub invitation_id: String,
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<InvitationRow, DomainError> {
-    store::invitations::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<InvitationRow, DomainError> {
+    store::invitations::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Invitation))
 }
 
-pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<Invitation, DomainError> {
+pub async fn get(cx: &Cx, caller: &Caller, id: &str) -> Result<Invitation, DomainError> {
     caller.require::<caps::MembersManage>()?;
-    let i = load(core, caller, id).await?;
-    Ok(view(&i, core.clock().now_ms())?)
+    let i = load(cx, caller, id).await?;
+    Ok(view(&i, cx.clock().now_ms())?)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -250,11 +251,11 @@ pub async fn create(
 }
 
 /// Revokes a pending invitation; the record stays, with status revoked.
-pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<Invitation, DomainError> {
+pub async fn revoke(cx: &Cx, caller: &Caller, id: &str) -> Result<Invitation, DomainError> {
     caller.require::<caps::MembersManage>()?;
-    let db = core.db();
-    let i = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
+    let db = cx.db();
+    let i = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
     let mut tx = db.begin().await?;
     if store::invitations::set_status(&mut *tx, &i.id, "pending", "revoked", now).await? == 0 {
         return Err(DomainError::Conflict(
@@ -275,7 +276,7 @@ pub async fn revoke(core: &Core, caller: &Caller, id: &str) -> Result<Invitation
     )
     .await?;
     tx.commit().await?;
-    let fresh = load(core, caller, &i.id).await?;
+    let fresh = load(cx, caller, &i.id).await?;
     Ok(view(&fresh, now)?)
 }
 
@@ -291,14 +292,14 @@ impl Validate for AcceptInvitation {}
 /// Joins the invitation's workspace as the signed-in invitee and makes it the session's
 /// active workspace; returns its view (the member count changed: HTTP refreshes its cache).
 pub async fn accept(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: AcceptInvitation,
 ) -> Result<CurrentWorkspace, DomainError> {
     caller.require::<caps::SignedIn>()?;
     input.check()?;
-    let now = core.clock().now_ms();
-    let id = match signed::verify(core.link_secret(), &input.token, now) {
+    let now = cx.clock().now_ms();
+    let id = match signed::verify(cx.link_secret(), &input.token, now) {
         Verify::Valid(id) => id,
         Verify::Expired => return Err(DomainError::Conflict(
             "INVITATION_EXPIRED",
@@ -312,7 +313,7 @@ pub async fn accept(
             ))
         }
     };
-    let db = core.db();
+    let db = cx.db();
     let inv = store::invitations::get_unscoped(db.reader(), &id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Invitation))?;
@@ -372,8 +373,8 @@ pub async fn accept(
     }
     tx.commit().await?;
     // Other nodes drop what they cached of this workspace's memberships.
-    core.announce(Notice::MembershipChanged {
+    cx.announce(Notice::MembershipChanged {
         workspace_id: inv.workspace_id.clone(),
     });
-    workspaces::view(core, &inv.workspace_id).await
+    workspaces::view(cx, &inv.workspace_id).await
 }

@@ -31,6 +31,7 @@ use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::{self, maintenance::WindowRow};
 
@@ -161,8 +162,8 @@ fn check_schedule(w: &WindowRow) -> Result<(), DomainError> {
     }
 }
 
-async fn check_monitor(core: &Core, ws: &str, monitor_id: &str) -> Result<(), DomainError> {
-    if store::monitors::get(core.db().reader(), ws, monitor_id)
+async fn check_monitor(cx: &Cx, ws: &str, monitor_id: &str) -> Result<(), DomainError> {
+    if store::monitors::get(cx.db().reader(), ws, monitor_id)
         .await?
         .is_some()
     {
@@ -172,8 +173,8 @@ async fn check_monitor(core: &Core, ws: &str, monitor_id: &str) -> Result<(), Do
     }
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<WindowRow, DomainError> {
-    store::maintenance::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<WindowRow, DomainError> {
+    store::maintenance::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::MaintenanceWindow))
 }
@@ -198,13 +199,13 @@ pub struct WindowQuery {
 
 /// The workspace's windows in creation order (one monitor's with `monitorId`).
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     q: WindowQuery,
 ) -> Result<Vec<MaintenanceWindow>, DomainError> {
     caller.require::<needs::ListMaintenanceWindows>()?;
     let rows = store::maintenance::list(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         q.monitor_id.as_deref(),
     )
@@ -301,12 +302,12 @@ pub struct WindowPath {
 
 /// One window and its version.
 pub async fn get(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<(MaintenanceWindow, i64), DomainError> {
     caller.require::<caps::MonitorsRead>()?;
-    let row = load(core, caller, id).await?;
+    let row = load(cx, caller, id).await?;
     Ok((view(&row), row.version))
 }
 
@@ -416,11 +417,11 @@ pub async fn update(
 }
 
 /// Deletes a window; a monitor it holds leaves maintenance with its next check.
-pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, id: &str) -> Result<(), DomainError> {
     caller.require::<needs::DeleteMaintenanceWindow>()?;
-    let row = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::maintenance::delete(&mut *tx, &caller.workspace_id, &row.id).await?;
     check_write(
         rows,
@@ -440,16 +441,16 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.monitor_id);
+    announce(cx, &row.monitor_id);
     Ok(())
 }
 
-fn links(core: &Core) -> SubscriberLinks {
-    SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret())
+fn links(cx: &Cx) -> SubscriberLinks {
+    SubscriberLinks::new(cx.config().public_url.as_str(), cx.link_secret())
 }
 
-fn announce(core: &Core, monitor_id: &str) {
-    core.announce(Notice::MaintenanceChanged {
+fn announce(cx: &Cx, monitor_id: &str) {
+    cx.announce(Notice::MaintenanceChanged {
         monitor_id: monitor_id.to_string(),
     });
 }

@@ -9,6 +9,7 @@ use super::{DomainError, Resource};
 use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::store::{self, oauth::GrantRow};
 
 /// An MCP grant (list item).
@@ -47,13 +48,13 @@ pub struct GrantPath {
 }
 
 /// The caller's active grants in the current workspace, oldest first.
-pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<McpGrant>, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller) -> Result<Vec<McpGrant>, DomainError> {
     caller.require::<caps::SignedIn>()?;
     let mut out = Vec::new();
     let mut after = String::new();
     loop {
         let rows = store::oauth::list_grants(
-            core.db().reader(),
+            cx.db().reader(),
             &caller.workspace_id,
             &caller.user_id,
             &after,

@@ -13,11 +13,11 @@ use serde_json::json;
 use super::input::Validate;
 use super::pagination::{finish, PageParams};
 use super::{check_write, DomainError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller, Role, Via};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, members::MemberRow};
 
@@ -62,16 +62,12 @@ fn view(ws: &str, m: &MemberRow) -> Result<Member, CorruptRow> {
     })
 }
 
-pub async fn list(
-    core: &Core,
-    caller: &Caller,
-    page: PageParams,
-) -> Result<MemberPage, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller, page: PageParams) -> Result<MemberPage, DomainError> {
     caller.require::<caps::IdentityRead>()?;
     page.check()?;
     let after = page.after();
     let rows = store::members::list(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         Some(&after),
         i64::from(page.limit()) + 1,
@@ -91,18 +87,14 @@ pub struct MemberPath {
 }
 
 /// One member and its version.
-pub async fn get(
-    core: &Core,
-    caller: &Caller,
-    user_id: &str,
-) -> Result<(Member, i64), DomainError> {
+pub async fn get(cx: &Cx, caller: &Caller, user_id: &str) -> Result<(Member, i64), DomainError> {
     caller.require::<caps::IdentityRead>()?;
-    let m = load(core, &caller.workspace_id, user_id).await?;
+    let m = load(cx, &caller.workspace_id, user_id).await?;
     Ok((view(&caller.workspace_id, &m)?, m.version))
 }
 
-async fn load(core: &Core, ws: &str, user_id: &str) -> Result<MemberRow, DomainError> {
-    store::members::get(core.db().reader(), ws, user_id)
+async fn load(cx: &Cx, ws: &str, user_id: &str) -> Result<MemberRow, DomainError> {
+    store::members::get(cx.db().reader(), ws, user_id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Member))
 }
@@ -131,7 +123,7 @@ fn last_owner() -> DomainError {
 
 /// Changes a member's role if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     user_id: &str,
     expected: Option<i64>,
@@ -139,9 +131,9 @@ pub async fn update(
 ) -> Result<(Member, i64), DomainError> {
     caller.require::<caps::MembersManage>()?;
     input.check()?;
-    let db = core.db();
+    let db = cx.db();
     let ws = &caller.workspace_id;
-    let current = load(core, ws, user_id).await?;
+    let current = load(cx, ws, user_id).await?;
     let from = role_of(ws, &current)?;
     let touches_owner = from == Role::Owner || input.role == Role::Owner;
     if touches_owner && caller_role(caller) != Some(Role::Owner) {
@@ -150,7 +142,7 @@ pub async fn update(
             "Only an owner may grant or remove the owner role: ask an owner of this workspace to do it.".into(),
         ));
     }
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let mut tx = db.begin().await?;
     if from == Role::Owner
         && input.role != Role::Owner
@@ -175,19 +167,19 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    core.announce(Notice::MembershipChanged {
+    cx.announce(Notice::MembershipChanged {
         workspace_id: ws.clone(),
     });
-    let m = load(core, ws, user_id).await?;
+    let m = load(cx, ws, user_id).await?;
     Ok((view(ws, &m)?, m.version))
 }
 
 /// Removes a member. The workspace's member count changes: HTTP forgets its cached view.
-pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), DomainError> {
+pub async fn remove(cx: &Cx, caller: &Caller, user_id: &str) -> Result<(), DomainError> {
     caller.require::<caps::MembersManage>()?;
-    let db = core.db();
+    let db = cx.db();
     let ws = &caller.workspace_id;
-    let current = load(core, ws, user_id).await?;
+    let current = load(cx, ws, user_id).await?;
     let role = role_of(ws, &current)?;
     if role == Role::Owner && caller_role(caller) != Some(Role::Owner) {
         return Err(DomainError::Forbidden(
@@ -195,7 +187,7 @@ pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), D
             "Only an owner may remove an owner: ask an owner of this workspace to do it.".into(),
         ));
     }
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let mut tx = db.begin().await?;
     if role == Role::Owner && store::members::count_owners(&mut *tx, ws).await? <= 1 {
         return Err(last_owner());
@@ -229,7 +221,7 @@ pub async fn remove(core: &Core, caller: &Caller, user_id: &str) -> Result<(), D
     tx.commit().await?;
     // Every node forgets the workspace's cached keys and access tokens (both caches follow
     // this notice), so the revoked ones are read again, and refused, on their next use.
-    core.announce(Notice::MembershipChanged {
+    cx.announce(Notice::MembershipChanged {
         workspace_id: ws.clone(),
     });
     Ok(())

@@ -2,8 +2,8 @@
 //! default plan is unlimited, for self-hosting). Creating past a quota answers 402
 //! `PLAN_LIMIT_EXCEEDED`; what already exists keeps working.
 
-use crate::app::Core;
 use crate::config::PlanQuota;
+use crate::cx::Cx;
 use crate::domain::error::DomainError;
 
 /// What a quota counts.
@@ -39,25 +39,22 @@ impl Quota {
 }
 
 /// The quotas of a workspace's plan.
-pub async fn quotas_of(
-    state: &Core,
-    workspace_id: &str,
-) -> Result<(String, PlanQuota), DomainError> {
-    let ws = crate::store::workspaces::get(state.db().reader(), workspace_id)
+pub async fn quotas_of(cx: &Cx, workspace_id: &str) -> Result<(String, PlanQuota), DomainError> {
+    let ws = crate::store::workspaces::get(cx.db().reader(), workspace_id)
         .await?
         .ok_or(DomainError::NotFound(crate::domain::Resource::Workspace))?;
-    let quota = state.config().plans.quota(&ws.plan);
+    let quota = cx.config().plans.quota(&ws.plan);
     Ok((ws.plan, quota))
 }
 
 /// Fails with 402 when one more of `what` would exceed the plan; `current` is how many exist.
 pub async fn ensure_room(
-    state: &Core,
+    cx: &Cx,
     workspace_id: &str,
     what: Quota,
     current: i64,
 ) -> Result<(), DomainError> {
-    let (_, quota) = quotas_of(state, workspace_id).await?;
+    let (_, quota) = quotas_of(cx, workspace_id).await?;
     match what.limit(&quota) {
         Some(limit) if current.max(0) as u64 >= limit => Err(DomainError::PlanLimit {
             what: what.label(),
@@ -70,11 +67,11 @@ pub async fn ensure_room(
 /// Fails with 402 when the workspace's plan does not allow checks as often as every
 /// `interval_secs` seconds (the plan's `min_interval_seconds`).
 pub async fn ensure_interval(
-    state: &Core,
+    cx: &Cx,
     workspace_id: &str,
     interval_secs: i64,
 ) -> Result<(), DomainError> {
-    let (plan, quota) = quotas_of(state, workspace_id).await?;
+    let (plan, quota) = quotas_of(cx, workspace_id).await?;
     match quota.min_interval_seconds {
         Some(min) if (interval_secs.max(0) as u64) < min => Err(DomainError::PlanRule(format!(
             "The {plan} plan allows check intervals of at least {min} seconds: set a longer interval or move to a larger plan."

@@ -27,11 +27,11 @@ use super::incidents::IncidentStatus;
 use super::input::{check_name, Validate};
 use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::{self, postmortems::PostmortemRow};
 
@@ -103,8 +103,8 @@ fn check_body(body: &str, errors: &mut Vec<FieldError>) {
     }
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<PostmortemRow, DomainError> {
-    store::postmortems::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<PostmortemRow, DomainError> {
+    store::postmortems::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Postmortem))
 }
@@ -120,13 +120,13 @@ impl Validate for PostmortemQuery {}
 
 /// The workspace's postmortems, newest first (one incident's with `incidentId`).
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     q: PostmortemQuery,
 ) -> Result<Vec<Postmortem>, DomainError> {
     caller.require::<needs::ListPostmortems>()?;
     let rows = store::postmortems::list(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         q.incident_id.as_deref().filter(|i| !i.is_empty()),
     )
@@ -140,9 +140,9 @@ pub struct PostmortemPath {
 }
 
 /// One postmortem and its version.
-pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(Postmortem, i64), DomainError> {
+pub async fn get(cx: &Cx, caller: &Caller, id: &str) -> Result<(Postmortem, i64), DomainError> {
     caller.require::<needs::GetPostmortem>()?;
-    let row = load(core, caller, id).await?;
+    let row = load(cx, caller, id).await?;
     Ok((postmortem_view(&row), row.version))
 }
 
@@ -168,15 +168,15 @@ impl Validate for CreatePostmortem {
 
 /// Writes a postmortem (unpublished) for a resolved incident.
 pub async fn create(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: CreatePostmortem,
 ) -> Result<Postmortem, DomainError> {
     caller.require::<needs::CreatePostmortem>()?;
     input.check()?;
     let ws = &caller.workspace_id;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     // Read in the transaction that inserts, so the incident's status is the one written against.
     let incident = store::incidents::get(&mut *tx, ws, &input.incident_id)
         .await?
@@ -218,7 +218,7 @@ pub async fn create(
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.status_page_id);
+    announce(cx, &row.status_page_id);
     Ok(postmortem_view(&row))
 }
 
@@ -252,7 +252,7 @@ type ChangeFn<'a> = dyn Fn(&mut PostmortemRow, i64) + Send + Sync + 'a;
 /// a stale `expected` refused, written locked on the version read (retried if another write
 /// came between), audited, committed, announced; a change that alters nothing writes nothing.
 async fn apply(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -261,8 +261,8 @@ async fn apply(
 ) -> Result<(Postmortem, i64), DomainError> {
     let ws = &caller.workspace_id;
     for _ in 0..ATTEMPTS {
-        let now = core.clock().now_ms();
-        let mut tx = core.db().begin().await?;
+        let now = cx.clock().now_ms();
+        let mut tx = cx.db().begin().await?;
         let row = store::postmortems::get(&mut *tx, ws, id)
             .await?
             .ok_or(DomainError::NotFound(Resource::Postmortem))?;
@@ -291,7 +291,7 @@ async fn apply(
         )
         .await?;
         tx.commit().await?;
-        announce(core, &next.status_page_id);
+        announce(cx, &next.status_page_id);
         next.version = row.version + 1;
         return Ok((postmortem_view(&next), next.version));
     }
@@ -300,7 +300,7 @@ async fn apply(
 
 /// Edits a postmortem if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -317,12 +317,12 @@ pub async fn update(
             row.body = b.clone();
         }
     };
-    apply(core, caller, id, expected, "postmortem.update", &change).await
+    apply(cx, caller, id, expected, "postmortem.update", &change).await
 }
 
 /// Publishes a postmortem: `publishedAt` now (kept if it was already published).
 pub async fn publish(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -331,15 +331,15 @@ pub async fn publish(
     let change = |row: &mut PostmortemRow, now: i64| {
         row.published_at = row.published_at.or(Some(now));
     };
-    apply(core, caller, id, expected, "postmortem.publish", &change).await
+    apply(cx, caller, id, expected, "postmortem.publish", &change).await
 }
 
 /// Deletes a postmortem.
-pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, id: &str) -> Result<(), DomainError> {
     caller.require::<caps::PostmortemsDelete>()?;
-    let row = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::postmortems::delete(&mut *tx, &caller.workspace_id, &row.id).await?;
     check_write(rows, None, DomainError::NotFound(Resource::Postmortem))?;
     audit::record(
@@ -355,12 +355,12 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.status_page_id);
+    announce(cx, &row.status_page_id);
     Ok(())
 }
 
-fn announce(core: &Core, page_id: &str) {
-    core.announce(Notice::StatusPageChanged {
+fn announce(cx: &Cx, page_id: &str) {
+    cx.announce(Notice::StatusPageChanged {
         page_id: page_id.to_string(),
     });
 }

@@ -15,10 +15,10 @@ use serde_json::json;
 
 use super::input::{check_name, double_option, Validate};
 use super::{check_write, DomainError, FieldError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::{self, projects::ProjectRow};
 
@@ -81,8 +81,8 @@ fn check_ids(field: &str, ids: &[String], found: &[String], errors: &mut Vec<Fie
     }
 }
 
-async fn check_monitor_ids(core: &Core, ws: &str, ids: &[String]) -> Result<(), DomainError> {
-    let found = store::projects::existing_monitors(core.db().reader(), ws, ids).await?;
+async fn check_monitor_ids(cx: &Cx, ws: &str, ids: &[String]) -> Result<(), DomainError> {
+    let found = store::projects::existing_monitors(cx.db().reader(), ws, ids).await?;
     let mut errors = Vec::new();
     check_ids("monitorIds", ids, &found, &mut errors);
     if errors.is_empty() {
@@ -92,21 +92,21 @@ async fn check_monitor_ids(core: &Core, ws: &str, ids: &[String]) -> Result<(), 
     }
 }
 
-async fn load(core: &Core, caller: &Caller, id: &str) -> Result<ProjectRow, DomainError> {
-    store::projects::get(core.db().reader(), &caller.workspace_id, id)
+async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<ProjectRow, DomainError> {
+    store::projects::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Project))
 }
 
-async fn versioned(core: &Core, caller: &Caller, id: &str) -> Result<(Project, i64), DomainError> {
-    let p = load(core, caller, id).await?;
-    let members = store::projects::members(core.db().reader(), &p.id).await?;
+async fn versioned(cx: &Cx, caller: &Caller, id: &str) -> Result<(Project, i64), DomainError> {
+    let p = load(cx, caller, id).await?;
+    let members = store::projects::members(cx.db().reader(), &p.id).await?;
     Ok((view(&p, members), p.version))
 }
 
-async fn all(core: &Core, ws: &str) -> Result<Vec<Project>, DomainError> {
-    let rows = store::projects::list(core.db().reader(), ws).await?;
-    let mut members = store::projects::members_by_project(core.db().reader(), ws).await?;
+async fn all(cx: &Cx, ws: &str) -> Result<Vec<Project>, DomainError> {
+    let rows = store::projects::list(cx.db().reader(), ws).await?;
+    let mut members = store::projects::members_by_project(cx.db().reader(), ws).await?;
     Ok(rows
         .iter()
         .map(|p| view(p, members.remove(&p.id).unwrap_or_default()))
@@ -114,9 +114,9 @@ async fn all(core: &Core, ws: &str) -> Result<Vec<Project>, DomainError> {
 }
 
 /// The workspace's projects, in order.
-pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<Project>, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller) -> Result<Vec<Project>, DomainError> {
     caller.require::<caps::MonitorsRead>()?;
-    all(core, &caller.workspace_id).await
+    all(cx, &caller.workspace_id).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -141,16 +141,16 @@ impl Validate for CreateProject {
 
 /// Creates a project at the end of the order.
 pub async fn create(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: CreateProject,
 ) -> Result<Project, DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
     input.check()?;
     let monitor_ids = input.monitor_ids.unwrap_or_default();
-    check_monitor_ids(core, &caller.workspace_id, &monitor_ids).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    check_monitor_ids(cx, &caller.workspace_id, &monitor_ids).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let row = ProjectRow {
         id: new_id(),
         workspace_id: caller.workspace_id.clone(),
@@ -185,9 +185,9 @@ pub struct ProjectPath {
 }
 
 /// One project and its version.
-pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(Project, i64), DomainError> {
+pub async fn get(cx: &Cx, caller: &Caller, id: &str) -> Result<(Project, i64), DomainError> {
     caller.require::<caps::MonitorsRead>()?;
-    versioned(core, caller, id).await
+    versioned(cx, caller, id).await
 }
 
 /// Fields to change; absent ones stay, `description: null` clears it.
@@ -215,7 +215,7 @@ impl Validate for UpdateProject {
 
 /// Renames or describes a project if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -223,8 +223,8 @@ pub async fn update(
 ) -> Result<(Project, i64), DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
     input.check()?;
-    let mut row = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
+    let mut row = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
     if let Some(n) = &input.name {
         row.name = n.trim().to_string();
     }
@@ -232,7 +232,7 @@ pub async fn update(
         row.description = d;
     }
     row.updated_at = now;
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let rows = store::projects::update(&mut *tx, &row, expected).await?;
     check_write(rows, expected, DomainError::NotFound(Resource::Project))?;
     audit::record(
@@ -248,15 +248,15 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    versioned(core, caller, id).await
+    versioned(cx, caller, id).await
 }
 
 /// Deletes a project; its monitors stay.
-pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, id: &str) -> Result<(), DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
-    let row = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::projects::delete(&mut *tx, &caller.workspace_id, &row.id).await?;
     check_write(rows, None, DomainError::NotFound(Resource::Project))?;
     audit::record(
@@ -288,13 +288,13 @@ impl Validate for ProjectOrder {}
 
 /// Puts the named projects first, in this order; the rest follow as they were.
 pub async fn reorder(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: ProjectOrder,
 ) -> Result<Vec<Project>, DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
     input.check()?;
-    let current = store::projects::list(core.db().reader(), &caller.workspace_id).await?;
+    let current = store::projects::list(cx.db().reader(), &caller.workspace_id).await?;
     let known: Vec<String> = current.iter().map(|p| p.id.clone()).collect();
     let mut errors = Vec::new();
     check_ids("projectIds", &input.project_ids, &known, &mut errors);
@@ -306,8 +306,8 @@ pub async fn reorder(
         .iter()
         .chain(known.iter().filter(|id| !input.project_ids.contains(id)))
         .collect();
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     for (i, id) in order.iter().enumerate() {
         let position = i64::try_from(i).unwrap_or(i64::MAX);
         store::projects::set_position(&mut *tx, &caller.workspace_id, id, position).await?;
@@ -325,7 +325,7 @@ pub async fn reorder(
     )
     .await?;
     tx.commit().await?;
-    all(core, &caller.workspace_id).await
+    all(cx, &caller.workspace_id).await
 }
 
 /// A project's complete membership.
@@ -340,7 +340,7 @@ impl Validate for ProjectMonitors {}
 
 /// Sets the project's monitors and their order if `expected` (when given) is its version.
 pub async fn set_monitors(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -348,10 +348,10 @@ pub async fn set_monitors(
 ) -> Result<(Project, i64), DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
     input.check()?;
-    let row = load(core, caller, id).await?;
-    check_monitor_ids(core, &caller.workspace_id, &input.monitor_ids).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load(cx, caller, id).await?;
+    check_monitor_ids(cx, &caller.workspace_id, &input.monitor_ids).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     // The version check and bump come first, so a stale If-Match changes nothing.
     let rows =
         store::projects::bump(&mut *tx, &caller.workspace_id, &row.id, now, expected).await?;
@@ -370,5 +370,5 @@ pub async fn set_monitors(
     )
     .await?;
     tx.commit().await?;
-    versioned(core, caller, id).await
+    versioned(cx, caller, id).await
 }

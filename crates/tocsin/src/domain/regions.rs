@@ -36,7 +36,7 @@ pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<Region>, DomainErr
     caller.require::<caps::MonitorsRead>()?;
     let now = core.clock().now_ms();
     let stored = probes::active_regions(core.db().reader()).await?;
-    let live = crate::probes::regions(core);
+    let live = crate::probes::regions(core.probes(), core.relay());
     let mut out = vec![Region {
         name: LOCAL_REGION.to_string(),
         live: true,

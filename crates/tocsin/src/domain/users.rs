@@ -19,6 +19,7 @@ use super::{DomainError, FieldError};
 use crate::app::Core;
 use crate::auth::{password, secrets, Caller, Role, SESSION_TTL_MS};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::error::on_constraint;
 use crate::ids::new_id;
 use crate::store::{self, sessions::NewSession, users::UserRow, workspaces::WorkspaceRow};
@@ -129,17 +130,17 @@ fn email_taken() -> DomainError {
 
 /// A new workspace owned by `owner_id`, on the default plan.
 async fn new_workspace(
-    core: &Core,
+    cx: &Cx,
     owner_id: &str,
     name: String,
     now: i64,
 ) -> Result<WorkspaceRow, DomainError> {
     Ok(WorkspaceRow {
         id: new_id(),
-        slug: workspaces::free_slug(core, &name).await?,
+        slug: workspaces::free_slug(cx, &name).await?,
         name,
         owner_id: owner_id.to_string(),
-        plan: core.config().plans.default.clone(),
+        plan: cx.config().plans.default.clone(),
         timezone: "UTC".into(),
         version: 1,
         created_at: now,
@@ -151,13 +152,13 @@ async fn new_workspace(
 /// false: the address is verified by the emailed link) and `tocsin user create` (true: the
 /// operator vouches for it).
 pub async fn create_user(
-    core: &Core,
+    cx: &Cx,
     input: &SignUp,
     email_verified: bool,
 ) -> Result<(UserRow, WorkspaceRow), DomainError> {
     input.check()?;
     let email = input.email.trim().to_lowercase();
-    let db = core.db();
+    let db = cx.db();
     if store::users::find_by_email(db.reader(), &email)
         .await?
         .is_some()
@@ -165,7 +166,7 @@ pub async fn create_user(
         return Err(email_taken());
     }
     let hash = password::hash(input.password.clone()).await?;
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let name = input
         .name
         .as_deref()
@@ -182,7 +183,7 @@ pub async fn create_user(
         created_at: now,
         updated_at: now,
     };
-    let ws = new_workspace(core, &user.id, format!("{name}'s workspace"), now).await?;
+    let ws = new_workspace(cx, &user.id, format!("{name}'s workspace"), now).await?;
     let mut tx = db.begin().await?;
     store::users::insert(&mut *tx, &user)
         .await
@@ -195,15 +196,15 @@ pub async fn create_user(
 
 /// Starts a session in `workspace_id`; returns its secret token.
 async fn start_session(
-    core: &Core,
+    cx: &Cx,
     user_id: &str,
     workspace_id: &str,
     client: &ClientMeta,
 ) -> Result<String, DomainError> {
     let token = secrets::generate("");
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     store::sessions::insert(
-        core.db().writer(),
+        cx.db().writer(),
         &NewSession {
             id: &new_id(),
             token_hash: &secrets::hash(&token),
@@ -241,13 +242,13 @@ pub async fn sign_up(
 /// Checks email and password and starts a session in the person's first workspace: the
 /// answer and the new session's token. A wrong email and a wrong password are one error.
 pub async fn sign_in(
-    core: &Core,
+    cx: &Cx,
     input: SignIn,
     client: &ClientMeta,
 ) -> Result<(SignedIn, String), DomainError> {
     input.check()?;
     let email = input.email.trim().to_lowercase();
-    let user = store::users::find_by_email(core.db().reader(), &email).await?;
+    let user = store::users::find_by_email(cx.db().reader(), &email).await?;
     // Verify even when there is no such user, so timing does not tell who has an account.
     let ok = password::verify(
         input.password,
@@ -257,23 +258,22 @@ pub async fn sign_in(
     let Some(user) = user.filter(|_| ok) else {
         return Err(DomainError::InvalidCredentials);
     };
-    let mine = store::workspaces::list_for_user(core.db().reader(), &user.id).await?;
+    let mine = store::workspaces::list_for_user(cx.db().reader(), &user.id).await?;
     let ws_id = match mine.first() {
         Some(w) => w.id.clone(),
         None => {
             // Someone removed from every workspace gets a fresh one rather than a dead end.
-            let now = core.clock().now_ms();
-            let ws =
-                new_workspace(core, &user.id, format!("{}'s workspace", user.name), now).await?;
-            let mut tx = core.db().begin().await?;
+            let now = cx.clock().now_ms();
+            let ws = new_workspace(cx, &user.id, format!("{}'s workspace", user.name), now).await?;
+            let mut tx = cx.db().begin().await?;
             store::workspaces::insert(&mut *tx, &ws).await?;
             store::members::insert(&mut *tx, &ws.id, &user.id, Role::Owner.as_str(), now).await?;
             tx.commit().await?;
             ws.id
         }
     };
-    let token = start_session(core, &user.id, &ws_id, client).await?;
-    let workspace = workspaces::view(core, &ws_id).await?;
+    let token = start_session(cx, &user.id, &ws_id, client).await?;
+    let workspace = workspaces::view(cx, &ws_id).await?;
     Ok((
         SignedIn {
             user: user_view(&user),
@@ -284,10 +284,10 @@ pub async fn sign_in(
 }
 
 /// Ends the session whose token this is; an unknown token is already signed out.
-pub async fn sign_out(core: &Core, token: &str) -> Result<(), DomainError> {
+pub async fn sign_out(cx: &Cx, token: &str) -> Result<(), DomainError> {
     let hash = secrets::hash(token);
-    if let Some(s) = store::sessions::find(core.db().reader(), &hash).await? {
-        store::sessions::delete(core.db().writer(), &s.id).await?;
+    if let Some(s) = store::sessions::find(cx.db().reader(), &hash).await? {
+        store::sessions::delete(cx.db().writer(), &s.id).await?;
     }
     Ok(())
 }
@@ -309,19 +309,15 @@ pub struct SessionAnswer {
 
 /// The session `token` belongs to, for a caller already authenticated by it (which applied
 /// expiry, sliding renewal and the workspace fallback).
-pub async fn session(
-    core: &Core,
-    caller: &Caller,
-    token: &str,
-) -> Result<SessionAnswer, DomainError> {
-    let db = core.db().reader();
+pub async fn session(cx: &Cx, caller: &Caller, token: &str) -> Result<SessionAnswer, DomainError> {
+    let db = cx.db().reader();
     let s = store::sessions::find(db, &secrets::hash(token))
         .await?
         .ok_or(DomainError::Unauthorized)?;
     let user = store::users::get(db, &caller.user_id)
         .await?
         .ok_or(DomainError::Unauthorized)?;
-    let workspace = workspaces::view(core, &caller.workspace_id).await?;
+    let workspace = workspaces::view(cx, &caller.workspace_id).await?;
     Ok(SessionAnswer {
         session: SessionView {
             id: s.id,

@@ -14,10 +14,10 @@ use serde_json::json;
 
 use super::input::{check_name, check_slug, Validate};
 use super::{check_write, DomainError, FieldError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller, Role};
 use crate::config::PlanQuota;
+use crate::cx::Cx;
 use crate::domain::error::on_constraint;
 use crate::store;
 
@@ -36,8 +36,8 @@ pub struct CurrentWorkspace {
 
 /// The current-workspace view of `id`, read from the database (no authorisation: callers
 /// have already established that the view is theirs to see).
-pub async fn view(core: &Core, id: &str) -> Result<CurrentWorkspace, DomainError> {
-    let db = core.db().reader();
+pub async fn view(cx: &Cx, id: &str) -> Result<CurrentWorkspace, DomainError> {
+    let db = cx.db().reader();
     let ws = store::workspaces::get(db, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Workspace))?;
@@ -52,9 +52,9 @@ pub async fn view(core: &Core, id: &str) -> Result<CurrentWorkspace, DomainError
 }
 
 /// The workspace the caller acts in.
-pub async fn current(core: &Core, caller: &Caller) -> Result<CurrentWorkspace, DomainError> {
+pub async fn current(cx: &Cx, caller: &Caller) -> Result<CurrentWorkspace, DomainError> {
     caller.require::<caps::IdentityRead>()?;
-    view(core, &caller.workspace_id).await
+    view(cx, &caller.workspace_id).await
 }
 
 /// Workspace settings.
@@ -87,12 +87,9 @@ fn settings_view(w: &store::workspaces::WorkspaceRow) -> WorkspaceSettings {
 }
 
 /// The settings and their version.
-pub async fn settings(
-    core: &Core,
-    caller: &Caller,
-) -> Result<(WorkspaceSettings, i64), DomainError> {
+pub async fn settings(cx: &Cx, caller: &Caller) -> Result<(WorkspaceSettings, i64), DomainError> {
     caller.require::<caps::IdentityRead>()?;
-    let ws = store::workspaces::get(core.db().reader(), &caller.workspace_id)
+    let ws = store::workspaces::get(cx.db().reader(), &caller.workspace_id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Workspace))?;
     Ok((settings_view(&ws), ws.version))
@@ -134,14 +131,14 @@ impl Validate for UpdateSettings {
 /// Changes the settings if `expected` (when given) is still the version; returns the new
 /// settings and version. The caller's current-workspace view changes with the name and slug.
 pub async fn update_settings(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     expected: Option<i64>,
     input: UpdateSettings,
 ) -> Result<(WorkspaceSettings, i64), DomainError> {
     caller.require::<caps::WorkspaceManage>()?;
     input.check()?;
-    let db = core.db();
+    let db = cx.db();
     let mut ws = store::workspaces::get(db.reader(), &caller.workspace_id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Workspace))?;
@@ -154,7 +151,7 @@ pub async fn update_settings(
     if let Some(tz) = input.timezone {
         ws.timezone = tz;
     }
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     ws.updated_at = now;
     let mut tx = db.begin().await?;
     let rows = store::workspaces::update_settings(&mut *tx, &ws, expected)
@@ -212,10 +209,10 @@ pub struct PlanUsage {
     pub notification_channels: i64,
 }
 
-pub async fn plan(core: &Core, caller: &Caller) -> Result<PlanView, DomainError> {
+pub async fn plan(cx: &Cx, caller: &Caller) -> Result<PlanView, DomainError> {
     caller.require::<caps::IdentityRead>()?;
-    let (plan, quotas) = super::plans::quotas_of(core, &caller.workspace_id).await?;
-    let db = core.db().reader();
+    let (plan, quotas) = super::plans::quotas_of(cx, &caller.workspace_id).await?;
+    let db = cx.db().reader();
     let monitors = store::monitors::count(db, &caller.workspace_id).await?;
     let members = store::members::count(db, &caller.workspace_id).await?;
     let keys = store::api_keys::count_active(db, &caller.workspace_id).await?;
@@ -247,9 +244,9 @@ pub struct MyWorkspace {
     pub active: bool,
 }
 
-pub async fn list_mine(core: &Core, caller: &Caller) -> Result<Vec<MyWorkspace>, DomainError> {
+pub async fn list_mine(cx: &Cx, caller: &Caller) -> Result<Vec<MyWorkspace>, DomainError> {
     caller.require::<caps::SignedInIdentity>()?;
-    let rows = store::workspaces::list_for_user(core.db().reader(), &caller.user_id).await?;
+    let rows = store::workspaces::list_for_user(cx.db().reader(), &caller.user_id).await?;
     Ok(rows
         .into_iter()
         .filter_map(|r| {
@@ -275,23 +272,23 @@ pub struct WorkspacePath {
 
 /// Makes `workspace_id` the session's active workspace; returns its view.
 pub async fn activate(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     workspace_id: &str,
 ) -> Result<CurrentWorkspace, DomainError> {
     caller.require::<caps::SignedIn>()?;
-    let db = core.db();
+    let db = cx.db();
     // Only a workspace the person belongs to; any other is simply not found.
     store::members::get(db.reader(), workspace_id, &caller.user_id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Workspace))?;
     let session = caller.session_id().ok_or(DomainError::Unauthorized)?;
     store::sessions::set_workspace(db.writer(), session, workspace_id).await?;
-    view(core, workspace_id).await
+    view(cx, workspace_id).await
 }
 
 /// A slug derived from `name` that no workspace uses yet.
-pub async fn free_slug(core: &Core, name: &str) -> Result<String, DomainError> {
+pub async fn free_slug(cx: &Cx, name: &str) -> Result<String, DomainError> {
     let mut base: String = name
         .to_lowercase()
         .chars()
@@ -308,13 +305,13 @@ pub async fn free_slug(core: &Core, name: &str) -> Result<String, DomainError> {
     } else {
         base
     };
-    if !store::workspaces::slug_taken(core.db().reader(), &base).await? {
+    if !store::workspaces::slug_taken(cx.db().reader(), &base).await? {
         return Ok(base);
     }
     for _ in 0..8 {
         let suffix: u32 = rand::random::<u32>() % 1_000_000;
         let candidate = format!("{base}-{suffix}");
-        if !store::workspaces::slug_taken(core.db().reader(), &candidate).await? {
+        if !store::workspaces::slug_taken(cx.db().reader(), &candidate).await? {
             return Ok(candidate);
         }
     }

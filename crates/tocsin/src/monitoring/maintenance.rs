@@ -47,6 +47,7 @@ use super::{scheduler, MonitorType, LOCAL_REGION};
 use crate::app::Core;
 use crate::clock::from_ms;
 use crate::cluster::inventory::SCAN_EVERY;
+use crate::cx::Cx;
 use crate::push::PushStatus;
 use crate::store::heartbeats::{self as hb_store, ListFilter};
 use crate::store::maintenance::{self as store, WindowRow};
@@ -162,8 +163,8 @@ impl Book {
 }
 
 /// Loads every window that can still be active, by monitor.
-async fn load(core: &Core, now_ms: i64) -> Result<Book, sqlx::Error> {
-    let db = core.db().reader();
+async fn load(cx: &Cx, now_ms: i64) -> Result<Book, sqlx::Error> {
+    let db = cx.db().reader();
     let digest = store::digest(db).await?;
     let mut by_monitor: HashMap<String, Vec<Held>> = HashMap::new();
     for w in store::all_live(db, now_ms).await? {
@@ -181,8 +182,8 @@ async fn load(core: &Core, now_ms: i64) -> Result<Book, sqlx::Error> {
     Ok(book)
 }
 
-async fn load_one(core: &Core, book: &mut Book, monitor_id: &str, now_ms: i64) {
-    match store::of_monitor(core.db().reader(), monitor_id).await {
+async fn load_one(cx: &Cx, book: &mut Book, monitor_id: &str, now_ms: i64) {
+    match store::of_monitor(cx.db().reader(), monitor_id).await {
         Ok(rows) => {
             let windows = rows.iter().filter_map(held_of).collect();
             book.set(monitor_id, windows, now_ms);
@@ -412,9 +413,9 @@ pub async fn run_due(core: &Core, now_ms: i64) -> Result<Vec<(String, Synced)>, 
 }
 
 /// Monitors whose row holds a window (even an ended one), or whose status is MAINTENANCE.
-async fn in_maintenance(core: &Core) -> Result<Vec<String>, sqlx::Error> {
-    let mut ids = store::monitors_held(core.db().reader(), i64::MIN).await?;
-    ids.extend(monitors::ids_with_status(core.db().reader(), Status::Maintenance).await?);
+async fn in_maintenance(cx: &Cx) -> Result<Vec<String>, sqlx::Error> {
+    let mut ids = store::monitors_held(cx.db().reader(), i64::MIN).await?;
+    ids.extend(monitors::ids_with_status(cx.db().reader(), Status::Maintenance).await?);
     Ok(ids)
 }
 

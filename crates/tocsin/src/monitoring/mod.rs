@@ -29,20 +29,19 @@ pub mod staleness;
 pub mod transition;
 pub mod unjudged;
 
+use crate::cx::Cx;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tocsin_checks::MonitorKind;
 use tocsin_core::RegionStrategy;
 
-use crate::app::Core;
-
 /// The region of the probe built into the server.
-pub const LOCAL_REGION: &str = "local";
+pub use crate::probes::LOCAL_REGION;
 
 /// The regions a monitor may be checked from: the built-in probe's, then every region with an
 /// unrevoked probe key (whether or not a probe of it is connected right now), by name.
-pub async fn known_regions(state: &Core) -> Result<Vec<String>, sqlx::Error> {
-    let remote = crate::store::probes::active_regions(state.db().reader()).await?;
+pub async fn known_regions(cx: &Cx) -> Result<Vec<String>, sqlx::Error> {
+    let remote = crate::store::probes::active_regions(cx.db().reader()).await?;
     Ok(std::iter::once(LOCAL_REGION.to_string())
         .chain(remote.into_iter().map(|(region, _)| region))
         .collect())

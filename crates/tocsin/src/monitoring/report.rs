@@ -18,22 +18,22 @@
 //!   retention; the report says where that part starts (`outageDataFrom`).
 
 use super::rollup::{summarize, Summary};
-use crate::app::Core;
+use crate::cx::Cx;
 use crate::store::heartbeats as hb_store;
 use crate::store::status::{tally, Tally, DOWN};
 
 pub const DAY_MS: i64 = 86_400_000;
 
 /// The raw-retention horizon: raw heartbeats are trusted from here on.
-pub fn raw_from(state: &Core, now: i64) -> i64 {
-    now - i64::from(state.config().heartbeat_retention_days) * DAY_MS
+pub fn raw_from(cx: &Cx, now: i64) -> i64 {
+    now - i64::from(cx.config().heartbeat_retention_days) * DAY_MS
 }
 
 /// The summary of `[from, to)`. Maintenance windows excluded from uptime need no intervals
 /// cut out here: their heartbeats were stored as counting in nothing.
-pub async fn window(state: &Core, seq: i64, from: i64, to: i64) -> Result<Summary, sqlx::Error> {
-    let now = state.clock().now_ms();
-    summarize(state.db(), seq, from, to, raw_from(state, now), &[]).await
+pub async fn window(cx: &Cx, seq: i64, from: i64, to: i64) -> Result<Summary, sqlx::Error> {
+    let now = cx.clock().now_ms();
+    summarize(cx.db(), seq, from, to, raw_from(cx, now), &[]).await
 }
 
 /// Outage figures of a range.
@@ -86,18 +86,18 @@ pub fn outages(from: i64, end: i64, down_before: bool, seq: &[(i64, i64)]) -> Ou
 /// Outages of `[from, to)` from raw heartbeats; returns them and where the covered part
 /// starts.
 pub async fn outages_of(
-    state: &Core,
+    cx: &Cx,
     seq: i64,
     from: i64,
     to: i64,
 ) -> Result<(Outages, i64), sqlx::Error> {
-    let now = state.clock().now_ms();
-    let start = from.max(raw_from(state, now));
+    let now = cx.clock().now_ms();
+    let start = from.max(raw_from(cx, now));
     let end = to.min(now.max(start));
     if start >= end {
         return Ok((Outages::default(), start));
     }
-    let db = state.db();
+    let db = cx.db();
     let before = hb_store::status_before(db.reader(), seq, start).await?;
     let points: Vec<(i64, i64)> = hb_store::points(db.reader(), seq, start, end)
         .await?

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::report::DAY_MS;
-use crate::app::Core;
+use crate::cx::Cx;
 use crate::store::heartbeats as hb_store;
 use crate::store::Backend;
 
@@ -32,11 +32,11 @@ pub struct Pruned {
 }
 
 /// One full pass over every monitor.
-pub async fn prune_once(state: &Core) -> Result<Pruned, sqlx::Error> {
-    let now = state.clock().now_ms();
-    let raw_cutoff = now - i64::from(state.config().heartbeat_retention_days) * DAY_MS;
-    let rollup_cutoff = now - i64::from(state.config().rollup_retention_days) * DAY_MS;
-    let db = state.db();
+pub async fn prune_once(cx: &Cx) -> Result<Pruned, sqlx::Error> {
+    let now = cx.clock().now_ms();
+    let raw_cutoff = now - i64::from(cx.config().heartbeat_retention_days) * DAY_MS;
+    let rollup_cutoff = now - i64::from(cx.config().rollup_retention_days) * DAY_MS;
+    let db = cx.db();
     let mut pruned = Pruned::default();
     let tables: [(&str, &str, i64); 4] = [
         ("heartbeats", "ts", raw_cutoff),
@@ -70,14 +70,14 @@ pub async fn prune_once(state: &Core) -> Result<Pruned, sqlx::Error> {
         }
     }
     if db.backend() == Backend::Sqlite && pruned != Pruned::default() {
-        vacuum(state).await?;
+        vacuum(cx).await?;
     }
     Ok(pruned)
 }
 
 /// Hands free pages back in steps, so no single step holds the write lock for long.
-async fn vacuum(state: &Core) -> Result<(), sqlx::Error> {
-    let db = state.db();
+async fn vacuum(cx: &Cx) -> Result<(), sqlx::Error> {
+    let db = cx.db();
     loop {
         let free: i64 = sqlx::query_scalar("PRAGMA freelist_count")
             .fetch_one(db.writer())
@@ -99,14 +99,14 @@ async fn vacuum(state: &Core) -> Result<(), sqlx::Error> {
 }
 
 /// Prunes every `every` until cancelled.
-pub async fn run(state: Core, every: Duration, cancel: CancellationToken) {
+pub async fn run(cx: Cx, every: Duration, cancel: CancellationToken) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = cancel.cancelled() => break,
             _ = tick.tick() => {
-                match prune_once(&state).await {
+                match prune_once(&cx).await {
                     Ok(p) if p != Pruned::default() => tracing::info!(?p, "pruned heartbeats"),
                     Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, "heartbeat pruning failed"),

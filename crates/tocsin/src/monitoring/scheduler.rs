@@ -67,6 +67,7 @@ use super::staleness;
 use super::{MonitorType, LOCAL_REGION};
 use crate::app::Core;
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
+use crate::cx::Cx;
 use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
 use crate::store::Backend;
@@ -209,7 +210,7 @@ pub async fn run_cycle(
 pub fn live_regions(state: &Core, regions: &[String]) -> Vec<String> {
     regions
         .iter()
-        .filter(|r| *r == LOCAL_REGION || crate::probes::is_live(state, r))
+        .filter(|r| *r == LOCAL_REGION || crate::probes::is_live(state.probes(), state.relay(), r))
         .cloned()
         .collect()
 }
@@ -356,11 +357,8 @@ fn until_next_slot(grid: &Grid, slot_ms: i64, now_ms: i64) -> Duration {
 /// How long a cycle that started at `now_ms` waits for its regions: until shortly before the
 /// monitor's next slot, but never less than one region needs to answer (its whole check time
 /// and a round trip) and never more than a remote round trip needs ([`deadline_of`]).
-///
-/// [`deadline_of`]: crate::probes::registry::deadline_of
 pub fn slot_deadline(m: &Monitor, grid: &Grid, slot_ms: i64, now_ms: i64) -> Duration {
-    crate::probes::registry::deadline_of(m)
-        .min(until_next_slot(grid, slot_ms, now_ms).max(needed(m)))
+    deadline_of(m).min(until_next_slot(grid, slot_ms, now_ms).max(needed(m)))
 }
 
 /// Runs `m`'s check once in `region`: on the built-in probe for `local`, otherwise on a live
@@ -378,7 +376,8 @@ pub async fn check_in(
         state.checks().probe(m, state.clock().now()).await?
     } else {
         let wait = deadline.saturating_duration_since(tokio::time::Instant::now());
-        crate::probes::dispatch(state, region, m, wait).await?
+        let job = probe_job(m)?;
+        crate::probes::dispatch(state.probes(), state.relay(), region, job, wait).await?
     };
     if let Some(fault) = &outcome.probe_fault {
         metrics::counter!("probe_errors_total", "region" => region.to_string(), "reason" => "resource")
@@ -391,7 +390,38 @@ pub async fn check_in(
 
 /// The deadline of a check outside the schedule (on demand): a remote probe's whole round trip.
 pub fn on_demand_deadline(m: &Monitor) -> tokio::time::Instant {
-    tokio::time::Instant::now() + crate::probes::registry::deadline_of(m)
+    tokio::time::Instant::now() + deadline_of(m)
+}
+
+/// How long the server waits for a remote result of `m`: every attempt may use the whole
+/// timeout, plus slack for the round trip and the probe's batching.
+pub fn deadline_of(m: &Monitor) -> Duration {
+    m.settings
+        .check_time()
+        .saturating_add(Duration::from_secs(3))
+}
+
+/// The job running `m`'s check once on a remote probe, or `None` for a monitor the engine
+/// does not run.
+pub fn probe_job(m: &Monitor) -> Option<crate::probes::protocol::Job> {
+    let s = &m.settings;
+    // Only monitors the engine runs have a parsed check.
+    s.check.as_ref()?;
+    Some(crate::probes::protocol::Job {
+        // The registry holding the probe numbers the job.
+        id: 0,
+        monitor_id: m.id.clone(),
+        kind: s.kind,
+        url: s.target.url.clone(),
+        host: s.target.host.clone(),
+        port: s.target.port,
+        config: s.target.config.clone(),
+        timeout_ms: u64::try_from(s.timeout.as_millis()).unwrap_or(u64::MAX),
+        retries: s.retries,
+        baseline: m.dns_baseline.clone(),
+        // The registry holding the probe stamps the server's policy.
+        deny_private_addresses: false,
+    })
 }
 
 /// Runs, and waits for, every active scheduled monitor with a grid slot in
@@ -526,11 +556,11 @@ impl Held {
     }
 }
 
-async fn reload_all(state: &Core, held: &mut Held) {
-    match monitors::list_active_for_scheduling(state.db().reader()).await {
+async fn reload_all(cx: &Cx, held: &mut Held) {
+    match monitors::list_active_for_scheduling(cx.db().reader()).await {
         Ok(rows) => {
             held.clear();
-            let now = state.clock().now_ms();
+            let now = cx.clock().now_ms();
             for row in &rows {
                 held.load(row, now);
             }
@@ -540,9 +570,9 @@ async fn reload_all(state: &Core, held: &mut Held) {
     }
 }
 
-async fn reload_one(state: &Core, held: &mut Held, id: &str) {
-    match monitors::get_by_id(state.db().reader(), id).await {
-        Ok(Some(row)) => held.load(&row, state.clock().now_ms()),
+async fn reload_one(cx: &Cx, held: &mut Held, id: &str) {
+    match monitors::get_by_id(cx.db().reader(), id).await {
+        Ok(Some(row)) => held.load(&row, cx.clock().now_ms()),
         Ok(None) => held.drop_id(id),
         Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
     }
@@ -550,8 +580,8 @@ async fn reload_one(state: &Core, held: &mut Held, id: &str) {
 
 /// Compares the schedule with the store and reloads what differs (see
 /// [`crate::cluster::inventory`]); `full` skips the digest.
-async fn reconcile(state: &Core, held: &mut Held, full: bool) {
-    let diff = match held.inventory.scan(state.db(), Set::Scheduled, full).await {
+async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
+    let diff = match held.inventory.scan(cx.db(), Set::Scheduled, full).await {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "could not compare the schedule with the store");
@@ -566,14 +596,14 @@ async fn reconcile(state: &Core, held: &mut Held, full: bool) {
         "schedule differed from the store: reloading what changed"
     );
     if diff.len() > RELOAD_ALL_ABOVE {
-        reload_all(state, held).await;
+        reload_all(cx, held).await;
         return;
     }
     for id in &diff.gone {
         held.drop_id(id);
     }
     for id in &diff.reload {
-        reload_one(state, held, id).await;
+        reload_one(cx, held, id).await;
     }
 }
 

@@ -65,7 +65,9 @@ pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sql
     let overdue = monitors::list_overdue(state.db().reader(), now_ms).await?;
     let mut marked = 0;
     for m in &overdue {
-        let Some(why) = judge(m, now_ms, floor_ms, |r| crate::probes::is_live(state, r)) else {
+        let Some(why) = judge(m, now_ms, floor_ms, |r| {
+            crate::probes::is_live(state.probes(), state.relay(), r)
+        }) else {
             continue;
         };
         let mut tx = state.db().begin().await?;

@@ -1,9 +1,9 @@
 //! Probe keys as the admin commands see them (`tocsin probe-key create|list|revoke`): region and
 //! name rules, minting a `prb_...` key (shown once, stored as its SHA-256) and revoking one.
 
+use super::LOCAL_REGION;
 use crate::auth::secrets;
 use crate::ids::new_id;
-use crate::monitoring::LOCAL_REGION;
 use crate::store::probes::{self, ProbeKeyRow};
 use crate::store::Db;
 

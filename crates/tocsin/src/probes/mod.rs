@@ -31,30 +31,39 @@ use std::time::Duration;
 
 use tocsin_checks::Outcome;
 
-use crate::app::Core;
-use crate::monitoring::monitor::Monitor;
+use protocol::Job;
 use registry::RegionView;
+use relay::Relay;
 
-/// Runs `m`'s check once on a live probe of `region`: one connected to this node if there is
-/// one, otherwise one on another node through the relay. `None` when no answer came within
-/// `wait` (see [`Registry::dispatch`]).
-pub async fn dispatch(core: &Core, region: &str, m: &Monitor, wait: Duration) -> Option<Outcome> {
-    if core.probes().is_live(region) {
-        return core.probes().dispatch(region, m, wait).await;
+/// The region of the probe built into the server.
+pub const LOCAL_REGION: &str = "local";
+
+/// Runs `job` once on a live probe of `region`: one connected to this node (`probes`) if there
+/// is one, otherwise one on another node through the `relay`. `None` when no answer came
+/// within `wait` (see [`Registry::dispatch`]).
+pub async fn dispatch(
+    probes: &Registry,
+    relay: Option<&Relay>,
+    region: &str,
+    job: Job,
+    wait: Duration,
+) -> Option<Outcome> {
+    if probes.is_live(region) {
+        return probes.dispatch(region, job, wait).await;
     }
-    core.relay()?.dispatch(region, m, wait).await
+    relay?.dispatch(region, &job, wait).await
 }
 
 /// Whether a probe of `region` is connected to any node.
-pub fn is_live(core: &Core, region: &str) -> bool {
-    core.probes().is_live(region) || core.relay().is_some_and(|r| r.is_live_elsewhere(region))
+pub fn is_live(probes: &Registry, relay: Option<&Relay>, region: &str) -> bool {
+    probes.is_live(region) || relay.is_some_and(|r| r.is_live_elsewhere(region))
 }
 
 /// Every region with a probe connected here or on another node (or seen here since start),
 /// with all its live probes.
-pub fn regions(core: &Core) -> BTreeMap<String, RegionView> {
-    let mut all = core.probes().snapshot();
-    if let Some(relay) = core.relay() {
+pub fn regions(probes: &Registry, relay: Option<&Relay>) -> BTreeMap<String, RegionView> {
+    let mut all = probes.snapshot();
+    if let Some(relay) = relay {
         for (region, view) in relay.elsewhere() {
             let entry = all.entry(region).or_default();
             entry.probes.extend(view.probes);

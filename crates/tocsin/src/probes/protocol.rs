@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use tocsin_checks::spec::SpecInput;
 use tocsin_checks::{AssertionResult, CheckSpec, Outcome, RunOptions, Timings, Verdict};
 
-use crate::monitoring::monitor::Monitor;
-use crate::monitoring::MonitorType;
+use tocsin_checks::MonitorKind;
+use tocsin_core::MonitorType;
 
 /// Ping intervals a probe waits without hearing anything from the server (not even a ping)
 /// before it counts the server as gone and reconnects.
@@ -83,34 +83,13 @@ pub struct Job {
 }
 
 impl Job {
-    /// The job running `m`'s check once, or `None` for a monitor the engine does not run.
-    pub fn of(id: u64, m: &Monitor) -> Option<Job> {
-        let s = &m.settings;
-        // Only monitors the engine runs have a parsed check.
-        s.check.as_ref()?;
-        Some(Job {
-            id,
-            monitor_id: m.id.clone(),
-            kind: s.kind,
-            url: s.target.url.clone(),
-            host: s.target.host.clone(),
-            port: s.target.port,
-            config: s.target.config.clone(),
-            timeout_ms: u64::try_from(s.timeout.as_millis()).unwrap_or(u64::MAX),
-            retries: s.retries,
-            baseline: m.dns_baseline.clone(),
-            // The registry holding the probe stamps the server's policy.
-            deny_private_addresses: false,
-        })
-    }
-
     /// The validated check and its options for a run at `now` (the probe's clock), or why
     /// the probe cannot run it.
     pub fn spec(
         &self,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(CheckSpec, RunOptions), String> {
-        let kind = crate::monitoring::check_kind(self.kind)
+        let kind = MonitorKind::from_api_name(self.kind.as_str())
             .ok_or_else(|| format!("{} monitors are not run by probes", self.kind.as_str()))?;
         let spec = CheckSpec::parse(
             kind,

@@ -17,7 +17,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::protocol::Job;
-use crate::monitoring::monitor::Monitor;
 
 /// Jobs queued per connection before dispatches to it are refused.
 const SESSION_QUEUE: usize = 4096;
@@ -164,16 +163,11 @@ impl Registry {
         self.with(|regions| regions.get(region).is_some_and(|r| !r.sessions.is_empty()))
     }
 
-    /// Runs `m`'s check once on a live probe of `region` connected here; `None` when there is
+    /// Runs `job` once on a live probe of `region` connected here; `None` when there is
     /// no such probe, the connection drops, the probe could not run it, or `deadline` passes
-    /// first.
-    pub async fn dispatch(&self, region: &str, m: &Monitor, deadline: Duration) -> Option<Outcome> {
-        self.dispatch_job(region, Job::of(0, m)?, deadline).await
-    }
-
-    /// [`Registry::dispatch`] for a job already built (another node's, relayed here): it
-    /// gets an id of this process's numbering.
-    pub async fn dispatch_job(
+    /// first. The job gets an id of this process's numbering (a relayed job was numbered by
+    /// the node that built it).
+    pub async fn dispatch(
         &self,
         region: &str,
         mut job: Job,
@@ -207,14 +201,6 @@ impl Registry {
     pub fn close_all(&self) {
         self.closing.cancel();
     }
-}
-
-/// How long the server waits for a remote result of `m`: every attempt may use the whole
-/// timeout, plus slack for the round trip and the probe's batching.
-pub fn deadline_of(m: &Monitor) -> Duration {
-    m.settings
-        .check_time()
-        .saturating_add(Duration::from_secs(3))
 }
 
 #[cfg(test)]

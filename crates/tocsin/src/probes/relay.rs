@@ -32,7 +32,6 @@ use super::protocol::{Job, WireOutcome};
 use super::registry::{RegionView, Registry};
 use crate::app::Core;
 use crate::ids::new_id;
-use crate::monitoring::monitor::Monitor;
 use crate::store::probe_relay::{self, NewJob};
 use crate::store::Db;
 
@@ -118,12 +117,12 @@ impl Relay {
             .collect()
     }
 
-    /// Runs `m`'s check once on a probe of `region` held by another node; `None` when no node
+    /// Runs `job` once on a probe of `region` held by another node; `None` when no node
     /// holds one, or no answer came within `wait`.
-    pub async fn dispatch(&self, region: &str, m: &Monitor, wait: Duration) -> Option<Outcome> {
+    pub async fn dispatch(&self, region: &str, job: &Job, wait: Duration) -> Option<Outcome> {
         let to = self.pick(region)?;
         // The holder gives the job an id of its own connection's numbering.
-        let job = serde_json::to_string(&Job::of(0, m)?).ok()?;
+        let job = serde_json::to_string(job).ok()?;
         let id = new_id();
         let now = wall_ms();
         let (reply, answer) = oneshot::channel();
@@ -208,7 +207,7 @@ impl Relay {
         let outcome = match serde_json::from_str::<Job>(&row.job) {
             Ok(job) if left > 0 => {
                 let wait = Duration::from_millis(u64::try_from(left).unwrap_or(0));
-                registry.dispatch_job(&row.region, job, wait).await
+                registry.dispatch(&row.region, job, wait).await
             }
             Ok(_) => None,
             Err(e) => {

@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 
 use super::snapshot::{self, Snapshot};
 use super::{feed, html};
-use crate::app::Core;
+use crate::cx::Cx;
 use crate::store;
 
 /// How long an entry is served before its digest is checked again.
@@ -139,8 +139,8 @@ impl std::fmt::Debug for PageCache {
 
 impl PageCache {
     /// The rendered page published at `slug`, or `None` when no published page has it.
-    pub async fn get(&self, core: &Core, slug: &str) -> Result<Option<Arc<Rendered>>, sqlx::Error> {
-        let now_ms = core.clock().now_ms();
+    pub async fn get(&self, cx: &Cx, slug: &str) -> Result<Option<Arc<Rendered>>, sqlx::Error> {
+        let now_ms = cx.clock().now_ms();
         let gate = {
             let map = self.pages.read().unwrap_or_else(|p| p.into_inner());
             match map.get(slug) {
@@ -177,21 +177,21 @@ impl PageCache {
         {
             if e.checked.elapsed() < FRESH
                 && Arc::ptr_eq(&e.gate, &gate)
-                && !lapsed(&e.value, core.clock().now_ms())
+                && !lapsed(&e.value, cx.clock().now_ms())
             {
                 return Ok(e.value.clone());
             }
         }
-        self.refresh(core, slug, gate).await
+        self.refresh(cx, slug, gate).await
     }
 
     async fn refresh(
         &self,
-        core: &Core,
+        cx: &Cx,
         slug: &str,
         gate: Arc<tokio::sync::Mutex<()>>,
     ) -> Result<Option<Arc<Rendered>>, sqlx::Error> {
-        let reader = core.db().reader();
+        let reader = cx.db().reader();
         let page = store::status_pages::by_slug(reader, slug)
             .await?
             .filter(|p| p.published != 0);
@@ -210,14 +210,14 @@ impl PageCache {
                 if same
                     && e.digest == digest
                     && e.built.elapsed() < MAX_AGE
-                    && !lapsed(&e.value, core.clock().now_ms())
+                    && !lapsed(&e.value, cx.clock().now_ms())
                 {
                     e.checked = Instant::now();
                     return Ok(e.value.clone());
                 }
             }
         }
-        let snapshot = snapshot::build(core, &page).await?;
+        let snapshot = snapshot::build(cx, &page).await?;
         let rendered =
             Arc::new(Rendered::render(snapshot).map_err(|e| sqlx::Error::Decode(Box::new(e)))?);
         self.put(slug, Some(rendered.clone()), digest, Instant::now(), gate);
@@ -277,31 +277,14 @@ impl PageCache {
             .clear();
     }
 
-    /// Applies a notice: this node's own writes before their caller is answered, other
-    /// nodes' through [`follow_feed`].
+    /// Applies a notice (registered on the feed as an applier: this node's own writes before
+    /// their caller is answered, other nodes' through [`crate::cluster::feed::run_appliers`]).
     pub fn apply(&self, notice: &crate::cluster::feed::Notice) {
         use crate::cluster::feed::Notice;
         match notice {
             Notice::StatusPageChanged { page_id } => self.forget(page_id),
             Notice::Resync => self.clear(),
             _ => {}
-        }
-    }
-}
-
-/// Follows the change feed: drops a page's entry when a node announces a change to it.
-pub async fn follow_feed(core: Core, cancel: tokio_util::sync::CancellationToken) {
-    use tokio::sync::broadcast::error::RecvError;
-    let mut rx = core.feed().subscribe_all();
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            d = rx.recv() => match d {
-                Ok(d) if d.remote => core.status_pages().apply(&d.notice),
-                Ok(_) => {}
-                Err(RecvError::Lagged(_)) => core.status_pages().clear(),
-                Err(RecvError::Closed) => return,
-            }
         }
     }
 }

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::app::Core;
 use crate::auth::secrets;
+use crate::cx::Cx;
 use crate::domain::status_pages::keys::PREFIX;
 use crate::store;
 
@@ -36,11 +36,7 @@ pub struct KeyMemory(Arc<RwLock<HashMap<String, Resolved>>>);
 impl KeyMemory {
     /// The slug of the page a presented key reads, or `None` for a malformed, unknown or
     /// revoked key.
-    pub async fn resolve(
-        &self,
-        core: &Core,
-        presented: &str,
-    ) -> Result<Option<String>, sqlx::Error> {
+    pub async fn resolve(&self, cx: &Cx, presented: &str) -> Result<Option<String>, sqlx::Error> {
         if !presented.starts_with(PREFIX) || presented.len() > 64 {
             return Ok(None);
         }
@@ -54,11 +50,11 @@ impl KeyMemory {
             .cloned();
         if let Some(r) = hit {
             if r.touched.elapsed() >= TOUCH_EVERY {
-                self.touch(core, &hash, &r.key_id).await;
+                self.touch(cx, &hash, &r.key_id).await;
             }
             return Ok(Some(r.slug));
         }
-        let reader = core.db().reader();
+        let reader = cx.db().reader();
         let Some(key) = store::publishable_keys::by_hash(reader, &hash).await? else {
             return Ok(None);
         };
@@ -86,12 +82,12 @@ impl KeyMemory {
                 },
             );
         }
-        let _ = store::publishable_keys::touch(core.db().writer(), &key.id, core.clock().now_ms())
-            .await;
+        let _ =
+            store::publishable_keys::touch(cx.db().writer(), &key.id, cx.clock().now_ms()).await;
         Ok(Some(page.slug))
     }
 
-    async fn touch(&self, core: &Core, hash: &str, key_id: &str) {
+    async fn touch(&self, cx: &Cx, hash: &str, key_id: &str) {
         if let Some(r) = self
             .0
             .write()
@@ -100,8 +96,7 @@ impl KeyMemory {
         {
             r.touched = Instant::now();
         }
-        let _ =
-            store::publishable_keys::touch(core.db().writer(), key_id, core.clock().now_ms()).await;
+        let _ = store::publishable_keys::touch(cx.db().writer(), key_id, cx.clock().now_ms()).await;
     }
 
     /// Forgets a page's keys (one was revoked, or the page changed slug or was deleted).

@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tocsin_core::Status;
 
-use crate::app::Core;
 use crate::clock::{from_ms, rfc3339};
+use crate::cx::Cx;
 use crate::domain::incidents::{incident_view, IncidentSeverity, IncidentWithUpdates};
 use crate::domain::schema::Timestamp;
 use crate::domain::status_pages::branding::Branding;
@@ -199,9 +199,9 @@ pub struct Snapshot {
 }
 
 /// Builds the snapshot of a published page.
-pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error> {
-    let reader = core.db().reader();
-    let now = core.clock().now_ms();
+pub async fn build(cx: &Cx, page: &PageRow) -> Result<Snapshot, sqlx::Error> {
+    let reader = cx.db().reader();
+    let now = cx.clock().now_ms();
     let branding = stored_branding(page);
     let tz: Tz = branding.timezone.parse().unwrap_or(chrono_tz::UTC);
     let components = store::status_pages::components(reader, &page.id).await?;
@@ -397,7 +397,7 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
             page: PublicPage {
                 name: page.name.clone(),
                 slug: page.slug.clone(),
-                url: page_url(core, &page.slug),
+                url: page_url(cx, &page.slug),
                 branding,
             },
             status,
@@ -415,7 +415,7 @@ pub async fn build(core: &Core, page: &PageRow) -> Result<Snapshot, sqlx::Error>
         valid_until_ms,
         // A visibility this build cannot read (reported there) fails the build: the page
         // answers 500 rather than admitting readers by a guessed rule.
-        gate: super::access::Gate::of(page, core.link_secret())
+        gate: super::access::Gate::of(page, cx.link_secret())
             .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
     })
 }

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::record::{next_deadline_ms, PushEffect};
 use crate::app::Core;
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
+use crate::cx::Cx;
 use crate::monitoring::changes::{ChangeKind, Notice};
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::{MonitorType, LOCAL_REGION};
@@ -101,9 +102,9 @@ impl Deadlines {
 }
 
 /// Builds the deadlines of every active push monitor.
-pub async fn load(state: &Core) -> Result<Deadlines, sqlx::Error> {
+pub async fn load(cx: &Cx) -> Result<Deadlines, sqlx::Error> {
     let mut d = Deadlines::default();
-    for m in monitors::list_active_push(state.db().reader()).await? {
+    for m in monitors::list_active_push(cx.db().reader()).await? {
         d.file(&m);
     }
     Ok(d)
@@ -150,11 +151,11 @@ pub async fn fire_due(
     Ok(recorded)
 }
 
-async fn read(state: &Core, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::Error> {
+async fn read(cx: &Cx, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::Error> {
     if seqs.is_empty() {
         return Ok(Vec::new());
     }
-    let mut conn = state.db().reader().acquire().await?;
+    let mut conn = cx.db().reader().acquire().await?;
     store::monitors_by_seq(&mut conn, seqs).await
 }
 
@@ -188,16 +189,16 @@ impl Held {
     }
 }
 
-async fn reload_one(state: &Core, held: &mut Held, id: &str) {
-    match monitors::get_by_id(state.db().reader(), id).await {
+async fn reload_one(cx: &Cx, held: &mut Held, id: &str) {
+    match monitors::get_by_id(cx.db().reader(), id).await {
         Ok(Some(m)) => held.file(&m),
         Ok(None) => held.drop_id(id),
         Err(e) => tracing::warn!(monitor = %id, error = %e, "could not reload monitor"),
     }
 }
 
-async fn load_all(state: &Core) -> Held {
-    match monitors::list_active_push(state.db().reader()).await {
+async fn load_all(cx: &Cx) -> Held {
+    match monitors::list_active_push(cx.db().reader()).await {
         Ok(rows) => {
             let mut held = Held::default();
             for m in &rows {
@@ -214,8 +215,8 @@ async fn load_all(state: &Core) -> Held {
 
 /// Compares the deadlines with the store and reloads what differs (see
 /// [`crate::cluster::inventory`]); `full` skips the digest.
-async fn reconcile(state: &Core, held: &mut Held, full: bool) {
-    let diff = match held.inventory.scan(state.db(), Set::Push, full).await {
+async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
+    let diff = match held.inventory.scan(cx.db(), Set::Push, full).await {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "could not compare push deadlines with the store");
@@ -230,14 +231,14 @@ async fn reconcile(state: &Core, held: &mut Held, full: bool) {
         "push deadlines differed from the store: reloading what changed"
     );
     if diff.len() > RELOAD_ALL_ABOVE {
-        *held = load_all(state).await;
+        *held = load_all(cx).await;
         return;
     }
     for id in &diff.gone {
         held.drop_id(id);
     }
     for id in &diff.reload {
-        reload_one(state, held, id).await;
+        reload_one(cx, held, id).await;
     }
 }
 

@@ -203,7 +203,7 @@ async fn private_targets_are_refused_at_create_and_go_down_at_connect_time() {
         cancel.clone(),
     ));
     let started = std::time::Instant::now();
-    while !tocsin::probes::is_live(&srv.state, "eu-west") {
+    while !tocsin::probes::is_live(srv.state.probes(), srv.state.relay(), "eu-west") {
         assert!(
             started.elapsed().as_secs() < 10,
             "the probe never connected"

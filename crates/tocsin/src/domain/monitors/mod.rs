@@ -67,6 +67,7 @@ use tocsin_core::Status;
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, secrets, Caller};
+use crate::cx::Cx;
 use crate::domain::plans::{ensure_interval, ensure_room, Quota};
 use crate::domain::{check_write, DomainError, Resource};
 use crate::ids::new_id;
@@ -104,14 +105,14 @@ fn wrong_type(what: &str) -> DomainError {
 
 /// Creates a monitor. A PUSH monitor's token is in the answer, and only there.
 pub async fn create(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     body: &CreateMonitor,
 ) -> Result<Monitor, DomainError> {
     caller.require::<needs::CreateMonitor>()?;
     let draft = draft_of(body);
     let mut errors = Vec::new();
-    let checked = match check(&draft, &Limits::of(core).await?) {
+    let checked = match check(&draft, &Limits::of(cx).await?) {
         Ok(c) => Some(c),
         Err(e) => {
             errors = e;
@@ -119,11 +120,11 @@ pub async fn create(
         }
     };
     let project_ids = body.project_ids.clone().unwrap_or_default();
-    check_projects(core, &caller.workspace_id, &project_ids, &mut errors).await?;
+    check_projects(cx, &caller.workspace_id, &project_ids, &mut errors).await?;
     let channel_ids = body.notification_channel_ids.clone().unwrap_or_default();
     let policy_id = body.escalation_policy_id.as_deref();
     check_alerting(
-        core,
+        cx,
         &caller.workspace_id,
         Some(&channel_ids),
         policy_id,
@@ -134,12 +135,12 @@ pub async fn create(
         return Err(errors.into());
     };
     if draft.kind != MonitorType::Push {
-        ensure_interval(core, &caller.workspace_id, draft.interval).await?;
+        ensure_interval(cx, &caller.workspace_id, draft.interval).await?;
     }
-    let current = store::monitors::count(core.db().reader(), &caller.workspace_id).await?;
-    ensure_room(core, &caller.workspace_id, Quota::Monitors, current).await?;
+    let current = store::monitors::count(cx.db().reader(), &caller.workspace_id).await?;
+    ensure_room(cx, &caller.workspace_id, Quota::Monitors, current).await?;
 
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let token = (draft.kind == MonitorType::Push).then(|| secrets::generate(""));
     let mut row = MonitorRow {
         id: new_id(),
@@ -184,7 +185,7 @@ pub async fn create(
         updated_at: now,
     };
     apply(&mut row, &draft, checked);
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     row.seq = store::monitors::next_seq(&mut *tx).await?;
     store::monitors::insert(
         &mut *tx,
@@ -209,8 +210,8 @@ pub async fn create(
     )
     .await?;
     tx.commit().await?;
-    core.announce_monitor(&row.id, ChangeKind::Created);
-    let mut out = view_one(core, &row).await?;
+    cx.announce_monitor(&row.id, ChangeKind::Created);
+    let mut out = view_one(cx, &row).await?;
     out.push_token = token;
     Ok(out)
 }
@@ -219,14 +220,14 @@ pub async fn create(
 /// merged monitor is validated whole. `expected` is the version the caller read, if it sent
 /// one; a different current version is `VERSION_CONFLICT`.
 pub async fn update(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     expected: Option<i64>,
     body: &UpdateMonitor,
 ) -> Result<Versioned<Monitor>, DomainError> {
     caller.require::<needs::UpdateMonitor>()?;
-    let mut m = load(core, caller, monitor_id).await?;
+    let mut m = load(cx, caller, monitor_id).await?;
     let kind = m.kind().ok_or_else(|| {
         DomainError::Internal(anyhow::anyhow!("stored monitor type {:?}", m.kind_text))
     })?;
@@ -238,7 +239,7 @@ pub async fn update(
         ));
     }
     let draft = merged(&m, kind, body);
-    let checked = match check(&draft, &Limits::of(core).await?) {
+    let checked = match check(&draft, &Limits::of(cx).await?) {
         Ok(c) => Some(c),
         Err(e) => {
             errors.extend(e);
@@ -246,10 +247,10 @@ pub async fn update(
         }
     };
     if let Some(ids) = &body.project_ids {
-        check_projects(core, &caller.workspace_id, ids, &mut errors).await?;
+        check_projects(cx, &caller.workspace_id, ids, &mut errors).await?;
     }
     check_alerting(
-        core,
+        cx,
         &caller.workspace_id,
         body.notification_channel_ids.as_deref(),
         body.escalation_policy_id
@@ -264,16 +265,16 @@ pub async fn update(
     // Only a newly requested interval is held to the plan: a plan that became stricter
     // must not block unrelated edits of an existing monitor.
     if kind != MonitorType::Push && body.interval.is_some_and(|i| i != m.interval_s) {
-        ensure_interval(core, &caller.workspace_id, draft.interval).await?;
+        ensure_interval(cx, &caller.workspace_id, draft.interval).await?;
     }
     let before = (m.url.clone(), m.host.clone(), m.port, config_view(&m));
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     apply(&mut m, &draft, checked);
     m.updated_at = now;
     let query_changed = before != (m.url.clone(), m.host.clone(), m.port, config_view(&m));
     let clear_baseline = kind == MonitorType::DnsDiff && query_changed;
 
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let rows = store::monitors::update_settings(&mut *tx, &m, clear_baseline, expected).await?;
     check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
     if let Some(ids) = &body.project_ids {
@@ -305,21 +306,21 @@ pub async fn update(
     )
     .await?;
     tx.commit().await?;
-    core.announce_monitor(&m.id, ChangeKind::Updated);
-    current(core, caller, monitor_id).await
+    cx.announce_monitor(&m.id, ChangeKind::Updated);
+    current(cx, caller, monitor_id).await
 }
 
 /// Deletes a monitor and its history; its push token stops at once.
 pub async fn delete(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<(), DomainError> {
     caller.require::<needs::DeleteMonitor>()?;
-    let m = load(core, caller, monitor_id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let m = load(cx, caller, monitor_id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let projects = store::projects::projects_of_monitors(&mut *tx, std::slice::from_ref(&m.id))
         .await?
         .remove(&m.id)
@@ -340,7 +341,7 @@ pub async fn delete(
     )
     .await?;
     tx.commit().await?;
-    core.announce_monitor(&m.id, ChangeKind::Deleted);
+    cx.announce_monitor(&m.id, ChangeKind::Deleted);
     Ok(())
 }
 

@@ -6,20 +6,16 @@ use tocsin_core::Status;
 use super::input::{MonitorListQuery, MonitorPageQuery};
 use super::view::{view_one_on, views, Monitor, MonitorPage, MonitorStats};
 use super::Versioned;
-use crate::app::Core;
 use crate::auth::{needs, Caller};
+use crate::cx::Cx;
 use crate::domain::pagination::finish;
 use crate::domain::{DomainError, Resource};
 use crate::store;
 use crate::store::monitors::{MonitorFilter, MonitorRow};
 
 /// The stored monitor of the caller's workspace, or `MONITOR_NOT_FOUND`.
-pub(super) async fn load(
-    core: &Core,
-    caller: &Caller,
-    id: &str,
-) -> Result<MonitorRow, DomainError> {
-    load_on(core.db().reader(), caller, id).await
+pub(super) async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<MonitorRow, DomainError> {
+    load_on(cx.db().reader(), caller, id).await
 }
 
 /// [`load`] on a connection or pool the caller chooses.
@@ -35,12 +31,12 @@ async fn load_on<'e>(
 
 /// The monitor as it is now, with its version: what every write answers with.
 pub(super) async fn current(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
 ) -> Result<Versioned<Monitor>, DomainError> {
     // The row and its memberships on one connection: one trip through the pool, not three.
-    let mut conn = core.db().reader().acquire().await?;
+    let mut conn = cx.db().reader().acquire().await?;
     let m = load_on(&mut *conn, caller, id).await?;
     Ok(Versioned {
         value: view_one_on(&mut conn, &m).await?,
@@ -50,12 +46,12 @@ pub(super) async fn current(
 
 /// One monitor, with its settings version.
 pub async fn get(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
 ) -> Result<Versioned<Monitor>, DomainError> {
     caller.require::<needs::GetMonitor>()?;
-    current(core, caller, monitor_id).await
+    current(cx, caller, monitor_id).await
 }
 
 /// Authorises a full list and checks its filters, answering the filter to list with. The
@@ -75,25 +71,25 @@ pub fn list_filter(
 
 /// Every monitor of the workspace matching the filters, in id order.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     query: &MonitorListQuery,
 ) -> Result<Vec<Monitor>, DomainError> {
     let filter = list_filter(caller, query)?;
     let rows = store::monitors::list_page(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         &filter,
         "",
         i64::MAX,
     )
     .await?;
-    views(core, &rows).await
+    views(cx, &rows).await
 }
 
 /// One page of monitors in id order.
 pub async fn page(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     query: &MonitorPageQuery,
 ) -> Result<MonitorPage, DomainError> {
@@ -105,7 +101,7 @@ pub async fn page(
     let params = query.page();
     let filter = query.filter();
     let rows = store::monitors::list_page(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         &filter,
         &params.after(),
@@ -114,15 +110,15 @@ pub async fn page(
     .await?;
     let (rows, next_cursor) = finish(rows, params.limit(), |r| r.id.clone());
     Ok(MonitorPage {
-        monitors: views(core, &rows).await?,
+        monitors: views(cx, &rows).await?,
         next_cursor,
     })
 }
 
 /// How many monitors are in each status; paused ones are counted apart.
-pub async fn stats(core: &Core, caller: &Caller) -> Result<MonitorStats, DomainError> {
+pub async fn stats(cx: &Cx, caller: &Caller) -> Result<MonitorStats, DomainError> {
     caller.require::<needs::GetMonitorStats>()?;
-    let rows = store::monitors::count_by_status(core.db().reader(), &caller.workspace_id).await?;
+    let rows = store::monitors::count_by_status(cx.db().reader(), &caller.workspace_id).await?;
     let mut s = MonitorStats {
         up: 0,
         down: 0,

@@ -9,9 +9,9 @@ use serde_json::json;
 use super::reads::{current, load};
 use super::view::Monitor;
 use super::{wrong_type, Versioned};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
+use crate::cx::Cx;
 use crate::domain::{check_write, DomainError, Resource};
 use crate::monitoring::changes::ChangeKind;
 use crate::monitoring::transition::{record_transition, StatusChange};
@@ -20,16 +20,16 @@ use crate::store;
 
 /// Stops checking a monitor; its status is kept. Pausing a paused monitor changes nothing.
 pub async fn pause(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<Versioned<Monitor>, DomainError> {
     caller.require::<needs::PauseMonitor>()?;
-    let m = load(core, caller, monitor_id).await?;
+    let m = load(cx, caller, monitor_id).await?;
     if m.is_active() {
-        let now = core.clock().now_ms();
-        let mut tx = core.db().begin().await?;
+        let now = cx.clock().now_ms();
+        let mut tx = cx.db().begin().await?;
         let rows =
             store::monitors::pause(&mut *tx, &caller.workspace_id, &m.id, now, expected).await?;
         check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
@@ -46,24 +46,24 @@ pub async fn pause(
         )
         .await?;
         tx.commit().await?;
-        core.announce_monitor(&m.id, ChangeKind::Paused);
+        cx.announce_monitor(&m.id, ChangeKind::Paused);
     }
-    current(core, caller, monitor_id).await
+    current(cx, caller, monitor_id).await
 }
 
 /// Starts checking a paused monitor again from `PENDING` with its counters reset. Resuming
 /// an active monitor changes nothing.
 pub async fn resume(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<Versioned<Monitor>, DomainError> {
     caller.require::<needs::ResumeMonitor>()?;
-    let m = load(core, caller, monitor_id).await?;
+    let m = load(cx, caller, monitor_id).await?;
     if !m.is_active() {
-        let now = core.clock().now_ms();
-        let mut tx = core.db().begin().await?;
+        let now = cx.clock().now_ms();
+        let mut tx = cx.db().begin().await?;
         let rows =
             store::monitors::resume(&mut *tx, &caller.workspace_id, &m.id, now, expected).await?;
         check_write(rows, expected, DomainError::NotFound(Resource::Monitor))?;
@@ -80,7 +80,7 @@ pub async fn resume(
         );
         // A resumed monitor's status starts now, changed or not.
         change.state.status_changed_at = now;
-        record_transition(&mut tx, core.alert_links(), &change).await?;
+        record_transition(&mut tx, cx.alert_links(), &change).await?;
         audit::record(
             &mut *tx,
             caller,
@@ -94,28 +94,28 @@ pub async fn resume(
         )
         .await?;
         tx.commit().await?;
-        core.announce_monitor(&m.id, ChangeKind::Resumed);
+        cx.announce_monitor(&m.id, ChangeKind::Resumed);
     }
-    current(core, caller, monitor_id).await
+    current(cx, caller, monitor_id).await
 }
 
 /// DNS_DIFF: accepts the changed answers; the next answer becomes the baseline.
 pub async fn accept_baseline(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<Versioned<Monitor>, DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
-    let m = load(core, caller, monitor_id).await?;
+    let m = load(cx, caller, monitor_id).await?;
     if m.kind() != Some(MonitorType::DnsDiff) {
         return Err(wrong_type(
             "Only DNS_DIFF monitors have a baseline to accept: nothing needs accepting on this monitor.",
         ));
     }
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let transition = tocsin_core::accept_baseline(&m.monitor_state()?);
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let rows =
         store::monitors::accept_baseline(&mut *tx, &caller.workspace_id, &m.id, now, expected)
             .await?;
@@ -131,7 +131,7 @@ pub async fn accept_baseline(
     );
     // A person's action, whether or not the monitor runs.
     change.even_paused = true;
-    record_transition(&mut tx, core.alert_links(), &change).await?;
+    record_transition(&mut tx, cx.alert_links(), &change).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -145,6 +145,6 @@ pub async fn accept_baseline(
     )
     .await?;
     tx.commit().await?;
-    core.announce_monitor(&m.id, ChangeKind::Updated);
-    current(core, caller, monitor_id).await
+    cx.announce_monitor(&m.id, ChangeKind::Updated);
+    current(cx, caller, monitor_id).await
 }

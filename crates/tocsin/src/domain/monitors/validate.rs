@@ -13,7 +13,7 @@ use tocsin_core::PushSchedule;
 use super::config::PushConfig;
 use super::input::{CreateMonitor, FlapDetection, UpdateMonitor};
 use super::view::{config_view, flap_view};
-use crate::app::Core;
+use crate::cx::Cx;
 use crate::domain::input::check_name;
 use crate::domain::FieldError;
 use crate::monitoring::{self, known_regions, ApiRegionStrategy, MonitorType};
@@ -65,12 +65,12 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub async fn of(core: &Core) -> Result<Limits, sqlx::Error> {
+    pub async fn of(cx: &Cx) -> Result<Limits, sqlx::Error> {
         Ok(Limits {
-            min_interval: i64::try_from(core.config().min_interval_seconds).unwrap_or(i64::MAX),
-            regions: known_regions(core).await?,
+            min_interval: i64::try_from(cx.config().min_interval_seconds).unwrap_or(i64::MAX),
+            regions: known_regions(cx).await?,
             address_policy: tocsin_checks::AddressPolicy::deny_private(
-                core.config().checks_deny_private_addresses,
+                cx.config().checks_deny_private_addresses,
             ),
         })
     }
@@ -364,12 +364,12 @@ pub fn check(d: &Draft, limits: &Limits) -> Result<Checked, Vec<FieldError>> {
 
 /// Refuses project ids that are not projects of the caller's workspace (or repeat).
 pub async fn check_projects(
-    core: &Core,
+    cx: &Cx,
     ws: &str,
     ids: &[String],
     errors: &mut Vec<FieldError>,
 ) -> Result<(), sqlx::Error> {
-    let found = store::projects::existing(core.db().reader(), ws, ids).await?;
+    let found = store::projects::existing(cx.db().reader(), ws, ids).await?;
     for (i, id) in ids.iter().enumerate() {
         if !found.contains(id) {
             errors.push(FieldError::new(
@@ -392,7 +392,7 @@ pub const MAX_CHANNELS: usize = 20;
 /// Refuses notification channel ids that are not channels of the caller's workspace (or
 /// repeat, or are too many), and a policy id that is not one of its escalation policies.
 pub async fn check_alerting(
-    core: &Core,
+    cx: &Cx,
     ws: &str,
     channel_ids: Option<&[String]>,
     policy_id: Option<&str>,
@@ -405,7 +405,7 @@ pub async fn check_alerting(
                 format!("at most {MAX_CHANNELS} channels"),
             ));
         }
-        let found = store::monitor_channels::existing_channels(core.db().reader(), ws, ids).await?;
+        let found = store::monitor_channels::existing_channels(cx.db().reader(), ws, ids).await?;
         for (i, id) in ids.iter().enumerate() {
             let field = format!("notificationChannelIds.{i}");
             if !found.contains(id) {
@@ -416,7 +416,7 @@ pub async fn check_alerting(
         }
     }
     if let Some(p) = policy_id {
-        if !store::escalation::exists(core.db().reader(), ws, p).await? {
+        if !store::escalation::exists(cx.db().reader(), ws, p).await? {
             errors.push(FieldError::new(
                 "escalationPolicyId",
                 "no such escalation policy",

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 pub use super::input::FlapDetection;
-use crate::app::Core;
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::DomainError;
 use crate::monitoring::{ApiRegionStrategy, MonitorType};
 use crate::store;
@@ -160,8 +160,8 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
 }
 
 /// Views of several monitors, with their memberships read in one query.
-pub async fn views(core: &Core, rows: &[MonitorRow]) -> Result<Vec<Monitor>, DomainError> {
-    let mut conn = core.db().reader().acquire().await?;
+pub async fn views(cx: &Cx, rows: &[MonitorRow]) -> Result<Vec<Monitor>, DomainError> {
+    let mut conn = cx.db().reader().acquire().await?;
     views_on(&mut conn, rows).await
 }
 
@@ -194,8 +194,8 @@ pub fn with_alerting(
     m
 }
 
-pub async fn view_one(core: &Core, row: &MonitorRow) -> Result<Monitor, DomainError> {
-    let mut conn = core.db().reader().acquire().await?;
+pub async fn view_one(cx: &Cx, row: &MonitorRow) -> Result<Monitor, DomainError> {
+    let mut conn = cx.db().reader().acquire().await?;
     view_one_on(&mut conn, row).await
 }
 

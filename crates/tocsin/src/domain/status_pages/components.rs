@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{announce, load};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller};
+use crate::cx::Cx;
 use crate::domain::input::{check_name, Validate};
 use crate::domain::{DomainError, FieldError};
 use crate::ids::new_id;
@@ -109,27 +109,27 @@ fn view(c: &ComponentRow) -> StatusPageComponent {
 
 /// A page's components in page order.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
 ) -> Result<Vec<StatusPageComponent>, DomainError> {
     caller.require::<caps::StatusPagesRead>()?;
-    let page = load(core, caller, page_id).await?;
-    let rows = store::status_pages::components(core.db().reader(), &page.id).await?;
+    let page = load(cx, caller, page_id).await?;
+    let rows = store::status_pages::components(cx.db().reader(), &page.id).await?;
     Ok(rows.iter().map(view).collect())
 }
 
 /// Replaces a page's component list.
 pub async fn replace(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
     input: ComponentList,
 ) -> Result<Vec<StatusPageComponent>, DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
     input.check()?;
-    let page = load(core, caller, page_id).await?;
-    let reader = core.db().reader();
+    let page = load(cx, caller, page_id).await?;
+    let reader = cx.db().reader();
     let existing: HashSet<String> = store::status_pages::components(reader, &page.id)
         .await?
         .into_iter()
@@ -179,8 +179,8 @@ pub async fn replace(
             position: i as i64 + 1,
         })
         .collect();
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     store::status_pages::clear_components(&mut *tx, &page.id).await?;
     for r in &rows {
         store::status_pages::insert_component(&mut *tx, r).await?;
@@ -199,6 +199,6 @@ pub async fn replace(
     )
     .await?;
     tx.commit().await?;
-    announce(core, &page.id);
+    announce(cx, &page.id);
     Ok(rows.iter().map(view).collect())
 }

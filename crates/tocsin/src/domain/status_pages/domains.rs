@@ -25,10 +25,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{announce, load};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::error::on_constraint;
 use crate::domain::input::Validate;
 use crate::domain::schema::Timestamp;
@@ -173,8 +173,8 @@ pub fn normalize_domain(input: &str) -> Result<String, String> {
 }
 
 /// The server's own host name (from `--public-url`), lowercase.
-pub fn own_host(core: &Core) -> String {
-    core.config()
+pub fn own_host(cx: &Cx) -> String {
+    cx.config()
         .public_url
         .host_str()
         .unwrap_or_default()
@@ -197,14 +197,14 @@ fn domain_taken() -> DomainError {
 
 /// A page's domains, oldest first.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
 ) -> Result<Vec<StatusPageDomain>, DomainError> {
     caller.require::<caps::StatusPagesRead>()?;
-    let page = load(core, caller, page_id).await?;
-    let rows = store::status_page_domains::list(core.db().reader(), &caller.workspace_id, &page.id)
-        .await?;
+    let page = load(cx, caller, page_id).await?;
+    let rows =
+        store::status_page_domains::list(cx.db().reader(), &caller.workspace_id, &page.id).await?;
     Ok(rows.iter().map(view).collect())
 }
 
@@ -228,7 +228,7 @@ impl Validate for AddDomain {
 
 /// Adds an unverified domain to a page; the answer names the TXT record to publish.
 pub async fn add(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
     input: AddDomain,
@@ -236,23 +236,22 @@ pub async fn add(
     caller.require::<caps::StatusPagesWrite>()?;
     input.check()?;
     let domain = normalize_domain(&input.domain).map_err(|m| DomainError::field("domain", m))?;
-    if domain == own_host(core) {
+    if domain == own_host(cx) {
         return Err(DomainError::field(
             "domain",
             "is this server's own host (its --public-url): add a name of your own",
         ));
     }
-    let page = load(core, caller, page_id).await?;
+    let page = load(cx, caller, page_id).await?;
     let existing =
-        store::status_page_domains::list(core.db().reader(), &caller.workspace_id, &page.id)
-            .await?;
+        store::status_page_domains::list(cx.db().reader(), &caller.workspace_id, &page.id).await?;
     if existing.len() >= MAX_DOMAINS_PER_PAGE {
         return Err(DomainError::field(
             "domain",
             format!("a page has at most {MAX_DOMAINS_PER_PAGE} domains: delete one first"),
         ));
     }
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let row = DomainRow {
         domain,
         status_page_id: page.id.clone(),
@@ -261,7 +260,7 @@ pub async fn add(
         verified_at: None,
         created_at: now,
     };
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let stale_before = now - STALE_CLAIM_DAYS * 86_400_000;
     let released =
         store::status_page_domains::release_stale_claim(&mut *tx, &row.domain, stale_before)
@@ -290,7 +289,7 @@ pub async fn add(
     )
     .await?;
     tx.commit().await?;
-    announce(core, &page.id);
+    announce(cx, &page.id);
     Ok(view(&row))
 }
 
@@ -304,14 +303,14 @@ pub struct DomainPath {
 impl Validate for DomainPath {}
 
 async fn load_domain(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
     domain: &str,
 ) -> Result<DomainRow, DomainError> {
-    let page = load(core, caller, page_id).await?;
+    let page = load(cx, caller, page_id).await?;
     let domain = domain.trim().trim_end_matches('.').to_ascii_lowercase();
-    store::status_page_domains::get(core.db().reader(), &caller.workspace_id, &page.id, &domain)
+    store::status_page_domains::get(cx.db().reader(), &caller.workspace_id, &page.id, &domain)
         .await?
         .ok_or_else(domain_not_found)
 }
@@ -319,26 +318,26 @@ async fn load_domain(
 /// Looks the TXT record up; on a match the domain is verified and starts serving the page
 /// (if published). A verified domain answers as it is, without a lookup.
 pub async fn verify(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
     domain: &str,
 ) -> Result<StatusPageDomain, DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
-    let mut row = load_domain(core, caller, page_id, domain).await?;
+    let mut row = load_domain(cx, caller, page_id, domain).await?;
     if row.verified_at.is_some() {
         return Ok(view(&row));
     }
     let name = record_name(&row.domain);
     let expected = record_value(&row.verification_token);
-    let found = lookup_txt(core.config().dns_resolver, &name).await;
+    let found = lookup_txt(cx.config().dns_resolver, &name).await;
     let values = match found {
         Ok(values) if values.iter().any(|v| v.trim() == expected) => values,
         Ok(values) => return Err(not_verified(&name, &expected, &Found::Values(values))),
         Err(problem) => return Err(not_verified(&name, &expected, &problem)),
     };
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::status_page_domains::mark_verified(
         &mut *tx,
         &caller.workspace_id,
@@ -361,22 +360,22 @@ pub async fn verify(
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.status_page_id);
+    announce(cx, &row.status_page_id);
     row.verified_at = Some(now);
     Ok(view(&row))
 }
 
 /// Removes a domain from a page; it stops serving the page at once on every node.
 pub async fn delete(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
     domain: &str,
 ) -> Result<(), DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
-    let row = load_domain(core, caller, page_id, domain).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load_domain(cx, caller, page_id, domain).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::status_page_domains::delete(
         &mut *tx,
         &caller.workspace_id,
@@ -398,7 +397,7 @@ pub async fn delete(
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.status_page_id);
+    announce(cx, &row.status_page_id);
     Ok(())
 }
 

@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{announce, load};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, secrets, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::input::{check_name, Validate};
 use crate::domain::schema::Timestamp;
 use crate::domain::{check_write, DomainError, FieldError, Resource};
@@ -94,29 +94,29 @@ fn view(k: &KeyRow) -> PublishableKey {
 
 /// A page's keys, oldest first.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
 ) -> Result<Vec<PublishableKey>, DomainError> {
     caller.require::<caps::StatusPagesRead>()?;
-    let page = load(core, caller, page_id).await?;
+    let page = load(cx, caller, page_id).await?;
     let rows =
-        store::publishable_keys::list(core.db().reader(), &caller.workspace_id, &page.id).await?;
+        store::publishable_keys::list(cx.db().reader(), &caller.workspace_id, &page.id).await?;
     Ok(rows.iter().map(view).collect())
 }
 
 /// Mints a key for a page.
 pub async fn create(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
     input: CreatePublishableKey,
 ) -> Result<CreatedPublishableKey, DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
     input.check()?;
-    let page = load(core, caller, page_id).await?;
+    let page = load(cx, caller, page_id).await?;
     let existing =
-        store::publishable_keys::list(core.db().reader(), &caller.workspace_id, &page.id).await?;
+        store::publishable_keys::list(cx.db().reader(), &caller.workspace_id, &page.id).await?;
     if existing.len() >= MAX_KEYS_PER_PAGE {
         return Err(DomainError::Conflict(
             "TOO_MANY_KEYS",
@@ -124,7 +124,7 @@ pub async fn create(
         ));
     }
     let key = secrets::generate(PREFIX);
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let row = KeyRow {
         id: new_id(),
         workspace_id: caller.workspace_id.clone(),
@@ -135,7 +135,7 @@ pub async fn create(
         created_at: now,
         last_used_at: None,
     };
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     store::publishable_keys::insert(&mut *tx, &row).await?;
     audit::record(
         &mut *tx,
@@ -162,11 +162,11 @@ pub async fn create(
 }
 
 /// Revokes a key: it stops working at once on every node.
-pub async fn delete(core: &Core, caller: &Caller, path: &KeyPath) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, path: &KeyPath) -> Result<(), DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
-    let page = load(core, caller, &path.page_id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let page = load(cx, caller, &path.page_id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows =
         store::publishable_keys::delete(&mut *tx, &caller.workspace_id, &page.id, &path.key_id)
             .await?;
@@ -184,7 +184,7 @@ pub async fn delete(core: &Core, caller: &Caller, path: &KeyPath) -> Result<(), 
     )
     .await?;
     tx.commit().await?;
-    announce(core, &page.id);
+    announce(cx, &page.id);
     Ok(())
 }
 

@@ -24,11 +24,11 @@ use super::input::{check_name, check_slug, Validate};
 use super::plans::{ensure_room, Quota};
 use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, status_pages::PageRow};
@@ -102,16 +102,16 @@ pub fn stored_branding(row: &PageRow) -> Branding {
 }
 
 /// The public address of a page.
-pub fn page_url(core: &Core, slug: &str) -> String {
+pub fn page_url(cx: &Cx, slug: &str) -> String {
     format!(
         "{}/s/{slug}",
-        core.config().public_url.as_str().trim_end_matches('/')
+        cx.config().public_url.as_str().trim_end_matches('/')
     )
 }
 
 /// The API shape of a stored page; a word this build cannot read is a (reported) corrupt row.
 fn view(
-    core: &Core,
+    cx: &Cx,
     row: &PageRow,
     custom_domain: Option<String>,
 ) -> Result<StatusPage, CorruptRow> {
@@ -121,7 +121,7 @@ fn view(
         name: row.name.clone(),
         slug: row.slug.clone(),
         published: row.published != 0,
-        url: page_url(core, &row.slug),
+        url: page_url(cx, &row.slug),
         branding: stored_branding(row),
         custom_domain,
         history_days: row.history_days,
@@ -137,9 +137,9 @@ fn view(
     })
 }
 
-async fn domain_of(core: &Core, row: &PageRow) -> Result<Option<String>, DomainError> {
+async fn domain_of(cx: &Cx, row: &PageRow) -> Result<Option<String>, DomainError> {
     Ok(
-        store::status_pages::verified_domains(core.db().reader(), &row.workspace_id)
+        store::status_pages::verified_domains(cx.db().reader(), &row.workspace_id)
             .await?
             .into_iter()
             .find(|(page, _)| *page == row.id)
@@ -148,8 +148,8 @@ async fn domain_of(core: &Core, row: &PageRow) -> Result<Option<String>, DomainE
 }
 
 /// A page of the caller's workspace, or 404 `STATUS_PAGE_NOT_FOUND`.
-pub async fn load(core: &Core, caller: &Caller, id: &str) -> Result<PageRow, DomainError> {
-    store::status_pages::get(core.db().reader(), &caller.workspace_id, id)
+pub async fn load(cx: &Cx, caller: &Caller, id: &str) -> Result<PageRow, DomainError> {
+    store::status_pages::get(cx.db().reader(), &caller.workspace_id, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::StatusPage))
 }
@@ -168,9 +168,9 @@ fn check_history(days: Option<i64>, errors: &mut Vec<FieldError>) {
 }
 
 /// The workspace's pages, oldest first.
-pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<StatusPage>, DomainError> {
+pub async fn list(cx: &Cx, caller: &Caller) -> Result<Vec<StatusPage>, DomainError> {
     caller.require::<needs::ListStatusPages>()?;
-    let reader = core.db().reader();
+    let reader = cx.db().reader();
     let rows = store::status_pages::list(reader, &caller.workspace_id).await?;
     let domains = store::status_pages::verified_domains(reader, &caller.workspace_id).await?;
     // A corrupt row is reported and left out of the list (see `store::corrupt`).
@@ -179,7 +179,7 @@ pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<StatusPage>, Domai
             .iter()
             .find(|(p, _)| *p == r.id)
             .map(|(_, d)| d.clone());
-        view(core, r, domain)
+        view(cx, r, domain)
     })))
 }
 
@@ -216,7 +216,7 @@ impl Validate for CreateStatusPage {
 
 /// Creates a page (unpublished unless `published: true`).
 pub async fn create(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: CreateStatusPage,
 ) -> Result<StatusPage, DomainError> {
@@ -231,9 +231,9 @@ pub async fn create(
     if !errors.is_empty() {
         return Err(errors.into());
     }
-    let current = store::status_pages::count(core.db().reader(), &caller.workspace_id).await?;
-    ensure_room(core, &caller.workspace_id, Quota::StatusPages, current).await?;
-    let now = core.clock().now_ms();
+    let current = store::status_pages::count(cx.db().reader(), &caller.workspace_id).await?;
+    ensure_room(cx, &caller.workspace_id, Quota::StatusPages, current).await?;
+    let now = cx.clock().now_ms();
     let mut row = PageRow {
         id: new_id(),
         workspace_id: caller.workspace_id.clone(),
@@ -257,7 +257,7 @@ pub async fn create(
     if let Some(a) = input.access {
         access::apply(&mut row, a).await?;
     }
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     store::status_pages::insert(&mut *tx, &row)
         .await
         .map_err(|e| on_constraint(e, &[("slug", slug_taken())]))?;
@@ -274,8 +274,8 @@ pub async fn create(
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.id);
-    Ok(view(core, &row, None)?)
+    announce(cx, &row.id);
+    Ok(view(cx, &row, None)?)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -284,11 +284,11 @@ pub struct PagePath {
 }
 
 /// One page and its version.
-pub async fn get(core: &Core, caller: &Caller, id: &str) -> Result<(StatusPage, i64), DomainError> {
+pub async fn get(cx: &Cx, caller: &Caller, id: &str) -> Result<(StatusPage, i64), DomainError> {
     caller.require::<needs::GetStatusPage>()?;
-    let row = load(core, caller, id).await?;
-    let domain = domain_of(core, &row).await?;
-    Ok((view(core, &row, domain)?, row.version))
+    let row = load(cx, caller, id).await?;
+    let domain = domain_of(cx, &row).await?;
+    Ok((view(cx, &row, domain)?, row.version))
 }
 
 /// Fields to change; absent ones stay. `branding` merges key by key (`null` clears a key).
@@ -324,7 +324,7 @@ impl Validate for UpdateStatusPage {
 
 /// Changes a page if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -332,7 +332,7 @@ pub async fn update(
 ) -> Result<(StatusPage, i64), DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
     input.check()?;
-    let mut row = load(core, caller, id).await?;
+    let mut row = load(cx, caller, id).await?;
     let mut branding = stored_branding(&row);
     if let Some(b) = input.branding {
         branding.merge(b);
@@ -378,38 +378,38 @@ pub async fn update(
                 row.password_hash.clone(),
                 row.allowed_email_domains.clone(),
             );
-    write(core, caller, row, expected, action, suspend).await
+    write(cx, caller, row, expected, action, suspend).await
 }
 
 /// Publishes or unpublishes a page (idempotent).
 pub async fn set_published(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     id: &str,
     published: bool,
 ) -> Result<StatusPage, DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
-    let mut row = load(core, caller, id).await?;
+    let mut row = load(cx, caller, id).await?;
     row.published = i64::from(published);
     let action = if published {
         "status_page.publish"
     } else {
         "status_page.unpublish"
     };
-    Ok(write(core, caller, row, None, action, false).await?.0)
+    Ok(write(cx, caller, row, None, action, false).await?.0)
 }
 
 async fn write(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     mut row: PageRow,
     expected: Option<i64>,
     action: &'static str,
     suspend_subscribers: bool,
 ) -> Result<(StatusPage, i64), DomainError> {
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     row.updated_at = now;
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let rows = store::status_pages::update(&mut *tx, &row, expected)
         .await
         .map_err(|e| on_constraint(e, &[("slug", slug_taken())]))?;
@@ -435,18 +435,18 @@ async fn write(
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.id);
-    let row = load(core, caller, &row.id).await?;
-    let domain = domain_of(core, &row).await?;
-    Ok((view(core, &row, domain)?, row.version))
+    announce(cx, &row.id);
+    let row = load(cx, caller, &row.id).await?;
+    let domain = domain_of(cx, &row).await?;
+    Ok((view(cx, &row, domain)?, row.version))
 }
 
 /// Deletes a page with its components, domains, keys, incidents, postmortems and subscribers.
-pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, id: &str) -> Result<(), DomainError> {
     caller.require::<caps::StatusPagesDelete>()?;
-    let row = load(core, caller, id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let row = load(cx, caller, id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::status_pages::delete(&mut *tx, &caller.workspace_id, &row.id).await?;
     check_write(rows, None, DomainError::NotFound(Resource::StatusPage))?;
     audit::record(
@@ -462,13 +462,13 @@ pub async fn delete(core: &Core, caller: &Caller, id: &str) -> Result<(), Domain
     )
     .await?;
     tx.commit().await?;
-    announce(core, &row.id);
+    announce(cx, &row.id);
     Ok(())
 }
 
 /// Tells every node that what the page shows changed.
-pub fn announce(core: &Core, page_id: &str) {
-    core.announce(Notice::StatusPageChanged {
+pub fn announce(cx: &Cx, page_id: &str) {
+    cx.announce(Notice::StatusPageChanged {
         page_id: page_id.to_string(),
     });
 }

@@ -43,6 +43,7 @@ use crate::audit::{self, Entry};
 use crate::auth::signed::Verify;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::input::{check_email, Validate};
 use crate::domain::pagination::{finish, PageParams};
 use crate::domain::schema::Timestamp;
@@ -123,8 +124,8 @@ pub fn mailbox(email: &str) -> String {
 
 const DAY_MS: i64 = 24 * 3_600_000;
 
-fn links(core: &Core) -> SubscriberLinks {
-    SubscriberLinks::new(core.config().public_url.as_str(), core.link_secret())
+fn links(cx: &Cx) -> SubscriberLinks {
+    SubscriberLinks::new(cx.config().public_url.as_str(), cx.link_secret())
 }
 
 /// Subscribes `input.email` to the published page at `slug` (see the module doc).
@@ -260,22 +261,22 @@ type Found = (SubscriberRow, String, String);
 
 /// The subscriber a link names, or what to tell the person instead.
 async fn resolve(
-    core: &Core,
+    cx: &Cx,
     kind: LinkKind,
     token: &str,
 ) -> Result<Result<Found, LinkOutcome>, DomainError> {
-    let now = core.clock().now_ms();
-    let links = links(core);
+    let now = cx.clock().now_ms();
+    let links = links(cx);
     let id = match links.check(kind, token, now) {
         Verify::Valid(id) => id,
         Verify::Expired => return Ok(Err(LinkOutcome::Expired)),
         Verify::Invalid => return Ok(Err(LinkOutcome::Invalid)),
     };
-    let Some(row) = store::subscribers::by_id(core.db().reader(), &id).await? else {
+    let Some(row) = store::subscribers::by_id(cx.db().reader(), &id).await? else {
         return Ok(Err(LinkOutcome::Invalid));
     };
     let (name, url) =
-        match store::status_pages::by_id(core.db().reader(), &row.status_page_id).await? {
+        match store::status_pages::by_id(cx.db().reader(), &row.status_page_id).await? {
             Some(p) => (p.name, links.page_url(&p.slug)),
             None => return Ok(Err(LinkOutcome::Invalid)),
         };
@@ -284,12 +285,8 @@ async fn resolve(
 
 /// Follows a verify link: `apply` false only checks it (the page for `GET`, which a mail
 /// scanner may fetch), true confirms the subscription (`POST`, from that page's button).
-pub async fn verify_link(
-    core: &Core,
-    token: &str,
-    apply: bool,
-) -> Result<LinkOutcome, DomainError> {
-    let (row, page_name, page_url) = match resolve(core, LinkKind::Verify, token).await? {
+pub async fn verify_link(cx: &Cx, token: &str, apply: bool) -> Result<LinkOutcome, DomainError> {
+    let (row, page_name, page_url) = match resolve(cx, LinkKind::Verify, token).await? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
@@ -306,8 +303,8 @@ pub async fn verify_link(
             LinkOutcome::ConfirmVerify { page_name }
         });
     }
-    let now = core.clock().now_ms();
-    let rows = store::subscribers::verify(core.db().writer(), &row.id, now).await?;
+    let now = cx.clock().now_ms();
+    let rows = store::subscribers::verify(cx.db().writer(), &row.id, now).await?;
     Ok(if rows == 0 {
         LinkOutcome::NotActive
     } else {
@@ -321,11 +318,11 @@ pub async fn verify_link(
 /// Follows an unsubscribe link: `apply` false only checks it (the page for `GET`), true ends
 /// the subscription (`POST`, from the page's button or a mail client's one-click request).
 pub async fn unsubscribe_link(
-    core: &Core,
+    cx: &Cx,
     token: &str,
     apply: bool,
 ) -> Result<LinkOutcome, DomainError> {
-    let (row, page_name, _) = match resolve(core, LinkKind::Unsubscribe, token).await? {
+    let (row, page_name, _) = match resolve(cx, LinkKind::Unsubscribe, token).await? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
@@ -335,8 +332,8 @@ pub async fn unsubscribe_link(
     if !apply {
         return Ok(LinkOutcome::ConfirmUnsubscribe { page_name });
     }
-    let now = core.clock().now_ms();
-    store::subscribers::unsubscribe(core.db().writer(), &row.id, now).await?;
+    let now = cx.clock().now_ms();
+    store::subscribers::unsubscribe(cx.db().writer(), &row.id, now).await?;
     Ok(LinkOutcome::Unsubscribed { page_name })
 }
 
@@ -421,16 +418,16 @@ impl Validate for SubscriberPath {}
 
 /// A status page's subscribers, in cursor pages.
 pub async fn list(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     page_id: &str,
     params: &PageParams,
 ) -> Result<SubscriberPage, DomainError> {
     caller.require::<caps::StatusPagesRead>()?;
     params.check()?;
-    let page = load(core, caller, page_id).await?;
+    let page = load(cx, caller, page_id).await?;
     let rows = store::subscribers::page(
-        core.db().reader(),
+        cx.db().reader(),
         &caller.workspace_id,
         &page.id,
         &params.after(),
@@ -445,15 +442,11 @@ pub async fn list(
 }
 
 /// Removes a subscriber and its email history; queued email to it is dropped with it.
-pub async fn delete(
-    core: &Core,
-    caller: &Caller,
-    path: &SubscriberPath,
-) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, path: &SubscriberPath) -> Result<(), DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
-    let page = load(core, caller, &path.page_id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let page = load(cx, caller, &path.page_id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::subscribers::delete(
         &mut *tx,
         &caller.workspace_id,
@@ -481,14 +474,14 @@ pub async fn delete(
 /// Lifts a subscriber's suspension: it is sent the page's news again (if it confirmed and did
 /// not unsubscribe). Idempotent.
 pub async fn readmit(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     path: &SubscriberPath,
 ) -> Result<Subscriber, DomainError> {
     caller.require::<caps::StatusPagesWrite>()?;
-    let page = load(core, caller, &path.page_id).await?;
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let page = load(cx, caller, &path.page_id).await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let rows = store::subscribers::readmit(
         &mut *tx,
         &caller.workspace_id,
