@@ -456,7 +456,9 @@ function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }
       {
         width: el.clientWidth || 600,
         height: 240,
-        scales: { x: { time: true, range: () => [Math.min(from, xs[0] ?? from), to] } },
+        // The axis spans the range, from its first point on: a monitor younger than the
+        // range is not squeezed against the right edge.
+        scales: { x: { time: true, range: () => [Math.max(from, (xs[0] ?? from) - 60), to] } },
         axes: [axis, { ...axis, label: 'ms', size: 60 }],
         series: [
           {},
