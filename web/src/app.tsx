@@ -2,7 +2,7 @@
 // the screen for the current path. Without a session every path but the sign-up page shows
 // the sign-in page, which returns to where the person was going (`?next=`).
 import { signal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, authPost, call, getSession, sessionLost, type Schemas, type Session } from './api/client';
 import { liveMode, startLive, stopLive } from './live';
 import { Link, match, navigate, path } from './router';
@@ -71,11 +71,19 @@ const NAV: [string, string][] = [
 function Header() {
   const s = session.value;
   const p = path.value;
+  // Under 600 px the navigation folds behind a menu button; it folds again on each move.
+  const [open, setOpen] = useState(false);
+  useEffect(() => setOpen(false), [p]);
   return (
-    <header class="top">
+    <header class={`top${open ? ' menu-open' : ''}`}>
       <a class="brand" href="/app/">Tocsin</a>
       {s && (
-        <nav aria-label="Main">
+        <button type="button" class="menu-button" aria-expanded={open} aria-controls="main-nav" onClick={() => setOpen((o) => !o)}>
+          Menu
+        </button>
+      )}
+      {s && (
+        <nav aria-label="Main" id="main-nav">
           {NAV.map(([href, label]) => {
             const here = href === '/' ? p === '/' || p.startsWith('/monitors') : p.startsWith(href);
             return (

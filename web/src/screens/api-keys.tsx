@@ -1,4 +1,5 @@
-// API keys: mint with a capability picker (the secret is shown once, with a copy button),
+// API keys: mint with a capability picker and its presets (read only, monitors and alerts,
+// everything) (the secret is shown once, with a copy button),
 // rotate (a new secret, shown once) and revoke.
 import { useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
@@ -14,6 +15,18 @@ const CAPS: Cap[] = [
   'notifications:read', 'notifications:write', 'notifications:delete',
   'maintenance:write', 'identity:read',
 ];
+
+/** Common sets of capabilities, one click each instead of ticking them one by one. */
+const PRESETS: { name: string; caps: Cap[] }[] = [
+  { name: 'Read only', caps: CAPS.filter((c) => c.endsWith(':read')) },
+  {
+    name: 'Monitors and alerts',
+    caps: ['monitors:read', 'monitors:write', 'monitors:delete', 'notifications:read', 'notifications:write', 'maintenance:write', 'identity:read'],
+  },
+  { name: 'Everything', caps: CAPS },
+];
+
+const same = (a: Set<Cap>, b: Cap[]) => a.size === b.length && b.every((c) => a.has(c));
 
 function Secret({ issued, onDone }: { issued: Schemas['IssuedApiKey']; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
@@ -85,6 +98,14 @@ export function ApiKeys() {
         </Field>
         <fieldset class="caps">
           <legend>Capabilities</legend>
+          <div class="presets" role="group" aria-label="Presets">
+            <span class="muted">Presets:</span>
+            {PRESETS.map((p) => (
+              <button type="button" aria-pressed={same(picked, p.caps)} onClick={() => setPicked(new Set(p.caps))}>
+                {p.name}
+              </button>
+            ))}
+          </div>
           {fe('permissions') && <small class="error" role="alert">{fe('permissions')}</small>}
           {CAPS.map((c) => (
             <label class="check">

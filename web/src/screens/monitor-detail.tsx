@@ -1,9 +1,10 @@
-// One monitor: status, uptime over 24 h / 7 d / 30 d / 90 d, the response-time chart (hourly
-// average and p95 for the last week from the hourly rollups, the hourly median of the recent
-// hours from their raw checks, which the rollups do not carry, and the raw checks themselves),
-// the recent checks with timings, assertion results and region, the status-change timeline,
-// the escalation policy and projects it is in, and the actions: pause or resume, check now,
-// edit, delete. Updates arrive live.
+// One monitor: status, uptime over 24 h / 7 d / 30 d / 90 d, the heartbeat bar of the last
+// checks, the response-time chart over a picked range (1 h and 24 h: the raw checks of the
+// range with their hourly medians, and the hourly rollups' average and p95 for 24 h; 7, 30 and
+// 90 days: the rollups with the recent raw checks and their medians, which the rollups do not
+// carry), a push monitor's URL (regenerated and shown once), the recent checks with timings,
+// assertion results and region, the status-change timeline, the escalation policy and projects
+// it is in, and the actions: pause or resume, check now, edit, delete. Updates arrive live.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -11,6 +12,9 @@ import { api, call, type Monitor, type Schemas } from '../api/client';
 import { ago, ms, pct, when } from '../format';
 import { onLive } from '../live';
 import { Link, navigate } from '../router';
+import { BeatBar } from '../beats';
+import { ConfirmButton } from '../confirm';
+import { PushUrl } from '../push-url';
 import { Badge, ErrorNote, useLoad } from '../ui';
 
 type Heartbeat = Schemas['Heartbeat'];
@@ -19,7 +23,6 @@ type Hourly = Schemas['HourlyStat'];
 interface Data {
   monitor: Monitor;
   uptime: Schemas['Uptime'];
-  hourly: Hourly[];
   beats: Heartbeat[];
   events: Schemas['MonitorEvent'][];
 }
@@ -33,7 +36,7 @@ const HOUR = 3600;
  *  seconds, as the rollups' buckets), over the checks that were not DOWN (as the rollups'
  *  latency figures). When the fetch was cut at its limit, the oldest hour may be only partly
  *  there, so it is left out rather than drawn from a few of its checks. */
-function hourlyMedians(beats: Heartbeat[]): Map<number, number> {
+function hourlyMedians(beats: Heartbeat[], limit: number): Map<number, number> {
   const byHour = new Map<number, number[]>();
   let oldest = Infinity;
   for (const b of beats) {
@@ -45,7 +48,7 @@ function hourlyMedians(beats: Heartbeat[]): Map<number, number> {
     if (xs) xs.push(b.latency);
     else byHour.set(hour, [b.latency]);
   }
-  const partial = beats.length >= RECENT ? oldest - (oldest % HOUR) : null;
+  const partial = beats.length >= limit ? oldest - (oldest % HOUR) : null;
   const out = new Map<number, number>();
   for (const [hour, xs] of byHour) {
     if (hour === partial) continue;
@@ -58,15 +61,53 @@ function hourlyMedians(beats: Heartbeat[]): Map<number, number> {
 
 async function loadAll(id: string): Promise<Data> {
   const path = { monitor_id: id };
-  const from = new Date(Date.now() - 7 * 86400_000).toISOString();
-  const [monitor, uptime, hourly, beats, events] = await Promise.all([
+  const [monitor, uptime, beats, events] = await Promise.all([
     call(api.GET('/monitors/{monitor_id}', { params: { path } })),
     call(api.GET('/monitors/{monitor_id}/uptime', { params: { path } })),
-    call(api.GET('/monitors/{monitor_id}/stats/hourly', { params: { path, query: { from } } })),
     call(api.GET('/monitors/{monitor_id}/heartbeats', { params: { path, query: { limit: RECENT } } })),
     call(api.GET('/monitors/{monitor_id}/events', { params: { path } })),
   ]);
-  return { monitor, uptime, hourly, beats, events };
+  return { monitor, uptime, beats, events };
+}
+
+/** The chart's ranges: how far back, and whether the raw checks of the whole range are drawn
+ *  (the short ones) or only the recent ones beside the hourly rollups (the long ones). */
+const RANGES = [
+  { key: '1h', label: '1 h', seconds: HOUR, raw: true },
+  { key: '24h', label: '24 h', seconds: 24 * HOUR, raw: true },
+  { key: '7d', label: '7 d', seconds: 7 * 24 * HOUR, raw: false },
+  { key: '30d', label: '30 d', seconds: 30 * 24 * HOUR, raw: false },
+  { key: '90d', label: '90 d', seconds: 90 * 24 * HOUR, raw: false },
+] as const;
+type Range = (typeof RANGES)[number];
+
+/** The most raw checks one request returns. */
+const RAW_LIMIT = 1000;
+
+interface ChartData {
+  range: Range;
+  /** Seconds since the epoch: where the range starts and ends. */
+  from: number;
+  to: number;
+  hourly: Hourly[];
+  beats: Heartbeat[];
+}
+
+async function loadChart(id: string, range: Range, recent: Heartbeat[]): Promise<ChartData> {
+  const path = { monitor_id: id };
+  const to = Date.now() / 1000;
+  const from = to - range.seconds;
+  const fromIso = new Date(from * 1000).toISOString();
+  const [hourly, beats] = await Promise.all([
+    // An hour is one rollup bucket at most: the raw checks say more.
+    range.seconds > HOUR
+      ? call(api.GET('/monitors/{monitor_id}/stats/hourly', { params: { path, query: { from: fromIso } } }))
+      : Promise.resolve([] as Hourly[]),
+    range.raw
+      ? call(api.GET('/monitors/{monitor_id}/heartbeats', { params: { path, query: { from: fromIso, limit: RAW_LIMIT } } }))
+      : Promise.resolve(recent),
+  ]);
+  return { range, from, to, hourly, beats };
 }
 
 /** One line naming the monitor's escalation policy and projects, fetched only when it has any. */
@@ -138,7 +179,7 @@ export function MonitorDetail({ id }: { id: string }) {
     );
   }
   if (!data) return <main id="main" aria-busy="true">Loading…</main>;
-  const { monitor: m, uptime, hourly, beats, events } = data;
+  const { monitor: m, uptime, beats, events } = data;
   const path = { monitor_id: id };
 
   const act = async (what: 'pause' | 'resume' | 'check') => {
@@ -212,8 +253,9 @@ export function MonitorDetail({ id }: { id: string }) {
       </section>
       <section aria-labelledby="chart-h">
         <h2 id="chart-h">Response time</h2>
-        <Chart hourly={hourly} beats={beats} />
+        <RangeChart id={id} recent={beats} />
       </section>
+      {m.type === 'PUSH' && <PushSection id={id} interval={m.interval} />}
       <section aria-labelledby="beats-h">
         <h2 id="beats-h">Recent checks</h2>
         {beats.length === 0 ? (
@@ -285,22 +327,103 @@ export function MonitorDetail({ id }: { id: string }) {
   );
 }
 
-/** The last checks as a row of bars, oldest first. */
+/** A push monitor's URL: its token is stored hashed, so the page cannot show it; regenerating
+ *  issues a new one (the old one stops at once) and shows it this once. */
+function PushSection({ id, interval }: { id: string; interval: number }) {
+  const [token, setToken] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const regenerate = async () => {
+    setError(null);
+    try {
+      const r = await call(api.POST('/monitors/{monitor_id}/regenerate-push-token', { params: { path: { monitor_id: id } } }));
+      setToken(r.pushToken);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <section aria-labelledby="push-h">
+      <h2 id="push-h">Push URL</h2>
+      <ErrorNote error={error} />
+      {token ? (
+        <PushUrl token={token} interval={interval} />
+      ) : (
+        <p>
+          The push URL holds a secret token that is shown only when it is issued. If it is lost, or leaked, regenerate it: the
+          old URL stops working at once, so update your job with the new one.
+        </p>
+      )}
+      <ConfirmButton
+        label={token ? 'Regenerate again' : 'Regenerate push URL'}
+        subject=""
+        question="Stop the current push URL and issue a new one?"
+        onConfirm={regenerate}
+      />
+    </section>
+  );
+}
+
+/** The last 60 checks as a heartbeat bar, oldest first. */
 function Bars({ beats }: { beats: Heartbeat[] }) {
-  const last = beats.slice(0, 60).reverse();
+  const last = useMemo(
+    () => beats.slice(0, 60).reverse().map((b) => ({ status: b.status, latency: b.latency, at: b.createdAt })),
+    [beats],
+  );
   if (!last.length) return null;
   return (
-    <div class="bars" role="img" aria-label={`Last ${last.length} checks: ${last.filter((b) => b.status === 'UP').length} up`}>
-      {last.map((b) => (
-        <span class={`bar s-${b.status.toLowerCase()}`} title={`${when(b.createdAt)}: ${b.status}`} />
-      ))}
+    <div class="detail-bars">
+      <BeatBar beats={last} slots={last.length} />
     </div>
   );
 }
 
-function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
+/** The range picker over the chart; the chart's data is fetched again when the range
+ *  changes or the monitor's recent checks do (live). */
+function RangeChart({ id, recent }: { id: string; recent: Heartbeat[] }) {
+  const [range, setRange] = useState<Range>(RANGES[2]);
+  const [data, setData] = useState<ChartData | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let live = true;
+    loadChart(id, range, recent).then(
+      (d) => {
+        if (live) {
+          setData(d);
+          setError(null);
+        }
+      },
+      (e) => live && setError(e),
+    );
+    return () => {
+      live = false;
+    };
+  }, [id, range, recent]);
+  return (
+    <>
+      <div class="tabs" role="group" aria-label="Chart range">
+        {RANGES.map((r) => (
+          <button type="button" aria-pressed={r.key === range.key} onClick={() => setRange(r)}>
+            {r.label}
+          </button>
+        ))}
+      </div>
+      <ErrorNote error={error} />
+      {data ? <Chart data={data} /> : <div class="chart" aria-busy="true" />}
+    </>
+  );
+}
+
+const SPAN_WORDS: Record<string, string> = {
+  '1h': 'the last hour',
+  '24h': 'the last 24 hours',
+  '7d': 'the last 7 days',
+  '30d': 'the last 30 days',
+  '90d': 'the last 90 days',
+};
+
+function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }) {
   const box = useRef<HTMLDivElement>(null);
-  const medians = useMemo(() => hourlyMedians(beats), [beats]);
+  const medians = useMemo(() => hourlyMedians(beats, range.raw ? RAW_LIMIT : RECENT), [beats, range]);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -319,7 +442,10 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
       p[2] = h.p95Latency;
     }
     for (const [hour, median] of medians) at(hour)[1] = median;
-    for (const b of beats) at(Date.parse(b.createdAt) / 1000)[3] = b.latency;
+    for (const b of beats) {
+      const t = Date.parse(b.createdAt) / 1000;
+      if (t >= from) at(t)[3] = b.latency;
+    }
     const xs = [...points.keys()].sort((a, b) => a - b);
     const data: uPlot.AlignedData = [xs, ...[0, 1, 2, 3].map((i) => xs.map((x) => points.get(x)![i]))];
     const css = getComputedStyle(document.documentElement);
@@ -330,7 +456,9 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
       {
         width: el.clientWidth || 600,
         height: 240,
-        scales: { x: { time: true } },
+        // The axis spans the range, from its first point on: a monitor younger than the
+        // range is not squeezed against the right edge.
+        scales: { x: { time: true, range: () => [Math.max(from, (xs[0] ?? from) - 60), to] } },
         axes: [axis, { ...axis, label: 'ms', size: 60 }],
         series: [
           {},
@@ -349,14 +477,17 @@ function Chart({ hourly, beats }: { hourly: Hourly[]; beats: Heartbeat[] }) {
       ro.disconnect();
       plot.destroy();
     };
-  }, [hourly, beats, medians]);
-  if (!hourly.length && !beats.length) return <p>No checks yet to chart.</p>;
+  }, [hourly, beats, medians, from, to]);
+  if (!hourly.length && !beats.some((b) => Date.parse(b.createdAt) / 1000 >= from)) {
+    return <p data-range={range.key}>No checks in {SPAN_WORDS[range.key]} to chart.</p>;
+  }
   return (
     <div
       class="chart"
       ref={box}
       role="img"
-      aria-label="Response time over the last week"
+      aria-label={`Response time over ${SPAN_WORDS[range.key]}`}
+      data-range={range.key}
       data-median-hours={medians.size}
     />
   );

@@ -8,8 +8,9 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, call, type Monitor, type MonitorType } from '../api/client';
+import { PushUrl } from '../push-url';
 import { Link, navigate } from '../router';
-import { copy, ErrorNote, Field, useLoad } from '../ui';
+import { ErrorNote, Field, useLoad } from '../ui';
 
 const TYPES: MonitorType[] = ['HTTP', 'TCP', 'PING', 'DNS', 'DNS_DIFF', 'WEBSOCKET', 'PUSH'];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -204,7 +205,7 @@ export function MonitorForm({ id }: { id?: string }) {
   const [f, setF] = useState<FormState | null>(id ? null : blank());
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const [push, setPush] = useState<{ id: string; token: string } | null>(null);
+  const [push, setPush] = useState<{ id: string; token: string; interval: number } | null>(null);
   // The monitor as loaded, to send only what the edit changed.
   const [was, setWas] = useState<FormState | null>(null);
   const policies = useLoad(() => call(api.GET('/escalation-policies')), []);
@@ -220,16 +221,11 @@ export function MonitorForm({ id }: { id?: string }) {
   }, [id]);
 
   if (push) {
-    const url = `${location.origin}/push/${push.token}`;
     return (
       <main id="main">
         <h1>Push monitor created</h1>
-        <p>Have your job call this address when it runs. It is shown only now; keep it somewhere safe.</p>
-        <p class="secret">
-          <code data-testid="push-url">{url}</code>{' '}
-          <button type="button" onClick={() => copy(url)}>Copy</button>
-        </p>
-        <p class="muted">For example: <code>curl -fsS {url}</code></p>
+        <p>Have your job call this address when it runs.</p>
+        <PushUrl token={push.token} interval={push.interval} />
         <Link class="button primary" href={`/monitors/${push.id}`}>Go to the monitor</Link>
       </main>
     );
@@ -301,7 +297,7 @@ export function MonitorForm({ id }: { id?: string }) {
         navigate(`/monitors/${id}`);
       } else {
         const m = await call(api.POST('/monitors', { body: body as never }));
-        if (m.type === 'PUSH' && m.pushToken) setPush({ id: m.id, token: m.pushToken });
+        if (m.type === 'PUSH' && m.pushToken) setPush({ id: m.id, token: m.pushToken, interval: m.interval });
         else navigate(`/monitors/${m.id}`);
       }
     } catch (e2) {

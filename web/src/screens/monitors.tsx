@@ -1,16 +1,38 @@
-// The monitor list: every monitor of the workspace loaded once, filtered in the browser
-// (status, type, project, tag, name search) and drawn virtualised: only the rows in view
-// exist in the DOM, so 10,000 monitors scroll like 10. Status changes arrive live.
+// The monitor list: every monitor of the workspace loaded once (`GET /monitors`) with every
+// monitor's last checks, 24-hour uptime and latest response time (`GET /monitors/summary`):
+// two requests whatever the number of monitors. Filtered in the browser (status, type,
+// project, tag, name search) and drawn virtualised: only the rows in view exist in the DOM, so
+// 10,000 monitors scroll like 10. Status changes and check results arrive live and are
+// applied once per animation frame. Selected rows can be paused, resumed, deleted, added to
+// a project or given notification channels together; `/`, `n`, `j`, `k`, `x` and `?` work
+// from the keyboard (see `Shortcuts`).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, call, type Monitor, type MonitorStatus, type Schemas } from '../api/client';
-import { ago } from '../format';
+import { BeatBar, type Beat } from '../beats';
+import { ConfirmButton } from '../confirm';
+import { ms, pct } from '../format';
 import { onLive } from '../live';
 import { Link, navigate } from '../router';
 import { Badge, Empty, ErrorNote } from '../ui';
 
+type Summary = Schemas['MonitorSummary'];
+
 const ROW = 48;
+/** Marks in each row's heartbeat bar (the summary holds the last 40 checks). */
+const SLOTS = 40;
 const STATUSES: MonitorStatus[] = ['UP', 'DOWN', 'DEGRADED', 'CHANGED', 'MAINTENANCE', 'PENDING'];
 const TYPES = ['HTTP', 'TCP', 'PING', 'DNS', 'DNS_DIFF', 'WEBSOCKET', 'PUSH'];
+/** Requests a bulk action keeps in flight at once. */
+const PARALLEL = 6;
+
+/** What a row shows beside the monitor's settings. */
+interface Live {
+  beats: Beat[];
+  uptime: number | null;
+  latency: number | null;
+}
+
+const NONE: Live = { beats: [], uptime: null, latency: null };
 
 function target(m: Monitor): string {
   if (m.url) return m.url;
@@ -18,8 +40,45 @@ function target(m: Monitor): string {
   return m.type === 'PUSH' ? 'push' : '';
 }
 
+function fromSummaries(list: Summary[]): Map<string, Live> {
+  const out = new Map<string, Live>();
+  for (const s of list) {
+    out.set(s.monitorId, {
+      beats: s.recent.map((r) => ({ status: r.status, latency: r.latency, at: r.at })),
+      uptime: s.uptime24h ?? null,
+      latency: s.latency ?? null,
+    });
+  }
+  return out;
+}
+
+function typing(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  if (!el) return false;
+  return el.isContentEditable || ['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName);
+}
+
+/** Runs `act` on every id, `PARALLEL` at a time; the ids it failed for, with the reason. */
+async function each(ids: string[], act: (id: string) => Promise<unknown>): Promise<[string, unknown][]> {
+  const failed: [string, unknown][] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++];
+      try {
+        await act(id);
+      } catch (e) {
+        failed.push([id, e]);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, ids.length) }, worker));
+  return failed;
+}
+
 export function MonitorList() {
   const [monitors, setMonitors] = useState<Monitor[] | null>(null);
+  const [live, setLive] = useState<Map<string, Live>>(new Map());
   const [projects, setProjects] = useState<Schemas['Project'][]>([]);
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState('');
@@ -27,22 +86,49 @@ export function MonitorList() {
   const [project, setProject] = useState('');
   const [tag, setTag] = useState('');
   const [q, setQ] = useState('');
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [active, setActive] = useState(-1);
+  const [help, setHelp] = useState(false);
+  const search = useRef<HTMLInputElement>(null);
 
   const load = () =>
-    call(api.GET('/monitors')).then(
-      (m) => {
+    Promise.all([call(api.GET('/monitors')), call(api.GET('/monitors/summary'))]).then(
+      ([m, s]) => {
         setMonitors(m);
+        setLive(fromSummaries(s));
         setError(null);
       },
       setError,
     );
+  const loadProjects = () => call(api.GET('/projects')).then(setProjects, () => undefined);
 
   useEffect(() => {
     load();
-    call(api.GET('/projects')).then(setProjects, () => undefined);
+    loadProjects();
     let pending: number | undefined;
-    return onLive((kind, data) => {
-      if (kind === 'monitor' && data?.monitorId) {
+    // Check results are applied in batches, once per frame: a workspace's results arrive
+    // together once a second, and a thousand of them should cost one render.
+    let queued: { monitorId: string; status: string; latencyMs: number; at: string }[] = [];
+    let frame = 0;
+    const flush = () => {
+      frame = 0;
+      const batch = queued;
+      queued = [];
+      setLive((prev) => {
+        const next = new Map(prev);
+        for (const b of batch) {
+          const cur = next.get(b.monitorId) ?? NONE;
+          const beats = [...cur.beats, { status: b.status, latency: b.latencyMs, at: b.at }];
+          next.set(b.monitorId, { ...cur, beats: beats.length > SLOTS ? beats.slice(-SLOTS) : beats, latency: b.latencyMs });
+        }
+        return next;
+      });
+    };
+    const off = onLive((kind, data) => {
+      if (kind === 'heartbeat' && data?.monitorId) {
+        queued.push(data);
+        if (!frame) frame = requestAnimationFrame(flush);
+      } else if (kind === 'monitor' && data?.monitorId) {
         // Patch the one row at once; no refetch for a status change.
         setMonitors((list) =>
           list ? list.map((m) => (m.id === data.monitorId ? { ...m, status: data.status } : m)) : list,
@@ -52,6 +138,14 @@ export function MonitorList() {
         pending = window.setTimeout(load, kind === 'poll' ? 0 : 300);
       }
     });
+    // The uptime figures move slowly and are not in the live events: refreshed each minute.
+    const minute = window.setInterval(() => call(api.GET('/monitors/summary')).then((s) => setLive(fromSummaries(s)), () => undefined), 60_000);
+    return () => {
+      off();
+      clearTimeout(pending);
+      clearInterval(minute);
+      if (frame) cancelAnimationFrame(frame);
+    };
   }, []);
 
   const tags = useMemo(() => {
@@ -83,14 +177,97 @@ export function MonitorList() {
     return c;
   }, [monitors]);
 
+  // The selection keeps only monitors that still exist.
+  useEffect(() => {
+    if (!monitors || selected.size === 0) return;
+    const ids = new Set(monitors.map((m) => m.id));
+    if ([...selected].some((id) => !ids.has(id))) setSelected(new Set([...selected].filter((id) => ids.has(id))));
+  }, [monitors]);
+
+  const toggle = (id: string) =>
+    setSelected((s) => {
+      const n = new Set(s);
+      if (n.has(id)) n.delete(id);
+      else n.add(id);
+      return n;
+    });
+
+  // Keyboard shortcuts, while no field has the focus.
+  const keys = useRef({ shown, active, help });
+  keys.current = { shown, active, help };
+  const closeHelp = () => setHelp(false);
+  // Once the help has closed, the focus goes back to the current row (or the help button).
+  const hadHelp = useRef(false);
+  useEffect(() => {
+    if (hadHelp.current && !help) {
+      document
+        .querySelector<HTMLElement>(active >= 0 ? `.vrow[data-index="${active}"] a.name` : 'button.keys-help')
+        ?.focus();
+    }
+    hadHelp.current = help;
+  }, [help]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+      const k = keys.current;
+      if (e.key === 'Escape' && k.help) {
+        closeHelp();
+        return;
+      }
+      if (typing(e.target)) return;
+      const move = (to: number) => {
+        if (!k.shown.length) return;
+        e.preventDefault();
+        setActive(Math.max(0, Math.min(k.shown.length - 1, to)));
+      };
+      switch (e.key) {
+        case '/':
+          e.preventDefault();
+          search.current?.focus();
+          break;
+        case 'n':
+          e.preventDefault();
+          navigate('/monitors/new');
+          break;
+        case 'j':
+          move(k.active < 0 ? 0 : k.active + 1);
+          break;
+        case 'k':
+          move(k.active < 0 ? 0 : k.active - 1);
+          break;
+        case 'x':
+          if (k.shown[k.active]) {
+            e.preventDefault();
+            toggle(k.shown[k.active].id);
+          }
+          break;
+        case '?':
+          e.preventDefault();
+          setHelp((h) => !h);
+          break;
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
+
+  const shownIds = shown.map((m) => m.id);
+  const allShownSelected = shown.length > 0 && shownIds.every((id) => selected.has(id));
+
   return (
     <main id="main">
       <div class="title-row">
         <h1>Monitors</h1>
-        <Link class="button primary" href="/monitors/new">
-          New monitor
-        </Link>
+        <div class="actions">
+          <button type="button" class="link keys-help" onClick={() => setHelp(true)} aria-keyshortcuts="?">
+            Keyboard shortcuts
+          </button>
+          <Link class="button primary" href="/monitors/new">
+            New monitor
+          </Link>
+        </div>
       </div>
+      {help && <Shortcuts onClose={closeHelp} />}
       <ErrorNote error={error} />
       {monitors && monitors.length === 0 ? (
         <Empty title="No monitors yet">
@@ -113,7 +290,15 @@ export function MonitorList() {
           <div class="filters" role="search">
             <div>
               <label for="f-search">Search</label>
-              <input id="f-search" type="search" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} placeholder="Name or address" />
+              <input
+                id="f-search"
+                ref={search}
+                type="search"
+                value={q}
+                aria-keyshortcuts="/"
+                onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+                placeholder="Name or address"
+              />
             </div>
             <div>
               <label for="f-status">Status</label>
@@ -156,10 +341,48 @@ export function MonitorList() {
             <p aria-busy="true">Loading monitors…</p>
           ) : (
             <>
-              <p class="muted" aria-live="polite">
-                {shown.length === monitors.length ? `${monitors.length} monitor${monitors.length === 1 ? '' : 's'}` : `${shown.length} of ${monitors.length} monitors`}
-              </p>
-              {shown.length === 0 ? <p>No monitor matches these filters.</p> : <VirtualRows rows={shown} />}
+              <div class="list-head">
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={allShownSelected}
+                    disabled={shown.length === 0}
+                    onChange={() =>
+                      setSelected((s) => {
+                        const n = new Set(s);
+                        for (const id of shownIds) {
+                          if (allShownSelected) n.delete(id);
+                          else n.add(id);
+                        }
+                        return n;
+                      })
+                    }
+                  />{' '}
+                  Select all shown
+                </label>
+                <p class="muted" aria-live="polite">
+                  {shown.length === monitors.length
+                    ? `${monitors.length} monitor${monitors.length === 1 ? '' : 's'}`
+                    : `${shown.length} of ${monitors.length} monitors`}
+                </p>
+              </div>
+              {selected.size > 0 && (
+                <BulkBar
+                  ids={[...selected]}
+                  projects={projects}
+                  onClear={() => setSelected(new Set())}
+                  onDone={(deleted) => {
+                    if (deleted) setSelected(new Set());
+                    load();
+                    loadProjects();
+                  }}
+                />
+              )}
+              {shown.length === 0 ? (
+                <p>No monitor matches these filters.</p>
+              ) : (
+                <VirtualRows rows={shown} live={live} selected={selected} active={active} onToggle={toggle} />
+              )}
             </>
           )}
         </>
@@ -168,7 +391,192 @@ export function MonitorList() {
   );
 }
 
-function VirtualRows({ rows }: { rows: Monitor[] }) {
+function Shortcuts({ onClose }: { onClose: () => void }) {
+  const close = useRef<HTMLButtonElement>(null);
+  useEffect(() => close.current?.focus(), []);
+  return (
+    <div class="card shortcuts" role="dialog" aria-modal="false" aria-labelledby="keys-h">
+      <h2 id="keys-h">Keyboard shortcuts</h2>
+      <dl>
+        <dt><kbd>/</kbd></dt>
+        <dd>Search</dd>
+        <dt><kbd>n</kbd></dt>
+        <dd>New monitor</dd>
+        <dt><kbd>j</kbd> / <kbd>k</kbd></dt>
+        <dd>Next / previous monitor (Enter opens it)</dd>
+        <dt><kbd>x</kbd></dt>
+        <dd>Select or unselect the current monitor</dd>
+        <dt><kbd>?</kbd></dt>
+        <dd>Show or hide this help</dd>
+      </dl>
+      <button type="button" ref={close} onClick={onClose}>
+        Close
+      </button>
+    </div>
+  );
+}
+
+/** The actions on the selected monitors, and what the last one did. */
+function BulkBar(props: { ids: string[]; projects: Schemas['Project'][]; onClear: () => void; onDone: (deleted: boolean) => void }) {
+  const { ids } = props;
+  const [busy, setBusy] = useState(false);
+  const [note, setNote] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [projectId, setProjectId] = useState('');
+  const [channelsOpen, setChannelsOpen] = useState(false);
+  const n = ids.length;
+  const noun = `${n} monitor${n === 1 ? '' : 's'}`;
+
+  const run = async (verb: string, act: (id: string) => Promise<unknown>, deleted = false) => {
+    setBusy(true);
+    setNote('');
+    setError(null);
+    const failed = await each(ids, act);
+    setBusy(false);
+    const done = n - failed.length;
+    if (failed.length) {
+      setError(failed[0][1]);
+      setNote(`${verb} ${done} of ${noun}; ${failed.length} failed.`);
+    } else {
+      setNote(`${verb} ${noun}.`);
+    }
+    props.onDone(deleted && failed.length === 0);
+  };
+
+  const addToProject = async () => {
+    const p = props.projects.find((x) => x.id === projectId);
+    if (!p) return;
+    setBusy(true);
+    setNote('');
+    setError(null);
+    try {
+      const monitorIds = [...p.monitorIds, ...ids.filter((id) => !p.monitorIds.includes(id))];
+      await call(api.PUT('/projects/{project_id}/monitors', { params: { path: { project_id: p.id } }, body: { monitorIds } }));
+      setNote(`Added ${noun} to ${p.name}.`);
+      props.onDone(false);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="bulkbar" role="toolbar" aria-label="Selected monitors">
+      <strong>{noun} selected</strong>
+      <button type="button" disabled={busy} onClick={() => run('Paused', (id) => call(api.POST('/monitors/{monitor_id}/pause', { params: { path: { monitor_id: id } } })))}>
+        Pause
+      </button>
+      <button type="button" disabled={busy} onClick={() => run('Resumed', (id) => call(api.POST('/monitors/{monitor_id}/resume', { params: { path: { monitor_id: id } } })))}>
+        Resume
+      </button>
+      <ConfirmButton
+        label="Delete"
+        subject={noun}
+        question={`Delete ${noun} and their history?`}
+        onConfirm={() => run('Deleted', (id) => call(api.DELETE('/monitors/{monitor_id}', { params: { path: { monitor_id: id } } })), true)}
+      />
+      {props.projects.length > 0 && (
+        <span class="inline-field">
+          <label for="bulk-project" class="sr-only">
+            Project to add the selected monitors to
+          </label>
+          <select id="bulk-project" value={projectId} onChange={(e) => setProjectId((e.target as HTMLSelectElement).value)}>
+            <option value="">Project…</option>
+            {props.projects.map((p) => (
+              <option value={p.id}>{p.name}</option>
+            ))}
+          </select>
+          <button type="button" disabled={busy || !projectId} onClick={addToProject}>
+            Add to project
+          </button>
+        </span>
+      )}
+      <button type="button" disabled={busy} aria-expanded={channelsOpen} onClick={() => setChannelsOpen((o) => !o)}>
+        Set channels…
+      </button>
+      <button type="button" class="link" onClick={props.onClear}>
+        Clear selection
+      </button>
+      {channelsOpen && (
+        <ChannelPicker
+          noun={noun}
+          busy={busy}
+          onApply={(channelIds) => {
+            setChannelsOpen(false);
+            // A partial update: absent fields stay as they are (the generated type lists them
+            // all as required because they are nullable).
+            run('Set the channels of', (id) =>
+              call(api.PATCH('/monitors/{monitor_id}', { params: { path: { monitor_id: id } }, body: { notificationChannelIds: channelIds } as never })),
+            );
+          }}
+        />
+      )}
+      {busy && <span aria-busy="true">Working…</span>}
+      {note && (
+        <span role="status" class="bulk-note">
+          {note}
+        </span>
+      )}
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+/** The workspace's notification channels as checkboxes; applying replaces each selected
+ *  monitor's own channels with the ticked ones. */
+function ChannelPicker(props: { noun: string; busy: boolean; onApply: (ids: string[]) => void }) {
+  const [channels, setChannels] = useState<Schemas['NotificationChannel'][] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  useEffect(() => {
+    call(api.GET('/notification-channels', { params: { query: { limit: 200 } } })).then((r) => setChannels(r.notificationChannels), setError);
+  }, []);
+  return (
+    <fieldset class="channel-picker">
+      <legend>Notification channels for {props.noun}</legend>
+      <ErrorNote error={error} />
+      {channels === null ? (
+        !error && <p aria-busy="true">Loading channels…</p>
+      ) : channels.length === 0 ? (
+        <p>
+          No notification channels yet: <Link href="/channels">add one</Link>.
+        </p>
+      ) : (
+        channels.map((c) => (
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={picked.has(c.id)}
+              onChange={() =>
+                setPicked((s) => {
+                  const n = new Set(s);
+                  if (n.has(c.id)) n.delete(c.id);
+                  else n.add(c.id);
+                  return n;
+                })
+              }
+            />{' '}
+            {c.name} <span class="muted">({c.type})</span>
+          </label>
+        ))
+      )}
+      <p class="hint">Replaces each monitor's own channels; none ticked removes them all.</p>
+      <button type="button" class="primary" disabled={props.busy || channels === null} onClick={() => props.onApply([...picked])}>
+        Apply to {props.noun}
+      </button>
+    </fieldset>
+  );
+}
+
+function VirtualRows(props: {
+  rows: Monitor[];
+  live: Map<string, Live>;
+  selected: Set<string>;
+  active: number;
+  onToggle: (id: string) => void;
+}) {
+  const { rows, live, selected, active } = props;
   const box = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(600);
@@ -181,6 +589,16 @@ function VirtualRows({ rows }: { rows: Monitor[] }) {
     ro.observe(el);
     return () => ro.disconnect();
   }, []);
+  // `j`/`k`: bring the current row into view, then give its link the focus.
+  useEffect(() => {
+    const el = box.current;
+    if (!el || active < 0) return;
+    const y = active * ROW;
+    if (y < el.scrollTop) el.scrollTop = y;
+    else if (y + ROW > el.scrollTop + el.clientHeight) el.scrollTop = y + ROW - el.clientHeight;
+    setTop(el.scrollTop);
+    requestAnimationFrame(() => el.querySelector<HTMLAnchorElement>(`[data-index="${active}"] a.name`)?.focus());
+  }, [active]);
   const first = Math.max(0, Math.floor(top / ROW) - 5);
   const last = Math.min(rows.length, Math.ceil((top + height) / ROW) + 5);
   const slice = rows.slice(first, last);
@@ -194,31 +612,45 @@ function VirtualRows({ rows }: { rows: Monitor[] }) {
       style={{ height: `min(70vh, ${rows.length * ROW + 2}px)` }}
     >
       <div style={{ height: `${rows.length * ROW}px`, position: 'relative' }}>
-        {slice.map((m, i) => (
-          <div
-            role="listitem"
-            class="vrow"
-            key={m.id}
-            data-monitor-id={m.id}
-            style={{ transform: `translateY(${(first + i) * ROW}px)` }}
-          >
-            <Badge status={m.active ? m.status : 'PAUSED'} />
-            <a
-              href={`/app/monitors/${m.id}`}
-              class="name"
-              onClick={(e) => {
-                if (e.button !== 0 || e.metaKey || e.ctrlKey) return;
-                e.preventDefault();
-                navigate(`/monitors/${m.id}`);
-              }}
+        {slice.map((m, i) => {
+          const l = live.get(m.id) ?? NONE;
+          const index = first + i;
+          return (
+            <div
+              role="listitem"
+              class={`vrow${index === active ? ' current' : ''}${selected.has(m.id) ? ' selected' : ''}`}
+              key={m.id}
+              data-monitor-id={m.id}
+              data-index={index}
+              style={{ transform: `translateY(${index * ROW}px)` }}
             >
-              {m.name}
-            </a>
-            <span class="target muted">{target(m)}</span>
-            <span class="type">{m.type}</span>
-            <span class="when muted">{ago(m.lastCheckAt)}</span>
-          </div>
-        ))}
+              <input type="checkbox" class="pick" aria-label={`Select ${m.name}`} checked={selected.has(m.id)} onChange={() => props.onToggle(m.id)} />
+              <Badge status={m.active ? m.status : 'PAUSED'} />
+              <a
+                href={`/app/monitors/${m.id}`}
+                class="name"
+                onClick={(e) => {
+                  if (e.button !== 0 || e.metaKey || e.ctrlKey) return;
+                  e.preventDefault();
+                  navigate(`/monitors/${m.id}`);
+                }}
+              >
+                {m.name}
+              </a>
+              <span class="target muted">{target(m)}</span>
+              <span class="type">{m.type}</span>
+              <BeatBar beats={l.beats} slots={SLOTS} />
+              <span class="num uptime24">
+                <span class="sr-only">24-hour uptime </span>
+                {pct(l.uptime)}
+              </span>
+              <span class="num latency">
+                <span class="sr-only">Response time </span>
+                {ms(l.latency)}
+              </span>
+            </div>
+          );
+        })}
       </div>
     </div>
   );

@@ -14,6 +14,7 @@ pub type ListMonitors = MonitorsRead;
 pub type ListMonitorsPage = MonitorsRead;
 pub type GetMonitor = MonitorsRead;
 pub type GetMonitorStats = MonitorsRead;
+pub type ListMonitorSummaries = MonitorsRead;
 pub type CreateMonitor = MonitorsWrite;
 pub type UpdateMonitor = MonitorsWrite;
 pub type PauseMonitor = MonitorsWrite;

@@ -243,6 +243,9 @@ fn not_found(r: Resource) -> String {
         Resource::Workspace => {
             "No such workspace among yours: check the id, or list your workspaces.".into()
         }
+        Resource::PushToken => {
+            "No push monitor has this token: check it against the push URL on the monitor's page in the dashboard (regenerating the URL there stops the old token at once).".into()
+        }
         Resource::Domain => {
             "No such custom domain on this status page: check the spelling, or list the page's domains.".into()
         }

@@ -18,7 +18,7 @@ use crate::domain::{DomainError, FieldError, Resource};
 use crate::monitoring::heartbeats::{decode_id, encode_id, unpack_timings};
 use crate::monitoring::histogram::{to_ms, Histogram};
 use crate::monitoring::report::{self, DAY_MS};
-use crate::monitoring::rollup::{floor_hour, Summary};
+use crate::monitoring::rollup::{floor_hour, uptime_percent, Summary};
 use crate::store::heartbeats::{self as hb_store, ListFilter, StoredHeartbeat};
 use crate::store::status::{self, CorruptStatus};
 
@@ -132,6 +132,35 @@ pub struct Uptime {
     pub d90: Option<f64>,
     /// The `from`/`to` range; null when no range was asked for or it has no checks.
     pub custom: Option<f64>,
+}
+
+/// One check of a monitor's recent history, as the monitor list draws it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = exact_object)]
+pub struct RecentCheck {
+    #[schemars(with = "HeartbeatStatus")]
+    pub status: Status,
+    /// Milliseconds (0.1 ms resolution).
+    pub latency: f64,
+    #[schemars(with = "crate::domain::schema::Timestamp")]
+    pub at: String,
+}
+
+/// What the monitor list shows beside a monitor's settings: its last checks, its uptime over
+/// about a day and its latest response time.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = exact_object)]
+pub struct MonitorSummary {
+    pub monitor_id: String,
+    /// The last checks (at most `RECENT_CHECKS`, 40), oldest first; every region's results.
+    pub recent: Vec<RecentCheck>,
+    /// Uptime percentage (0 to 100) over the hourly rollups from the start of the hour 24 hours
+    /// ago (so 24 to 25 hours); null without counted checks in them.
+    pub uptime24h: Option<f64>,
+    /// The latest check's response time in milliseconds; null before the first check.
+    pub latency: Option<f64>,
 }
 
 /// An availability report. Latencies in milliseconds.
@@ -493,6 +522,49 @@ pub async fn uptime(
         d90: pct[3],
         custom,
     })
+}
+
+/// How many of each monitor's last checks [`summaries`] returns.
+pub const RECENT_CHECKS: i64 = 40;
+
+/// Every monitor of the workspace's last checks, 24-hour uptime and latest response time, in
+/// two statements whatever the number of monitors (the monitor list's one request for them),
+/// in monitor id order. A monitor with no check in either is left out.
+pub async fn summaries(core: &Core, caller: &Caller) -> Result<Vec<MonitorSummary>, DomainError> {
+    caller.require::<needs::ListMonitorSummaries>()?;
+    let ws = &caller.workspace_id;
+    let db = core.db();
+    let since = floor_hour(core.clock().now_ms() - DAY_MS);
+    let (recent, counts) = tokio::join!(
+        hb_store::recent_of_workspace(db.reader(), ws, RECENT_CHECKS),
+        hb_store::counts_of_workspace(db.reader(), ws, since)
+    );
+    let mut out: BTreeMap<String, MonitorSummary> = BTreeMap::new();
+    for (id, ts, code, latency) in recent? {
+        let s = out.entry(id).or_insert_with_key(|id| empty_summary(id));
+        let ms = to_ms(latency as f64);
+        s.latency = Some(ms);
+        s.recent.push(RecentCheck {
+            status: status::from_code(code)?,
+            latency: ms,
+            at: rfc3339(ts),
+        });
+    }
+    for (id, total, down) in counts? {
+        out.entry(id)
+            .or_insert_with_key(|id| empty_summary(id))
+            .uptime24h = uptime_percent(total, down);
+    }
+    Ok(out.into_values().collect())
+}
+
+fn empty_summary(id: &str) -> MonitorSummary {
+    MonitorSummary {
+        monitor_id: id.to_string(),
+        recent: Vec::new(),
+        uptime24h: None,
+        latency: None,
+    }
 }
 
 /// A monitor's availability report over `query`'s range (default: the 30 days before now).

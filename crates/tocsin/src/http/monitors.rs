@@ -15,6 +15,7 @@ use serde::Deserialize;
 use super::extract::{Accepted, ApiJson, ApiQuery, Created, IfMatch, NoContent, Tagged, Validate};
 use super::monitor_list::{self, RawJson};
 use crate::auth::{caps, needs};
+use crate::domain::heartbeats::MonitorSummary;
 use crate::domain::monitors::{
     self as ops, CheckResult, CreateMonitor, Monitor, MonitorListQuery, MonitorPage,
     MonitorPageQuery, MonitorStats, PushTokenIssued, UpdateMonitor, Versioned,
@@ -59,6 +60,14 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("getMonitorStats")
                     .tag(TAG)
                     .summary("How many monitors are up, down, degraded, paused... (`monitors:read`)")
+            }),
+        )
+        .api_route(
+            "/monitors/summary",
+            get_with(summaries, |op| {
+                op.id("listMonitorSummaries").tag(TAG).summary(
+                    "Every monitor's last 40 checks, 24-hour uptime and latest response time, in one answer (`monitors:read`)",
+                )
             }),
         )
         .api_route(
@@ -187,6 +196,15 @@ async fn stats(
     caller: Auth<needs::GetMonitorStats>,
 ) -> ApiResult<Json<MonitorStats>> {
     Ok(Json(ops::stats(&state, &caller).await?))
+}
+
+async fn summaries(
+    State(state): State<AppState>,
+    caller: Auth<needs::ListMonitorSummaries>,
+) -> ApiResult<Json<Vec<MonitorSummary>>> {
+    Ok(Json(
+        crate::domain::heartbeats::summaries(&state, &caller).await?,
+    ))
 }
 
 async fn get_one(

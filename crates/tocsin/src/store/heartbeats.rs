@@ -432,6 +432,50 @@ pub async fn points<'e>(
     .await
 }
 
+/// One monitor's recent heartbeat `(monitor id, ts, status code, latency)`, as
+/// [`recent_of_workspace`] reads it.
+pub type RecentRow = (String, i64, i64, i64);
+
+/// The last `per_monitor` heartbeats (by time, across regions) of every monitor of workspace
+/// `ws`, grouped by monitor and oldest first within each. One statement: for each monitor an
+/// index seek finds the timestamp `per_monitor` rows back, then a range scan reads from it.
+pub async fn recent_of_workspace<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    per_monitor: i64,
+) -> Result<Vec<RecentRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.id, h.ts, h.status, h.latency FROM \
+         (SELECT m.id, m.seq, COALESCE((SELECT x.ts FROM heartbeats x WHERE x.monitor_seq = m.seq \
+         ORDER BY x.ts DESC LIMIT 1 OFFSET $2), 0) AS since \
+         FROM monitors m WHERE m.workspace_id = $1) c \
+         JOIN heartbeats h ON h.monitor_seq = c.seq AND h.ts >= c.since \
+         ORDER BY c.seq, h.ts, h.region_id",
+    )
+    .bind(ws)
+    .bind(per_monitor - 1)
+    .fetch_all(e)
+    .await
+}
+
+/// Counted and down checks `(monitor id, total, down)` in the rollup hours from `from` on,
+/// of every monitor of workspace `ws` that has any.
+pub async fn counts_of_workspace<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    from: i64,
+) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT m.id, CAST(SUM(r.total) AS BIGINT), CAST(SUM(r.down) AS BIGINT) \
+         FROM monitors m JOIN heartbeat_hourly r ON r.monitor_seq = m.seq \
+         WHERE m.workspace_id = $1 AND r.bucket_start >= $2 GROUP BY m.id",
+    )
+    .bind(ws)
+    .bind(from)
+    .fetch_all(e)
+    .await
+}
+
 /// The status of the last heartbeat with a verdict (not PENDING) before `ts`, if one is
 /// still stored.
 pub async fn status_before<'e>(

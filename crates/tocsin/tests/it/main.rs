@@ -32,6 +32,7 @@ mod layers;
 mod maintenance;
 mod mcp;
 mod monitor_list;
+mod monitor_summary;
 mod monitors;
 mod oauth;
 mod openapi;

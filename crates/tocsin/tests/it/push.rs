@@ -124,12 +124,17 @@ async fn unknown_old_and_regenerated_tokens_are_not_found() {
     let srv = TestServer::start().await;
     let u = srv.sign_up("tokens@example.com").await;
     let (id, token) = push_monitor(&u, json!({})).await;
-    expect_error(
+    let body = expect_error(
         push(&srv, "no-such-token", "").await,
         404,
         "PUSH_TOKEN_NOT_FOUND",
     )
     .await;
+    // Tokens cannot be listed (they are stored hashed): the message points to the monitor's
+    // page, where the URL can be regenerated.
+    let message = body["message"].as_str().unwrap();
+    assert!(!message.contains("list"), "{message}");
+    assert!(message.contains("monitor's page"), "{message}");
     accepted(push(&srv, &token, "").await).await;
 
     let res = u
