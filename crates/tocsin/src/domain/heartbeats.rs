@@ -530,11 +530,11 @@ pub const RECENT_CHECKS: i64 = 40;
 /// Every monitor of the workspace's last checks, 24-hour uptime and latest response time, in
 /// two statements whatever the number of monitors (the monitor list's one request for them),
 /// in monitor id order. A monitor with no check in either is left out.
-pub async fn summaries(core: &Core, caller: &Caller) -> Result<Vec<MonitorSummary>, DomainError> {
+pub async fn summaries(cx: &Cx, caller: &Caller) -> Result<Vec<MonitorSummary>, DomainError> {
     caller.require::<needs::ListMonitorSummaries>()?;
     let ws = &caller.workspace_id;
-    let db = core.db();
-    let since = floor_hour(core.clock().now_ms() - DAY_MS);
+    let db = cx.db();
+    let since = floor_hour(cx.clock().now_ms() - DAY_MS);
     let (recent, counts) = tokio::join!(
         hb_store::recent_of_workspace(db.reader(), ws, RECENT_CHECKS),
         hb_store::counts_of_workspace(db.reader(), ws, since)

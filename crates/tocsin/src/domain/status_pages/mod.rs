@@ -110,11 +110,7 @@ pub fn page_url(cx: &Cx, slug: &str) -> String {
 }
 
 /// The API shape of a stored page; a word this build cannot read is a (reported) corrupt row.
-fn view(
-    cx: &Cx,
-    row: &PageRow,
-    custom_domain: Option<String>,
-) -> Result<StatusPage, CorruptRow> {
+fn view(cx: &Cx, row: &PageRow, custom_domain: Option<String>) -> Result<StatusPage, CorruptRow> {
     Ok(StatusPage {
         id: row.id.clone(),
         workspace_id: row.workspace_id.clone(),
