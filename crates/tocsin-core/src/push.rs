@@ -196,16 +196,6 @@ impl CronSchedule {
         self.timezone
     }
 
-    /// Whether the pattern names this local wall-clock time (to the minute), whether or not
-    /// the time exists in the zone.
-    pub fn matches_wall_clock(&self, local: chrono::NaiveDateTime) -> bool {
-        use chrono::TimeZone;
-        // The fields of a UTC datetime are exactly the naive ones given.
-        self.cron
-            .is_time_matching(&Utc.from_utc_datetime(&local))
-            .unwrap_or(false)
-    }
-
     /// Whether the pattern is fixed-time (neither the minute nor the hour field starts with
     /// `*`).
     pub fn is_fixed_time(&self) -> bool {

@@ -56,7 +56,7 @@ impl AlertStatus {
 /// One outage of a monitor: opened when it went DOWN, resolved when it recovered.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Alert {
     pub id: String,
     pub workspace_id: String,
@@ -99,7 +99,7 @@ pub fn view(a: &AlertRow) -> Alert {
 /// A page of alerts, newest first.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct AlertPage {
     pub alerts: Vec<Alert>,
     /// Pass as `cursor` for the next page; null on the last page.

@@ -13,12 +13,12 @@ use tocsin_core::state::Status;
 use crate::app::Core;
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
-use crate::domain::schema::exact_object;
 use crate::domain::{DomainError, FieldError, Resource};
 use crate::monitoring::heartbeats::{decode_id, encode_id, unpack_timings};
 use crate::monitoring::histogram::{to_ms, Histogram};
 use crate::monitoring::report::{self, DAY_MS};
 use crate::monitoring::rollup::{floor_hour, Summary};
+use crate::schema::exact_object;
 use crate::store::heartbeats::{self as hb_store, ListFilter, StoredHeartbeat};
 use crate::store::status::{self, CorruptStatus};
 
@@ -96,7 +96,7 @@ pub struct Heartbeat {
     #[serde(rename = "resolvedIP")]
     pub resolved_ip: Option<String>,
     pub assertion_results: Option<Vec<HeartbeatAssertion>>,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
 }
 
@@ -106,7 +106,7 @@ pub struct Heartbeat {
 #[schemars(transform = exact_object)]
 pub struct HourlyStat {
     /// The hour's start, RFC 3339.
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub bucket: String,
     pub total_checks: u64,
     pub up_checks: u64,
@@ -140,9 +140,9 @@ pub struct Uptime {
 #[schemars(transform = exact_object)]
 pub struct Report {
     pub monitor_id: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub from: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub to: String,
     /// Percent of checks not DOWN; null without checks.
     pub uptime: Option<f64>,
@@ -159,7 +159,7 @@ pub struct Report {
     pub down_checks: i64,
     pub degraded_checks: i64,
     /// Where the outage figures start (raw heartbeats are kept a limited time).
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub outage_data_from: String,
 }
 

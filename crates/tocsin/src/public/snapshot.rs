@@ -20,10 +20,10 @@ use tocsin_core::Status;
 use crate::app::Core;
 use crate::clock::{from_ms, rfc3339};
 use crate::domain::incidents::{incident_view, IncidentWithUpdates};
-use crate::domain::schema::Timestamp;
 use crate::domain::status_pages::branding::Branding;
 use crate::domain::status_pages::{page_url, stored_branding};
 use crate::monitoring::rollup::uptime_percent;
+use crate::schema::Timestamp;
 use crate::store::{self, status_pages::PageRow};
 
 const DAY_MS: i64 = 86_400_000;

@@ -22,7 +22,6 @@ use self::branding::{Branding, BrandingInput};
 use super::error::on_constraint;
 use super::input::{check_name, check_slug, Validate};
 use super::plans::{ensure_room, Quota};
-use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::app::Core;
 use crate::audit::{self, Entry};
@@ -30,6 +29,7 @@ use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::ids::new_id;
+use crate::schema::Timestamp;
 use crate::store::{self, status_pages::PageRow};
 
 const MAX_NAME_CHARS: usize = 100;
@@ -68,7 +68,7 @@ impl AutoIncidents {
 /// A status page.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct StatusPage {
     pub id: String,
     pub workspace_id: String,
