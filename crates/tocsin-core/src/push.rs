@@ -108,6 +108,26 @@ impl PushConfigError {
     }
 }
 
+/// What a job says about its run when it pushes (`?status=up|down`, case-insensitive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushStatus {
+    Up,
+    Down,
+}
+
+impl PushStatus {
+    /// Case-insensitive `up` or `down`.
+    pub fn parse(s: &str) -> Option<PushStatus> {
+        if s.eq_ignore_ascii_case("up") {
+            Some(PushStatus::Up)
+        } else if s.eq_ignore_ascii_case("down") {
+            Some(PushStatus::Down)
+        } else {
+            None
+        }
+    }
+}
+
 /// When pushes are expected.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PushExpectation {

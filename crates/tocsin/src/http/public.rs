@@ -69,7 +69,7 @@ pub struct PostmortemPath {
 /// A page of a public status page's incidents, newest first.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct PublicIncidentPage {
     pub incidents: Vec<Incident>,
     /// Pass as `cursor` for the next page; null on the last page.
@@ -308,37 +308,19 @@ fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         })
 }
 
-/// Whether this request may read a page behind `gate`: anyone may read a public page; a
-/// private one admits its valid page cookie, or the session of a person it admits (a member
-/// of its workspace, or on an `EMAIL_DOMAINS` page someone whose verified email is at an
-/// allowed domain).
+/// Whether this request may read a page behind `gate` (the rule is
+/// [`crate::public::admission`]'s; this hands it the request's page cookie and session).
 async fn admitted(state: &AppState, headers: &HeaderMap, gate: &Gate) -> Result<bool, DomainError> {
-    if gate.is_public() {
-        return Ok(true);
-    }
-    let now = state.clock().now_ms();
-    if cookie(headers, &gate.cookie_name()).is_some_and(|v| gate.admits_cookie(v, now)) {
-        return Ok(true);
-    }
-    let Some(token) = cookie(headers, crate::auth::SESSION_COOKIE) else {
-        return Ok(false);
-    };
-    let caller =
-        match crate::auth::caller::authenticate_session(state.core(), token, now, None, None).await
-        {
-            Ok(c) => c,
-            Err(e @ (DomainError::Database(_) | DomainError::Internal(_))) => return Err(e),
-            // An unknown or expired session is nobody.
-            Err(_) => return Ok(false),
-        };
-    let member = crate::store::members::get(
-        state.core().db().reader(),
-        &gate.workspace_id,
-        &caller.user_id,
+    let page_cookie = cookie(headers, &gate.cookie_name());
+    let session = cookie(headers, crate::auth::SESSION_COOKIE);
+    crate::public::admission::admits(
+        state.core(),
+        gate,
+        page_cookie,
+        session,
+        state.clock().now_ms(),
     )
-    .await?
-    .is_some();
-    Ok(gate.admits_person(caller.verified_email(), member))
+    .await
 }
 
 /// Marks an answer about a private page as nobody's to keep but its reader's.

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use tocsin_core::maintenance::Window;
 use tocsin_core::state::{push_down, step, CycleInput, Transition, Verdict};
-use tocsin_core::{enter_maintenance, leave_maintenance, Status};
+use tocsin_core::{enter_maintenance, leave_maintenance, PushStatus, Status};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
@@ -47,7 +47,6 @@ use crate::app::Core;
 use crate::clock::from_ms;
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::SCAN_EVERY;
-use crate::push::PushStatus;
 use crate::store::heartbeats::{self as hb_store, ListFilter};
 use crate::store::maintenance::{self as store, WindowRow};
 use crate::store::monitors::{self, MonitorRow};
