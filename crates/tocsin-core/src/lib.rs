@@ -6,10 +6,12 @@
 //! - [`schedule`]: when each monitor runs (stable per-monitor phase offsets on a fixed grid, so
 //!   100,000 monitors neither stampede at the top of the minute nor drift);
 //! - [`quorum`]: which regions check a monitor in a cycle and how their verdicts combine;
-//! - [`push`]: push-monitor schedules (interval or cron in an IANA time zone) and deadlines;
+//! - [`push`]: push-monitor schedules (interval or cron in an IANA time zone), deadlines and
+//!   what a push says ([`PushStatus`]);
 //! - [`maintenance`]: when a maintenance window (one-off, daily, weekly, monthly or cron, in an
-//!   IANA time zone, across DST changes) is active;
-//! - [`flap`]: whether a monitor changing between UP and DOWN again and again is flapping.
+//!   IANA time zone, across DST changes) is active, and how far ahead it is announced;
+//! - [`flap`]: whether a monitor changing between UP and DOWN again and again is flapping;
+//! - [`uptime`]: the uptime percentage of a count of checks.
 //!
 //! Nothing here reads the clock, touches the network or a database, or needs an async runtime:
 //! the time is always a parameter, so callers (and tests) drive it. That is what lets the same
@@ -39,11 +41,13 @@ pub mod push;
 pub mod quorum;
 pub mod schedule;
 pub mod state;
+pub mod uptime;
 
 pub use flap::{FlapOutcome, FlapSettings, FlapSettingsError, FlapState};
 pub use monitor_type::MonitorType;
 pub use push::{
     deadline, is_overdue, CronSchedule, PushConfig, PushConfigError, PushExpectation, PushSchedule,
+    PushStatus,
 };
 pub use quorum::{
     aggregate, ask_the_others, confirm_from_start, confirmation_order, decide_timed,
@@ -55,3 +59,4 @@ pub use state::{
     Event, EventKind, MonitorState, SettingsError, StateSettings, Status, Transition,
     UnknownStatus, Verdict,
 };
+pub use uptime::uptime_percent;

@@ -33,6 +33,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::push::{CronSchedule, GapRuns};
 
+/// How far ahead an occurrence is announced: the public pages list maintenance this far ahead,
+/// and subscribers are mailed when an occurrence enters it.
+pub const ANNOUNCE_HORIZON_MS: i64 = 14 * 24 * 60 * 60 * 1000;
+
 /// Longest cron `expression`, in characters.
 pub const MAX_EXPRESSION_CHARS: usize = 100;
 

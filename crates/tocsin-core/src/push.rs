@@ -108,6 +108,26 @@ impl PushConfigError {
     }
 }
 
+/// What a job says about its run when it pushes (`?status=up|down`, case-insensitive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushStatus {
+    Up,
+    Down,
+}
+
+impl PushStatus {
+    /// Case-insensitive `up` or `down`.
+    pub fn parse(s: &str) -> Option<PushStatus> {
+        if s.eq_ignore_ascii_case("up") {
+            Some(PushStatus::Up)
+        } else if s.eq_ignore_ascii_case("down") {
+            Some(PushStatus::Down)
+        } else {
+            None
+        }
+    }
+}
+
 /// When pushes are expected.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PushExpectation {
@@ -194,16 +214,6 @@ impl CronSchedule {
     /// The time zone the expression is read in.
     pub fn timezone(&self) -> Tz {
         self.timezone
-    }
-
-    /// Whether the pattern names this local wall-clock time (to the minute), whether or not
-    /// the time exists in the zone.
-    pub fn matches_wall_clock(&self, local: chrono::NaiveDateTime) -> bool {
-        use chrono::TimeZone;
-        // The fields of a UTC datetime are exactly the naive ones given.
-        self.cron
-            .is_time_matching(&Utc.from_utc_datetime(&local))
-            .unwrap_or(false)
     }
 
     /// Whether the pattern is fixed-time (neither the minute nor the hour field starts with

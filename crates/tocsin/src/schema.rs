@@ -1,6 +1,6 @@
 //! Schema transforms shared by the response types of every surface (the OpenAPI document and
 //! the MCP tool schemas). They shape JSON Schema only and know nothing of any layer, so any
-//! module may name them (`domain::schema` re-exports them).
+//! module may name them.
 
 /// For response objects whose every field is always present (nullable ones as `null`) and
 /// which carry nothing else: all properties required, no additional ones. The schema

@@ -648,3 +648,11 @@ proptest::proptest! {
         proptest::prop_assert!(want > base);
     }
 }
+
+#[test]
+fn status_is_case_insensitive() {
+    assert_eq!(PushStatus::parse("UP"), Some(PushStatus::Up));
+    assert_eq!(PushStatus::parse("Down"), Some(PushStatus::Down));
+    assert_eq!(PushStatus::parse("fail"), None);
+    assert_eq!(PushStatus::parse(""), None);
+}

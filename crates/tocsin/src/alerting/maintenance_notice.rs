@@ -40,8 +40,9 @@ use crate::clock::{from_ms, rfc3339};
 use crate::store::maintenance::{self, WindowRow};
 use crate::store::status_pages;
 
-/// How far ahead an occurrence is announced: the public pages list maintenance this far ahead.
-pub const HORIZON_MS: i64 = 14 * 24 * 60 * 60 * 1000;
+/// How far ahead an occurrence is announced: the public pages list maintenance this far ahead
+/// (the one figure both read lives in `tocsin-core`).
+pub use tocsin_core::maintenance::ANNOUNCE_HORIZON_MS as HORIZON_MS;
 
 /// How often the scheduling node looks for windows entering the horizon.
 pub const TICK: Duration = Duration::from_secs(30);

@@ -67,7 +67,7 @@ stored_text!(AlertStatus, "alert status");
 /// One outage of a monitor: opened when it went DOWN, resolved when it recovered.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Alert {
     pub id: String,
     pub workspace_id: String,
@@ -112,7 +112,7 @@ pub fn view(a: &AlertRow) -> Result<Alert, CorruptRow> {
 /// A page of alerts, newest first.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct AlertPage {
     pub alerts: Vec<Alert>,
     /// Pass as `cursor` for the next page; null on the last page.

@@ -105,7 +105,7 @@ stored_text!(ApiKeyStatus, "API key status");
 /// A personal access token record.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct ApiKey {
     pub id: String,
     pub name: String,
@@ -114,21 +114,21 @@ pub struct ApiKey {
     #[schemars(with = "Vec<TokenCapability>")]
     pub permissions: Vec<Capability>,
     pub status: ApiKeyStatus,
-    #[schemars(with = "Option<crate::domain::schema::Timestamp>")]
+    #[schemars(with = "Option<crate::schema::Timestamp>")]
     pub expires_at: Option<String>,
-    #[schemars(with = "Option<crate::domain::schema::Timestamp>")]
+    #[schemars(with = "Option<crate::schema::Timestamp>")]
     pub last_used_at: Option<String>,
     pub created_by: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub updated_at: String,
 }
 
 /// A key as issued: every `ApiKey` field plus the secret, shown this once.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct IssuedApiKey {
     #[serde(flatten)]
     pub key: ApiKey,

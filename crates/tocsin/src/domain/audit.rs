@@ -15,7 +15,7 @@ use crate::store::{self, audit::AuditFilter};
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct AuditLogEntry {
     pub id: String,
     pub workspace_id: String,
@@ -27,12 +27,12 @@ pub struct AuditLogEntry {
     pub ip_address: Option<String>,
     pub actor_email: Option<String>,
     pub user_agent: Option<String>,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct AuditLogPage {
     pub entries: Vec<AuditLogEntry>,
     /// How many entries match the filters, over all pages.

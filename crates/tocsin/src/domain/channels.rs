@@ -74,7 +74,7 @@ fn optional_events_schema(_: &mut SchemaGenerator) -> Schema {
 /// A notification channel.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct NotificationChannel {
     pub id: String,
     pub workspace_id: String,
@@ -99,7 +99,7 @@ pub struct NotificationChannel {
 /// One page of channels, in creation order.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct NotificationChannelPage {
     pub notification_channels: Vec<NotificationChannel>,
     /// Pass as `cursor` for the next page; null on the last page.

@@ -36,7 +36,7 @@ fn optional_event_schema(_: &mut SchemaGenerator) -> Schema {
 /// One attempt to deliver one notification to one channel.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Delivery {
     pub id: String,
     pub channel_id: String,
@@ -82,7 +82,7 @@ pub fn view(r: &DeliveryRow) -> Result<Delivery, CorruptRow> {
 /// One page of attempts, newest first.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct DeliveryPage {
     pub deliveries: Vec<Delivery>,
     /// Pass as `cursor` for the next (older) page; null on the last page.

@@ -38,7 +38,7 @@ pub const MAX_DELAY_MINUTES: i64 = 10_080;
 /// One step of a policy.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct EscalationStep {
     pub id: String,
     /// The step's position, from 1.
@@ -53,7 +53,7 @@ pub struct EscalationStep {
 /// An escalation policy.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct EscalationPolicy {
     pub id: String,
     pub workspace_id: String,

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
 use crate::cx::Cx;
-use crate::domain::schema::exact_object;
 use crate::domain::{DomainError, FieldError, Resource};
+use crate::schema::exact_object;
 use tocsin_core::Status;
 
 use crate::store::events::{self, EventRow};

@@ -13,12 +13,12 @@ use tocsin_core::state::Status;
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cx::Cx;
-use crate::domain::schema::exact_object;
 use crate::domain::{DomainError, FieldError, Resource};
 use crate::monitoring::heartbeats::{decode_id, encode_id, unpack_timings};
 use crate::monitoring::histogram::{to_ms, Histogram};
 use crate::monitoring::report::{self, DAY_MS};
-use crate::monitoring::rollup::{floor_hour, uptime_percent, Summary};
+use crate::monitoring::rollup::{floor_hour, Summary};
+use crate::schema::exact_object;
 use crate::store::heartbeats::{self as hb_store, ListFilter, StoredHeartbeat};
 use crate::store::status::{self, CorruptStatus};
 
@@ -96,7 +96,7 @@ pub struct Heartbeat {
     #[serde(rename = "resolvedIP")]
     pub resolved_ip: Option<String>,
     pub assertion_results: Option<Vec<HeartbeatAssertion>>,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
 }
 
@@ -106,7 +106,7 @@ pub struct Heartbeat {
 #[schemars(transform = exact_object)]
 pub struct HourlyStat {
     /// The hour's start, RFC 3339.
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub bucket: String,
     pub total_checks: u64,
     pub up_checks: u64,
@@ -143,7 +143,7 @@ pub struct RecentCheck {
     pub status: Status,
     /// Milliseconds (0.1 ms resolution).
     pub latency: f64,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub at: String,
 }
 
@@ -169,9 +169,9 @@ pub struct MonitorSummary {
 #[schemars(transform = exact_object)]
 pub struct Report {
     pub monitor_id: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub from: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub to: String,
     /// Percent of checks not DOWN; null without checks.
     pub uptime: Option<f64>,
@@ -188,7 +188,7 @@ pub struct Report {
     pub down_checks: i64,
     pub degraded_checks: i64,
     /// Where the outage figures start (raw heartbeats are kept a limited time).
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub outage_data_from: String,
 }
 
@@ -553,7 +553,7 @@ pub async fn summaries(cx: &Cx, caller: &Caller) -> Result<Vec<MonitorSummary>, 
     for (id, total, down) in counts? {
         out.entry(id)
             .or_insert_with_key(|id| empty_summary(id))
-            .uptime24h = uptime_percent(total, down);
+            .uptime24h = tocsin_core::uptime::uptime_percent(total, down);
     }
     Ok(out.into_values().collect())
 }

@@ -39,16 +39,16 @@ pub enum InvitationStatus {
 /// An invitation to join the workspace.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Invitation {
     pub id: String,
     pub email: String,
     pub role: Role,
     pub status: InvitationStatus,
     pub invited_by: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub expires_at: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
     /// The accept link: only in the response that creates the invitation, and only when the
     /// server has no SMTP to email it; null otherwise.
@@ -59,7 +59,7 @@ pub struct Invitation {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct InvitationPage {
     pub invitations: Vec<Invitation>,
     pub next_cursor: Option<String>,

@@ -22,7 +22,6 @@ use serde_json::json;
 use tocsin_core::maintenance::{Frequency, Recurring};
 
 use super::input::{check_name, double_option, Validate};
-use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::alerting::maintenance_notice;
 use crate::alerting::subscriber_mail::SubscriberLinks;
@@ -33,6 +32,7 @@ use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::schema::Timestamp;
 use crate::store::{self, maintenance::WindowRow};
 
 const MAX_TITLE_CHARS: usize = 200;
@@ -41,7 +41,7 @@ const MAX_DESCRIPTION_CHARS: usize = 2_000;
 /// A scheduled maintenance window of one monitor.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct MaintenanceWindow {
     pub id: String,
     pub workspace_id: String,

@@ -15,19 +15,19 @@ use crate::store::{self, oauth::GrantRow};
 /// An MCP grant (list item).
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct McpGrant {
     pub id: String,
     /// The OAuth client the grant was given to.
     pub client_id: String,
     /// The granted scopes (token capabilities).
     pub scopes: Vec<String>,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub updated_at: String,
     /// Last use of one of its access tokens on `/mcp` (recorded at most once a minute).
-    #[schemars(with = "Option<crate::domain::schema::Timestamp>")]
+    #[schemars(with = "Option<crate::schema::Timestamp>")]
     pub last_used_at: Option<String>,
 }
 

@@ -24,21 +24,21 @@ use crate::store::{self, members::MemberRow};
 /// A member of the workspace.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Member {
     pub user_id: String,
     pub email: String,
     pub name: String,
     pub role: Role,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub joined_at: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub updated_at: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct MemberPage {
     pub members: Vec<Member>,
     pub next_cursor: Option<String>,

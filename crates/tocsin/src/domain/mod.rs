@@ -32,7 +32,6 @@ pub mod plans;
 pub mod postmortems;
 pub mod projects;
 pub mod regions;
-pub mod schema;
 pub mod status_pages;
 pub mod stream;
 pub mod users;

@@ -25,7 +25,6 @@ use serde_json::json;
 
 use super::incidents::IncidentStatus;
 use super::input::{check_name, Validate};
-use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
@@ -33,6 +32,7 @@ use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::schema::Timestamp;
 use crate::store::{self, postmortems::PostmortemRow};
 
 pub const MAX_TITLE_CHARS: usize = 200;
@@ -44,7 +44,7 @@ const ATTEMPTS: usize = 5;
 /// A postmortem of a resolved incident.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Postmortem {
     pub id: String,
     pub workspace_id: String,

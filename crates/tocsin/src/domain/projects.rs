@@ -28,7 +28,7 @@ const MAX_DESCRIPTION_CHARS: usize = 2_000;
 /// A project: an ordered group of monitors.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Project {
     pub id: String,
     pub workspace_id: String,

@@ -10,9 +10,9 @@ use serde::Serialize;
 use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
-use crate::domain::schema::exact_object;
 use crate::domain::DomainError;
 use crate::monitoring::LOCAL_REGION;
+use crate::schema::exact_object;
 use crate::store::probes;
 
 /// One region.
@@ -27,7 +27,7 @@ pub struct Region {
     pub probes: u64,
     /// The names of the connected probes, one per connection.
     pub probe_names: Vec<String>,
-    #[schemars(with = "Option<crate::domain::schema::Timestamp>")]
+    #[schemars(with = "Option<crate::schema::Timestamp>")]
     pub last_seen_at: Option<String>,
 }
 

@@ -24,7 +24,7 @@ use crate::store;
 /// The workspace the caller acts in.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct CurrentWorkspace {
     pub id: String,
     pub name: String,
@@ -60,7 +60,7 @@ pub async fn current(cx: &Cx, caller: &Caller) -> Result<CurrentWorkspace, Domai
 /// Workspace settings.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct WorkspaceSettings {
     pub id: String,
     pub name: String,
@@ -68,9 +68,9 @@ pub struct WorkspaceSettings {
     /// IANA time zone used for reports and schedules shown to people.
     pub timezone: String,
     pub plan: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
-    #[schemars(with = "crate::domain::schema::Timestamp")]
+    #[schemars(with = "crate::schema::Timestamp")]
     pub updated_at: String,
 }
 
@@ -185,7 +185,7 @@ pub async fn update_settings(
 /// The plan, its quotas (absent = unlimited) and what is used.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct PlanView {
     pub plan: String,
     pub quotas: PlanQuota,
@@ -194,7 +194,7 @@ pub struct PlanView {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct PlanUsage {
     /// Monitors of every type, paused ones included (what the `monitors` quota counts).
     #[schemars(with = "f64")]
@@ -234,7 +234,7 @@ pub async fn plan(cx: &Cx, caller: &Caller) -> Result<PlanView, DomainError> {
 /// One workspace the signed-in person belongs to.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct MyWorkspace {
     pub id: String,
     pub name: String,

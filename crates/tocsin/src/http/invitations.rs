@@ -7,12 +7,12 @@ use axum::extract::{Path, State};
 use axum::Json;
 
 use super::extract::{ApiJson, ApiQuery, Created};
-use super::pagination::PageParams;
 use super::workspace::remember;
 use crate::auth::caps;
 use crate::domain::invitations::{
     self, AcceptInvitation, CreateInvitation, Invitation, InvitationPage, InvitationPath,
 };
+use crate::domain::pagination::PageParams;
 use crate::domain::workspaces::CurrentWorkspace;
 use crate::http::auth::Auth;
 use crate::http::error::ApiResult;

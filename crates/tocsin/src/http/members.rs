@@ -8,9 +8,9 @@ use axum::extract::{Path, State};
 use axum::Json;
 
 use super::extract::{ApiJson, ApiQuery, IfMatch, NoContent, Tagged};
-use super::pagination::PageParams;
 use crate::auth::caps;
 use crate::domain::members::{self, Member, MemberPage, MemberPath, UpdateMember};
+use crate::domain::pagination::PageParams;
 use crate::http::auth::Auth;
 use crate::http::error::ApiResult;
 use crate::http::AppState;

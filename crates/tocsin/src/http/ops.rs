@@ -55,7 +55,7 @@ pub fn router() -> ApiRouter<AppState> {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = crate::http::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Health {
     /// `ok`
     pub status: String,

@@ -13,7 +13,7 @@ use axum::http::request::Parts;
 use axum::Json;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tocsin_core::Status;
+use tocsin_core::{PushStatus, Status};
 
 use super::extract::Accepted;
 use crate::auth::secrets;
@@ -23,8 +23,8 @@ use crate::http::error::{ApiError, ApiResult, ErrorBody, Resource};
 use crate::http::AppState;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::LOCAL_REGION;
+use crate::push::idempotency_key;
 use crate::push::record::PushEffect;
-use crate::push::{idempotency_key, PushStatus};
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(
@@ -128,7 +128,7 @@ impl aide::OperationInput for PushParams {
 
 /// The body of a successful push.
 #[derive(Debug, Serialize, JsonSchema)]
-#[schemars(transform = crate::http::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct PushAccepted {
     /// Always `true`.
     pub ok: bool,

@@ -37,18 +37,17 @@ use std::time::Duration;
 
 use tocsin_core::maintenance::Window;
 use tocsin_core::state::{push_down, step, CycleInput, Transition, Verdict};
-use tocsin_core::{enter_maintenance, leave_maintenance, Status};
+use tocsin_core::{enter_maintenance, leave_maintenance, PushStatus, Status};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::changes::{ChangeKind, Notice};
 use super::transition::{record_transition, StatusChange};
 use super::{scheduler, MonitorType, LOCAL_REGION};
 use crate::app::Core;
 use crate::clock::from_ms;
+use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::SCAN_EVERY;
 use crate::cx::Cx;
-use crate::push::PushStatus;
 use crate::store::heartbeats::{self as hb_store, ListFilter};
 use crate::store::maintenance::{self as store, WindowRow};
 use crate::store::monitors::{self, MonitorRow};

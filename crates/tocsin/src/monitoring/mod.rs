@@ -11,7 +11,6 @@
 //! checks finishing after shutdown began, stored unjudged ([`unjudged`]);
 //! maintenance windows starting and ending on the scheduling node ([`maintenance`]).
 
-pub mod changes;
 pub mod check_stats;
 pub mod cycle;
 pub mod flapping;
@@ -105,8 +104,4 @@ pub fn strategy_str(s: RegionStrategy) -> &'static str {
         RegionStrategy::RoundRobin => "round_robin",
         RegionStrategy::Random => "random",
     }
-}
-
-pub fn parse_strategy(s: &str) -> Option<RegionStrategy> {
-    RegionStrategy::parse(s)
 }

@@ -24,6 +24,8 @@
 
 use std::collections::BTreeMap;
 
+use tocsin_core::uptime_percent;
+
 use super::histogram::{bin_of, Histogram};
 use crate::store::heartbeats::{self as hb_store, HeartbeatRow, HourlyDelta};
 use crate::store::status::{tally, Tally, DEGRADED, DOWN, UP};
@@ -127,15 +129,6 @@ impl Summary {
     pub fn uptime(&self) -> Option<f64> {
         uptime_percent(self.total, self.down)
     }
-}
-
-/// Percentage of `total` counted checks that were not among the `down` ones, rounded to 4
-/// decimals; `None` without counted checks.
-pub fn uptime_percent(total: i64, down: i64) -> Option<f64> {
-    (total > 0).then(|| {
-        let pct = (total - down) as f64 * 100.0 / total as f64;
-        (pct * 10_000.0).round() / 10_000.0
-    })
 }
 
 /// How a range is read: raw heartbeats or whole rollup hours, each half-open.

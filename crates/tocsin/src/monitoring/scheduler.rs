@@ -60,12 +60,12 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::changes::{ChangeKind, Notice};
 use super::cycle::{self, CycleReport, RegionResult};
 use super::monitor::{self as typed, Monitor, Settings};
 use super::staleness;
 use super::{MonitorType, LOCAL_REGION};
 use crate::app::Core;
+use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
 use crate::cx::Cx;
 use crate::store::inventory::Set;

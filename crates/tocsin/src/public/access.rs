@@ -7,8 +7,9 @@
 //! the page id and the page's current password hash. A new password is a new salted hash and
 //! so a new key: every cookie issued before it stops verifying, on every node, without a list
 //! of revoked cookies. An `EMAIL_DOMAINS` page admits a signed-in person of this server whose
-//! verified email's domain is allowed (an unverified address proves nothing); members of the page's workspace are admitted to either kind (the
-//! HTTP edge resolves the session and asks [`Gate::admits_person`]).
+//! verified email's domain is allowed (an unverified address proves nothing); members of the
+//! page's workspace are admitted to either kind (`super::admission` resolves the session and
+//! asks [`Gate::admits_person`]).
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;

@@ -15,21 +15,20 @@ use chrono::{DateTime, NaiveDate, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 use schemars::JsonSchema;
 use serde::Serialize;
-use tocsin_core::Status;
+use tocsin_core::{uptime_percent, Status};
 
 use crate::clock::{from_ms, rfc3339};
 use crate::cx::Cx;
 use crate::domain::incidents::{incident_view, IncidentSeverity, IncidentWithUpdates};
-use crate::domain::schema::Timestamp;
 use crate::domain::status_pages::branding::Branding;
 use crate::domain::status_pages::{page_url, stored_branding};
-use crate::monitoring::rollup::uptime_percent;
+use crate::schema::Timestamp;
 use crate::store::{self, status_pages::PageRow};
 
 const DAY_MS: i64 = 86_400_000;
 const HOUR_MS: i64 = 3_600_000;
 /// How far ahead scheduled maintenance is listed: as far as it is announced to subscribers.
-const MAINTENANCE_HORIZON_MS: i64 = crate::alerting::maintenance_notice::HORIZON_MS;
+const MAINTENANCE_HORIZON_MS: i64 = tocsin_core::maintenance::ANNOUNCE_HORIZON_MS;
 /// The most incidents one page shows (active and past together).
 const MAX_INCIDENTS: i64 = 500;
 

@@ -69,26 +69,6 @@ pub fn idempotency_key(raw: Option<&[u8]>) -> Option<String> {
     ok.then(|| String::from_utf8_lossy(raw).into_owned())
 }
 
-/// What the job says about its run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PushStatus {
-    Up,
-    Down,
-}
-
-impl PushStatus {
-    /// Case-insensitive `up` or `down`.
-    pub fn parse(s: &str) -> Option<PushStatus> {
-        if s.eq_ignore_ascii_case("up") {
-            Some(PushStatus::Up)
-        } else if s.eq_ignore_ascii_case("down") {
-            Some(PushStatus::Down)
-        } else {
-            None
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,13 +85,5 @@ mod tests {
         assert_eq!(idempotency_key(Some(b"tab\there")), None);
         assert_eq!(idempotency_key(Some("caf\u{e9}".as_bytes())), None);
         assert_eq!(idempotency_key(None), None);
-    }
-
-    #[test]
-    fn status_is_case_insensitive() {
-        assert_eq!(PushStatus::parse("UP"), Some(PushStatus::Up));
-        assert_eq!(PushStatus::parse("Down"), Some(PushStatus::Down));
-        assert_eq!(PushStatus::parse("fail"), None);
-        assert_eq!(PushStatus::parse(""), None);
     }
 }

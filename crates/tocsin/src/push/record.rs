@@ -12,8 +12,9 @@ use std::collections::{HashMap, HashSet};
 
 use chrono::Duration;
 use tocsin_core::state::{push_down, step, CycleInput, MonitorState, Verdict};
+use tocsin_core::PushStatus;
 
-use super::{PushStatus, IDEMPOTENCY_WINDOW_MS};
+use super::IDEMPOTENCY_WINDOW_MS;
 use crate::alerting::ack_link::Links;
 use crate::clock::from_ms;
 use crate::monitoring::transition::{record_transitions, ChangeEvent, StatusChange};

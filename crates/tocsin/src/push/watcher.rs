@@ -24,9 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::record::{next_deadline_ms, PushEffect};
 use crate::app::Core;
+use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
 use crate::cx::Cx;
-use crate::monitoring::changes::{ChangeKind, Notice};
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::{MonitorType, LOCAL_REGION};
 use crate::store::inventory::Set;

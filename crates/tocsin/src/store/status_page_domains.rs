@@ -150,14 +150,3 @@ pub async fn verified_host<'e>(
     .await?;
     Ok(row.map(|(slug, published)| (slug, published != 0)))
 }
-
-/// The slug of the published page whose verified domain is `host` (lowercase), in any
-/// workspace.
-pub async fn page_slug_for_host<'e>(
-    e: impl Exec<'e>,
-    host: &str,
-) -> Result<Option<String>, sqlx::Error> {
-    Ok(verified_host(e, host)
-        .await?
-        .and_then(|(slug, published)| published.then_some(slug)))
-}

@@ -64,7 +64,7 @@ const RULES: &[(&str, &[&str])] = &[
         &["http", "domain", "monitoring", "server", "cli", "bench"],
     ),
     ("telemetry.rs", &["http", "server", "cli", "bench"]),
-    ("config.rs", &["http", "server", "cli", "bench"]),
+    ("config", &["http", "server", "cli", "bench"]),
     ("cli.rs", &["http"]),
     ("bench", &["http", "cli"]),
 ];

@@ -77,7 +77,7 @@ pub struct CreateMonitor {
 /// status it settled on opens or resolves its alert as usual).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct FlapDetection {
     /// Changes within the window that make the monitor flap, 2 to 100.
     pub transitions: i64,

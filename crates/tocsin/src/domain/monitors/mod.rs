@@ -48,7 +48,7 @@
 //!   exactly while monitoring is off); PUSH monitors cannot (409 `WRONG_MONITOR_TYPE`).
 //!
 //! Every committed write is audited in its transaction and announced on the monitor change
-//! feed ([`crate::monitoring::changes`]) so the scheduler applies it at once.
+//! feed ([`crate::cluster::feed`]) so the scheduler applies it at once.
 //!
 //! Layout: [`input`] (what callers send), [`config`] (the documented shape of `config`),
 //! [`validate`] (the rules), [`view`] (what callers get back), [`reads`], [`status`] (pause, resume, accept a baseline: the writes that move
@@ -67,11 +67,11 @@ use tocsin_core::Status;
 use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, secrets, Caller};
+use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cx::Cx;
 use crate::domain::plans::{ensure_interval, ensure_room, Quota};
 use crate::domain::{check_write, DomainError, Resource};
 use crate::ids::new_id;
-use crate::monitoring::changes::{ChangeKind, Notice};
 use crate::monitoring::{self, MonitorType};
 use crate::store;
 use crate::store::monitors::MonitorRow;

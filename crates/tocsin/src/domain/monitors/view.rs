@@ -20,7 +20,7 @@ use tocsin_core::Status;
 /// A monitor.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Monitor {
     pub id: String,
     pub workspace_id: String,
@@ -212,7 +212,7 @@ pub async fn view_one_on(
 /// One page of monitors.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct MonitorPage {
     pub monitors: Vec<Monitor>,
     /// Pass as `cursor` for the next page; null on the last page.
@@ -223,7 +223,7 @@ pub struct MonitorPage {
 /// count is of active monitors in that status; `total` counts all.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct MonitorStats {
     #[schemars(with = "f64")]
     pub up: i64,
@@ -246,7 +246,7 @@ pub struct MonitorStats {
 /// A freshly issued push token.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct PushTokenIssued {
     /// The new token, for `POST /push/{token}`. It cannot be read again.
     pub push_token: String,

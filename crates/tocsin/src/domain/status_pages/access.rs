@@ -59,7 +59,7 @@ pub fn visibility_of(row: &PageRow) -> Result<Visibility, CorruptRow> {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "StatusPageAccess")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Access {
     pub visibility: Visibility,
     /// Whether a page password is set (it is write-only).

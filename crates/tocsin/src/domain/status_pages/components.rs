@@ -26,7 +26,7 @@ const MAX_DESCRIPTION_CHARS: usize = 500;
 /// One component of a status page.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct StatusPageComponent {
     pub id: String,
     pub status_page_id: String,

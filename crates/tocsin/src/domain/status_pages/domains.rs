@@ -31,8 +31,8 @@ use crate::clock::rfc3339;
 use crate::cx::Cx;
 use crate::domain::error::on_constraint;
 use crate::domain::input::Validate;
-use crate::domain::schema::Timestamp;
 use crate::domain::{check_write, DomainError, FieldError, Resource};
+use crate::schema::Timestamp;
 use crate::store::{self, status_page_domains::DomainRow};
 
 /// The label the TXT record lives under, before the domain.
@@ -59,7 +59,7 @@ pub enum RecordType {
 /// The DNS record that proves control of a domain.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 #[schemars(rename = "DomainVerificationRecord")]
 pub struct VerificationRecord {
     /// Always `TXT`.
@@ -74,7 +74,7 @@ pub struct VerificationRecord {
 /// A custom domain of a status page.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 #[schemars(rename = "StatusPageDomain")]
 pub struct StatusPageDomain {
     /// The lowercase host name.

@@ -17,9 +17,9 @@ use crate::auth::{caps, secrets, Caller};
 use crate::clock::rfc3339;
 use crate::cx::Cx;
 use crate::domain::input::{check_name, Validate};
-use crate::domain::schema::Timestamp;
 use crate::domain::{check_write, DomainError, FieldError, Resource};
 use crate::ids::new_id;
+use crate::schema::Timestamp;
 use crate::store::{self, publishable_keys::KeyRow};
 
 /// The prefix of publishable keys.
@@ -29,7 +29,7 @@ const MAX_KEYS_PER_PAGE: usize = 20;
 /// A publishable key as listed (never the key itself).
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct PublishableKey {
     pub id: String,
     pub status_page_id: String,
@@ -46,7 +46,7 @@ pub struct PublishableKey {
 /// A new key: the record plus the key, shown this once.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct CreatedPublishableKey {
     pub id: String,
     pub status_page_id: String,

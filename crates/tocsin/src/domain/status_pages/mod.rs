@@ -22,7 +22,6 @@ use self::branding::{Branding, BrandingInput};
 use super::error::on_constraint;
 use super::input::{check_name, check_slug, Validate};
 use super::plans::{ensure_room, Quota};
-use super::schema::Timestamp;
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
@@ -30,6 +29,7 @@ use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::schema::Timestamp;
 use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, status_pages::PageRow};
 
@@ -69,7 +69,7 @@ crate::store::corrupt::stored_text!(AutoIncidents, "auto incidents setting");
 /// A status page.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct StatusPage {
     pub id: String,
     pub workspace_id: String,

@@ -46,9 +46,9 @@ use crate::clock::rfc3339;
 use crate::cx::Cx;
 use crate::domain::input::{check_email, Validate};
 use crate::domain::pagination::{finish, PageParams};
-use crate::domain::schema::Timestamp;
 use crate::domain::{check_write, DomainError, FieldError, Resource};
 use crate::ids::new_id;
+use crate::schema::Timestamp;
 use crate::store::{self, subscribers::SubscriberRow};
 
 /// More components than any page has; bounds the work one request can ask for.
@@ -93,7 +93,7 @@ impl Validate for Subscribe {
 /// The answer to every well-formed subscription request.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct SubscribeAccepted {
     /// Always true: the same answer whether or not the address was already subscribed.
     pub accepted: bool,
@@ -355,7 +355,7 @@ pub enum SubscriberState {
 /// A subscriber of a status page.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct Subscriber {
     pub id: String,
     pub status_page_id: String,
@@ -401,7 +401,7 @@ fn view(r: &SubscriberRow) -> Subscriber {
 /// A page of subscribers, oldest first.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(transform = crate::domain::schema::exact_object)]
+#[schemars(transform = crate::schema::exact_object)]
 pub struct SubscriberPage {
     pub subscribers: Vec<Subscriber>,
     /// Pass as `cursor` for the next page; null on the last page.
