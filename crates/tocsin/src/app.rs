@@ -1,15 +1,14 @@
 //! The engines of one node, built together: the context ([`Cx`]: configuration, database,
 //! clock, change feed) plus the scheduler role, the heartbeat writer, the on-demand checks in
-//! flight, the probes, the push-token map and the API-key cache, the mailer, the notification
+//! flight, the probes, the rendered status pages, the live hub, the mailer, the notification
 //! delivery queue. Cheap to clone (one `Arc`). It derefs to the [`Cx`] while the engines move
 //! out of it; what takes only the context takes `&Cx`. What only the HTTP edge needs (rate
-//! limiters, the current-workspace cache, the monitor list builds) lives in
-//! `http::AppState`, which wraps this.
+//! limiters, the current-workspace cache, the monitor list builds) and the credential caches
+//! the composition root builds (`server.rs`) live in `http::AppState`, which wraps this.
 
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::auth::key_cache::KeyCache;
 use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::Feed;
 use crate::cluster::lease::Role;
@@ -21,7 +20,6 @@ use crate::monitoring::on_demand::OnDemandChecks;
 use crate::monitoring::sched_stats::SchedulerStats;
 use crate::monitoring::scheduler::Checks;
 use crate::probes::Registry;
-use crate::push::tokens::PushTokens;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
@@ -30,14 +28,11 @@ pub struct Core(Arc<Inner>);
 
 struct Inner {
     cx: Cx,
-    keys: KeyCache,
-    oauth_tokens: crate::auth::oauth::TokenCache,
     mailer: Option<Mailer>,
     metrics: Metrics,
     scheduler_role: Role,
     heartbeats: HeartbeatWriter,
     checks: Checks,
-    push_tokens: Arc<PushTokens>,
     probes: Registry,
     relay: Option<crate::probes::relay::Relay>,
     scheduler_stats: SchedulerStats,
@@ -75,18 +70,12 @@ impl Core {
         let node_id = crate::cluster::new_node_id();
         let shared = db.backend() == crate::store::Backend::Postgres;
         let feed = Feed::new(&node_id, shared);
-        let keys = KeyCache::default();
-        let oauth_tokens = crate::auth::oauth::TokenCache::default();
-        let push_tokens = Arc::new(PushTokens::default());
         let status_pages = crate::public::cache::PageCache::default();
-        register_appliers(
-            &feed,
-            &db,
-            &keys,
-            &oauth_tokens,
-            &push_tokens,
-            &status_pages,
-        );
+        // The rendered pages follow committed changes (see `Feed::register`).
+        let pages = status_pages.clone();
+        feed.register(Arc::new(move |n: &crate::cluster::feed::Notice| {
+            pages.apply(n)
+        }));
         Ok(Core(Arc::new(Inner {
             checks: Checks::new(config.max_in_flight_checks).with_address_policy(
                 tocsin_checks::AddressPolicy::deny_private(config.checks_deny_private_addresses),
@@ -108,13 +97,10 @@ impl Core {
                 feed,
                 link_secret,
             ),
-            keys,
-            oauth_tokens,
             mailer,
             metrics: Metrics::global(),
             scheduler_role: Role::default(),
             heartbeats: HeartbeatWriter::start(db_for_writer, writer_options),
-            push_tokens,
         })))
     }
 
@@ -122,19 +108,9 @@ impl Core {
     pub fn cx(&self) -> &Cx {
         &self.0.cx
     }
-    pub fn keys(&self) -> &KeyCache {
-        &self.0.keys
-    }
-    /// OAuth access tokens in memory (see [`crate::auth::oauth::cache`]).
-    pub fn oauth_tokens(&self) -> &crate::auth::oauth::TokenCache {
-        &self.0.oauth_tokens
-    }
     /// The rendered public status pages (see [`crate::public::cache`]).
     pub fn status_pages(&self) -> &crate::public::cache::PageCache {
         &self.0.status_pages
-    }
-    pub fn push_tokens(&self) -> &PushTokens {
-        &self.0.push_tokens
     }
     pub fn mailer(&self) -> Option<&Mailer> {
         self.0.mailer.as_ref()
@@ -205,38 +181,4 @@ impl Deref for Core {
     fn deref(&self) -> &Cx {
         &self.0.cx
     }
-}
-
-/// Registers on `feed` the caches that follow committed changes: the API keys, the OAuth
-/// access tokens, the push tokens (reloaded in the background after a `Resync`, so pushes do
-/// not all fall back to the database at once) and the rendered status pages.
-fn register_appliers(
-    feed: &Feed,
-    db: &Db,
-    keys: &KeyCache,
-    oauth_tokens: &crate::auth::oauth::TokenCache,
-    push_tokens: &Arc<PushTokens>,
-    status_pages: &crate::public::cache::PageCache,
-) {
-    use crate::cluster::feed::Notice;
-    let k = keys.clone();
-    feed.register(Arc::new(move |n: &Notice| k.apply(n)));
-    let o = oauth_tokens.clone();
-    feed.register(Arc::new(move |n: &Notice| o.apply(n)));
-    let (p, db) = (push_tokens.clone(), db.clone());
-    feed.register(Arc::new(move |n: &Notice| {
-        p.apply(n);
-        if *n == Notice::Resync {
-            let (p, db) = (p.clone(), db.clone());
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move {
-                    if let Err(e) = p.preload(&db).await {
-                        tracing::warn!(error = %e, "could not reload push tokens");
-                    }
-                });
-            }
-        }
-    }));
-    let s = status_pages.clone();
-    feed.register(Arc::new(move |n: &Notice| s.apply(n)));
 }

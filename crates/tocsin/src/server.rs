@@ -12,15 +12,19 @@
 //! Tests call the same two functions with a port-0 listener.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::Core;
+use crate::auth::TokenCaches;
 use crate::clock::SharedClock;
+use crate::cluster::feed::{Feed, Notice};
 use crate::config::Config;
 pub use crate::http::AppState;
+use crate::push::tokens::PushTokens;
 use crate::store::Db;
 
 /// The OpenAPI document as printed by `tocsin openapi`.
@@ -32,7 +36,7 @@ pub fn openapi_text() -> String {
 pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result<AppState> {
     let db = Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    Ok(AppState::new(Core::new(config, db, clock).await?))
+    Ok(assemble(Core::new(config, db, clock).await?))
 }
 
 /// [`start`] for the commands that act on an existing installation: refuses (instead of
@@ -40,7 +44,40 @@ pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result
 pub async fn start_existing(config: Config) -> anyhow::Result<AppState> {
     let db = Db::connect_existing(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    Ok(AppState::new(Core::new(config, db, None).await?))
+    Ok(assemble(Core::new(config, db, None).await?))
+}
+
+/// The HTTP edge's state over `core`, with the credential caches built here and registered on
+/// the change feed.
+fn assemble(core: Core) -> AppState {
+    let tokens = TokenCaches::default();
+    let push_tokens = Arc::new(PushTokens::default());
+    register_appliers(core.feed(), core.db(), &tokens, &push_tokens);
+    AppState::new(core, tokens, push_tokens)
+}
+
+/// Registers on `feed` the caches that follow committed changes: the API keys, the OAuth
+/// access tokens and the push tokens (reloaded in the background after a `Resync`, so pushes
+/// do not all fall back to the database at once).
+fn register_appliers(feed: &Feed, db: &Db, tokens: &TokenCaches, push_tokens: &Arc<PushTokens>) {
+    let k = tokens.keys.clone();
+    feed.register(Arc::new(move |n: &Notice| k.apply(n)));
+    let o = tokens.oauth_tokens.clone();
+    feed.register(Arc::new(move |n: &Notice| o.apply(n)));
+    let (p, db) = (push_tokens.clone(), db.clone());
+    feed.register(Arc::new(move |n: &Notice| {
+        p.apply(n);
+        if *n == Notice::Resync {
+            let (p, db) = (p.clone(), db.clone());
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    if let Err(e) = p.preload(&db).await {
+                        tracing::warn!(error = %e, "could not reload push tokens");
+                    }
+                });
+            }
+        }
+    }));
 }
 
 /// Serves until `shutdown` resolves.
@@ -204,7 +241,7 @@ fn spawn_workers(
         cancel.clone(),
     ));
     // Push tokens load in the background; until then a push looks its token up once.
-    let s = state.clone();
+    let s = http.clone();
     let preload = tokio::spawn(async move {
         match s.push_tokens().preload(s.db()).await {
             Ok(n) => tracing::debug!(tokens = n, "push tokens loaded"),

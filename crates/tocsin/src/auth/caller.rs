@@ -7,7 +7,6 @@
 use super::capability::{CapSet, Capability, Role};
 use super::key_cache::KeyCache;
 use super::{secrets, SESSION_TTL_MS};
-use crate::app::Core;
 use crate::cx::Cx;
 use crate::domain::error::{CredentialProblem, DomainError, Holder};
 use crate::store;
@@ -128,11 +127,22 @@ macro_rules! requirement {
     };
 }
 
+/// The caches bearer tokens are resolved from without reading the database: API keys and
+/// OAuth access tokens. The composition root builds them and registers both on the change
+/// feed, so a revoked key or grant is refused on every node. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct TokenCaches {
+    pub keys: KeyCache,
+    pub oauth_tokens: super::oauth::TokenCache,
+}
+
 /// Authenticates a bearer token for `surface` (`rest` or `mcp`): a personal access token, or
 /// an OAuth access token, which is valid on `mcp` only (on `rest` a valid one is refused with
-/// 403 `SURFACE_NOT_ALLOWED`, an invalid one with 401).
+/// 403 `SURFACE_NOT_ALLOWED`, an invalid one with 401). Each kind is looked up in its cache
+/// of `caches`.
 pub async fn authenticate_key(
-    state: &Core,
+    cx: &Cx,
+    caches: &TokenCaches,
     token: &str,
     now: i64,
     ip: Option<String>,
@@ -140,8 +150,15 @@ pub async fn authenticate_key(
     surface: &'static str,
 ) -> Result<Caller, DomainError> {
     if token.starts_with(super::oauth::ACCESS_TOKEN_PREFIX) {
-        let caller =
-            super::oauth::authenticate_access_token(state, token, now, ip, user_agent).await?;
+        let caller = super::oauth::authenticate_access_token(
+            cx,
+            &caches.oauth_tokens,
+            token,
+            now,
+            ip,
+            user_agent,
+        )
+        .await?;
         return if surface == "mcp" {
             Ok(caller)
         } else {
@@ -157,9 +174,9 @@ pub async fn authenticate_key(
     let hash = secrets::hash(token);
     // Past this lookup the caller has shown the key's whole secret, so saying what became of
     // that key tells them nothing about anyone else's; before it, every miss reads the same.
-    let key = state
-        .keys()
-        .lookup(state.db(), &hash, now)
+    let key = caches
+        .keys
+        .lookup(cx.db(), &hash, now)
         .await?
         .ok_or(DomainError::BadCredential(CredentialProblem::UnknownKey))?;
     if key.revoked {
@@ -178,7 +195,7 @@ pub async fn authenticate_key(
         return Err(DomainError::SurfaceNotAllowed(surface));
     }
     if KeyCache::should_touch(&key, now) {
-        let db = state.db().clone();
+        let db = cx.db().clone();
         let id = key.key_id.clone();
         tokio::spawn(async move {
             if let Err(e) = store::api_keys::touch(db.writer(), &id, now).await {

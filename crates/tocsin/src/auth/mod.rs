@@ -14,7 +14,7 @@ pub mod secrets;
 pub mod sign_in_guard;
 pub mod signed;
 
-pub use caller::{Caller, Requirement, Via};
+pub use caller::{Caller, Requirement, TokenCaches, Via};
 pub use capability::{CapSet, Capability, Role};
 
 /// The session cookie's name.

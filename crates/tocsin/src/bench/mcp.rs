@@ -129,14 +129,26 @@ async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
 async fn call(fx: &Fixture, core: &Core, token: &str) -> anyhow::Result<RequestSpec> {
     let now = core.clock().now_ms();
     let rest = fx.api_token().await?;
-    let caller = crate::auth::caller::authenticate_key(core, rest, now, None, None, "rest").await?;
+    let app = fx.app("mcp-get-monitor")?;
+    let authenticate = |token, surface| {
+        crate::auth::caller::authenticate_key(
+            core,
+            app.token_caches(),
+            token,
+            now,
+            None,
+            None,
+            surface,
+        )
+    };
+    let caller = authenticate(rest, "rest").await?;
     let input: CreateMonitor = serde_json::from_value(json!({
         "name": "bench-mcp", "type": "HTTP", "url": "http://127.0.0.1:9/", "active": false
     }))?;
     let monitor = monitors::create(core, &caller, &input).await?;
     // The measured token may read it: the calls are answered with the monitor, not a tool
     // error (which would be a 200 as well, and cheaper).
-    let agent = crate::auth::caller::authenticate_key(core, token, now, None, None, "mcp").await?;
+    let agent = authenticate(token, "mcp").await?;
     monitors::get(core, &agent, &monitor.id).await?;
     let body = json!({
         "jsonrpc": "2.0",

@@ -486,7 +486,7 @@ fn execute_requests(plan: &Plan) -> anyhow::Result<RequestResults> {
                 .enable_all()
                 .build()?;
             let server = LocalServer::start(&server_rt, database_url.as_deref())?;
-            let mut fixture = Fixture::in_process(server.state.core().clone());
+            let mut fixture = Fixture::in_process(server.state.clone());
             fixture.push_tokens = plan.push_tokens;
             let host = server.addr.to_string();
             // Setup touches the server's database, so it runs on the server's runtime.

@@ -325,6 +325,7 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
     let outcome = Session {
         rt: &server_rt,
         state: server.state.core().clone(),
+        app: server.state.clone(),
         addr: server.addr,
         backend: server.backend.clone(),
         url: target.url(),
@@ -341,6 +342,8 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
 struct Session<'a> {
     rt: &'a Runtime,
     state: Core,
+    /// The same server's HTTP-edge state, for the scenario fixture.
+    app: crate::server::AppState,
     addr: std::net::SocketAddr,
     backend: String,
     url: String,
@@ -361,7 +364,7 @@ impl Session<'_> {
         monitors: usize,
         plan: &MonitorPlan,
     ) -> anyhow::Result<MonitorSummary> {
-        let fixture = Fixture::in_process(self.state.clone());
+        let fixture = Fixture::in_process(self.app.clone());
         let setup_started = Instant::now();
         let workspace_id = self.rt.block_on(fixture.workspace_id())?;
         let seed = MonitorSeed {

@@ -33,7 +33,7 @@ const SEED_CHUNK: usize = 5_000;
 /// Seeds `n` push monitors and returns the paths `/push/{token}` to rotate through.
 pub async fn seed(fx: &Fixture, n: usize) -> anyhow::Result<Vec<String>> {
     fx.api_token().await?;
-    let state = fx.state("push")?;
+    let state = fx.app("push")?;
     let db = state.db();
     let user = users::find_by_email(db.reader(), super::scenario::BENCH_EMAIL)
         .await?

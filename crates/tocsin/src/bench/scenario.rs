@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use tokio::sync::OnceCell;
 
 use crate::app::Core;
+use crate::server::AppState;
 
 /// The scenario every other one is compared with.
 pub const BASELINE: &str = "baseline";
@@ -76,7 +77,7 @@ impl RequestSpec {
 /// What a scenario's setup can use.
 pub struct Fixture {
     /// The server's state when the bench runs it in-process; `None` against `--url`.
-    state: Option<Core>,
+    state: Option<AppState>,
     /// The API token: given by `--token`, or minted on first use.
     token: OnceCell<String>,
     /// How many push monitors the push scenario seeds.
@@ -88,7 +89,7 @@ pub const BENCH_EMAIL: &str = "bench@tocsin.invalid";
 pub const BENCH_PASSWORD: &str = "bench-password-not-secret";
 
 impl Fixture {
-    pub fn in_process(state: Core) -> Fixture {
+    pub fn in_process(state: AppState) -> Fixture {
         Fixture {
             state: Some(state),
             token: OnceCell::new(),
@@ -106,6 +107,11 @@ impl Fixture {
 
     /// The in-process server's state, for scenarios that seed data directly.
     pub fn state(&self, scenario: &str) -> anyhow::Result<&Core> {
+        self.app(scenario).map(AppState::core)
+    }
+
+    /// [`Fixture::state`] with what the HTTP edge holds beside it (the credential caches).
+    pub fn app(&self, scenario: &str) -> anyhow::Result<&AppState> {
         self.state.as_ref().ok_or_else(|| {
             anyhow::anyhow!("scenario {scenario} needs the in-process server (drop --url)")
         })

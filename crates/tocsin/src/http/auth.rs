@@ -73,8 +73,16 @@ async fn authenticate_for(
         .and_then(|v| v.to_str().ok())
         .map(|s| s.chars().take(512).collect());
     if let Some(token) = bearer_token(&parts.headers)? {
-        let caller =
-            authenticate_key(state, token, now, ip.clone(), user_agent.clone(), "rest").await;
+        let caller = authenticate_key(
+            state.cx(),
+            state.token_caches(),
+            token,
+            now,
+            ip.clone(),
+            user_agent.clone(),
+            "rest",
+        )
+        .await;
         if !session_only {
             return caller.map_err(Into::into);
         }

@@ -264,7 +264,14 @@ async fn regenerate_push_token(
     Path(p): Path<MonitorPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Json<PushTokenIssued>> {
-    let issued = ops::regenerate_push_token(&state, &caller, &p.monitor_id, expected).await?;
+    let issued = ops::regenerate_push_token(
+        state.cx(),
+        state.push_tokens(),
+        &caller,
+        &p.monitor_id,
+        expected,
+    )
+    .await?;
     Ok(Json(issued))
 }
 

@@ -1,6 +1,8 @@
-//! The state HTTP handlers get: the application [`Core`] plus what only the HTTP edge needs
-//! (rate limiters, the current-workspace cache, the builds of `GET /monitors`). It derefs to
-//! the core, and axum's `FromRef` hands the core alone to anything that needs no more.
+//! The state HTTP handlers get: the application [`Core`], the credential caches the composition
+//! root built and registered on the change feed (API keys, OAuth access tokens, push tokens),
+//! plus what only the HTTP edge needs (rate limiters, the current-workspace cache, the builds
+//! of `GET /monitors`). It derefs to the core, and axum's `FromRef` hands the core alone to
+//! anything that needs no more.
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -11,24 +13,34 @@ use tokio_util::sync::CancellationToken;
 
 use super::monitor_list::MonitorLists;
 use crate::app::Core;
+use crate::auth::key_cache::KeyCache;
+use crate::auth::oauth::TokenCache;
 use crate::auth::rate_limit::Limiters;
+use crate::auth::TokenCaches;
 use crate::cache::TtlCache;
 use crate::cluster::feed::Notice;
 use crate::domain::workspaces::CurrentWorkspace;
+use crate::push::tokens::PushTokens;
 
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
 
 struct Inner {
     core: Core,
+    tokens: TokenCaches,
+    push_tokens: Arc<PushTokens>,
     limits: Limiters,
     workspaces: TtlCache<String, CurrentWorkspace>,
     monitor_lists: MonitorLists,
 }
 
 impl AppState {
-    pub fn new(core: Core) -> AppState {
+    /// The edge's state over `core`, with the credential caches the composition root built
+    /// and registered on the change feed.
+    pub fn new(core: Core, tokens: TokenCaches, push_tokens: Arc<PushTokens>) -> AppState {
         AppState(Arc::new(Inner {
+            tokens,
+            push_tokens,
             limits: Limiters::new(
                 &core.config().rate_limits,
                 crate::push::PUSH_RATE_PER_MINUTE,
@@ -41,6 +53,22 @@ impl AppState {
 
     pub fn core(&self) -> &Core {
         &self.0.core
+    }
+    /// The API keys in memory (see [`crate::auth::key_cache`]).
+    pub fn keys(&self) -> &KeyCache {
+        &self.0.tokens.keys
+    }
+    /// OAuth access tokens in memory (see [`crate::auth::oauth::cache`]).
+    pub fn oauth_tokens(&self) -> &TokenCache {
+        &self.0.tokens.oauth_tokens
+    }
+    /// Both bearer-token caches, as [`crate::auth::caller::authenticate_key`] takes them.
+    pub fn token_caches(&self) -> &TokenCaches {
+        &self.0.tokens
+    }
+    /// The push monitors' tokens in memory (see [`crate::push::tokens`]).
+    pub fn push_tokens(&self) -> &PushTokens {
+        &self.0.push_tokens
     }
     pub fn limits(&self) -> &Limiters {
         &self.0.limits

@@ -242,9 +242,16 @@ async fn oauth_error(res: Response, status: u16, error: &str) {
 /// Resolves an access token as the `/mcp` auth step does.
 async fn on_mcp(srv: &TestServer, token: &str) -> Result<tocsin::auth::Caller, String> {
     let now = srv.state.clock().now_ms();
-    tocsin::auth::oauth::authenticate_access_token(srv.state.core(), token, now, None, None)
-        .await
-        .map_err(|e| e.code().to_string())
+    tocsin::auth::oauth::authenticate_access_token(
+        srv.state.cx(),
+        srv.state.oauth_tokens(),
+        token,
+        now,
+        None,
+        None,
+    )
+    .await
+    .map_err(|e| e.code().to_string())
 }
 
 async fn audit_actions(p: &Person) -> Vec<String> {

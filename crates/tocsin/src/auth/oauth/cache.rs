@@ -12,11 +12,11 @@ use std::sync::Arc;
 use dashmap::DashMap;
 
 use super::ACCESS_TOKEN_PREFIX;
-use crate::app::Core;
 use crate::auth::capability::{CapSet, Capability, Role};
 use crate::auth::key_cache::{TOUCH_EVERY_MS, TTL_MS};
 use crate::auth::{secrets, Caller, Via};
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::domain::error::{CredentialProblem, DomainError};
 use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, Db};
@@ -138,9 +138,11 @@ impl TokenCache {
 /// grant's person in the grant's workspace, holding the grant's scopes (never more than their
 /// role holds now). Refused (401) when the token is unknown, revoked, expired, or bound to
 /// another resource than this server's `/mcp`. Served from memory; the database is read at
-/// most once per token every few seconds.
+/// most once per token every few seconds (`tokens` is this node's cache, which follows the
+/// change feed).
 pub async fn authenticate_access_token(
-    core: &Core,
+    cx: &Cx,
+    tokens: &TokenCache,
     token: &str,
     now: i64,
     ip: Option<String>,
@@ -151,9 +153,8 @@ pub async fn authenticate_access_token(
         return Err(unknown);
     }
     let hash = secrets::hash(token);
-    let access = core
-        .oauth_tokens()
-        .lookup(core.db(), &hash, now)
+    let access = tokens
+        .lookup(cx.db(), &hash, now)
         .await?
         .ok_or(DomainError::BadCredential(
             CredentialProblem::UnknownAccessToken,
@@ -167,12 +168,12 @@ pub async fn authenticate_access_token(
         ));
     }
     if let Some(r) = &access.resource {
-        if *r != super::resource(core.config()) {
+        if *r != super::resource(cx.config()) {
             return Err(unknown);
         }
     }
     if TokenCache::should_touch(&access, now) {
-        let db = core.db().clone();
+        let db = cx.db().clone();
         let id = access.grant_id.clone();
         tokio::spawn(async move {
             if let Err(e) = store::oauth::touch_grant(db.writer(), &id, now).await {

@@ -345,25 +345,27 @@ pub async fn delete(
     Ok(())
 }
 
-/// Issues a PUSH monitor a new token, answered once; the old one stops at once.
+/// Issues a PUSH monitor a new token, answered once; the old one stops at once (`push_tokens`
+/// is this node's token map, which forgets the old token before the caller is answered).
 pub async fn regenerate_push_token(
-    core: &Core,
+    cx: &Cx,
+    push_tokens: &crate::push::tokens::PushTokens,
     caller: &Caller,
     monitor_id: &str,
     expected: Option<i64>,
 ) -> Result<PushTokenIssued, DomainError> {
     caller.require::<caps::MonitorsWrite>()?;
-    let m = load(core, caller, monitor_id).await?;
+    let m = load(cx, caller, monitor_id).await?;
     if m.kind() != Some(MonitorType::Push) {
         return Err(wrong_type(
             "Only PUSH monitors have a push token: create a PUSH monitor to receive heartbeats.",
         ));
     }
     let token = secrets::generate("");
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     // Forgotten before and after the write: see `push::tokens` for why both.
-    core.push_tokens().forget(&m.id);
-    let mut tx = core.db().begin().await?;
+    push_tokens.forget(&m.id);
+    let mut tx = cx.db().begin().await?;
     let rows = store::monitors::set_push_token_hash(
         &mut *tx,
         &caller.workspace_id,
@@ -388,7 +390,7 @@ pub async fn regenerate_push_token(
     .await?;
     tx.commit().await?;
     // This node forgets the old token at once; other nodes when the notice reaches them.
-    core.announce(Notice::PushTokenRegenerated {
+    cx.announce(Notice::PushTokenRegenerated {
         monitor_id: m.id.clone(),
     });
     Ok(PushTokenIssued { push_token: token })

@@ -66,7 +66,16 @@ async fn resolve(
     let now = state.clock().now_ms();
     match credential {
         Credential::AccessKey(token) => {
-            authenticate_key(state, token, now, ip, user_agent, SURFACE).await
+            authenticate_key(
+                state.cx(),
+                state.token_caches(),
+                token,
+                now,
+                ip,
+                user_agent,
+                SURFACE,
+            )
+            .await
         }
     }
 }
