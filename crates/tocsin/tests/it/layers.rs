@@ -67,18 +67,8 @@ const UPWARD: Upward = &[
     ("alerting/mod.rs", "app", CORE),
     (
         "auth/caller.rs",
-        "app",
-        "resolves a caller through Core's key and OAuth caches",
-    ),
-    (
-        "auth/caller.rs",
         "domain",
         "credential problems are domain::error's, until auth has its own error",
-    ),
-    (
-        "auth/oauth/cache.rs",
-        "app",
-        "reads its cache out of Core, until the cache is a handle",
     ),
     (
         "auth/oauth/cache.rs",
@@ -152,7 +142,7 @@ const UPWARD: Upward = &[
 
 /// Files under `crates/` that name the service locator's type today; the number may only fall.
 /// Lower it as files stop naming it; once `app.rs` is gone the type may appear nowhere.
-const CORE_FILES_TODAY: usize = 49;
+const CORE_FILES_TODAY: usize = 47;
 
 /// Something against the rules, as the test reports it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
