@@ -232,7 +232,7 @@ test('a push monitor: regenerate its URL, copy it, paste-ready examples', async 
   await expect(section).toContainText('shown only when it is issued');
   await section.getByRole('button', { name: 'Regenerate push URL' }).click();
   await section.getByRole('button', { name: /^Yes, regenerate push url/i }).click();
-  const url = section.getByLabel('Push URL');
+  const url = section.getByLabel('Push URL', { exact: true });
   await expect(url).toHaveValue(new RegExp(`^${base()}/push/[A-Za-z0-9_-]{30,}$`));
   const fresh = (await url.inputValue()).split('/push/')[1];
   expect(fresh).not.toBe(old);

@@ -118,6 +118,10 @@ export function MonitorList() {
         const next = new Map(prev);
         for (const b of batch) {
           const cur = next.get(b.monitorId) ?? NONE;
+          // The stream may repeat a check the summary already holds (one committed just
+          // before the list loaded): only a check newer than the bar's last one is added.
+          const last = cur.beats[cur.beats.length - 1];
+          if (last && Date.parse(b.at) <= Date.parse(last.at)) continue;
           const beats = [...cur.beats, { status: b.status, latency: b.latencyMs, at: b.at }];
           next.set(b.monitorId, { ...cur, beats: beats.length > SLOTS ? beats.slice(-SLOTS) : beats, latency: b.latencyMs });
         }
