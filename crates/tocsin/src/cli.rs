@@ -190,7 +190,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
                 password,
                 name,
             };
-            let (user, ws) = users::create_user(&state, &input, true)
+            let (user, ws) = users::create_user(state.cx(), &input, true)
                 .await
                 .map_err(crate::domain::error::describe)?;
             state.db().close().await;
@@ -202,7 +202,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         }
         Command::User(UserCommand::Verify { email, store }) => {
             let state = crate::server::start_existing(Config::for_store(&store)?).await?;
-            let outcome = crate::domain::email_verification::verify_by_operator(&state, &email)
+            let outcome = crate::domain::email_verification::verify_by_operator(state.cx(), &email)
                 .await
                 .map_err(crate::domain::error::describe);
             state.db().close().await;
@@ -224,7 +224,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         }) => {
             let state = crate::server::start_existing(Config::for_store(&store)?).await?;
             let token =
-                api_keys::mint_for_user(&state, &email, &name, &permissions, &surfaces).await?;
+                api_keys::mint_for_user(state.cx(), &email, &name, &permissions, &surfaces).await?;
             state.db().close().await;
             println!("{token}");
             Ok(())

@@ -1,6 +1,7 @@
 //! The context every operation below the HTTP edge is handed: the configuration, the
 //! database, the clock, the change feed (which also names this node) and the installation's
-//! link-signing secret with the alert links made from it. Nothing else: an
+//! link-signing secret (the links made from it live with what they link to, e.g.
+//! `alerting::ack_link::Links::of`). Nothing else: an
 //! operation that needs an engine (the heartbeat writer, the delivery queue, the probes...)
 //! takes that engine's handle as a further argument. Cheap to clone (one `Arc`).
 
@@ -20,7 +21,6 @@ struct Inner {
     clock: SharedClock,
     feed: Feed,
     link_secret: Vec<u8>,
-    alert_links: crate::alerting::ack_link::Links,
 }
 
 impl std::fmt::Debug for Cx {
@@ -33,11 +33,8 @@ impl Cx {
     /// The context over an open database; `link_secret` is the installation's secret for
     /// signed links (see [`crate::store::workspaces::server_secret`]).
     pub fn new(config: Config, db: Db, clock: SharedClock, feed: Feed, link_secret: Vec<u8>) -> Cx {
-        let alert_links =
-            crate::alerting::ack_link::Links::new(config.public_url.as_str(), &link_secret);
         Cx(Arc::new(Inner {
             link_secret,
-            alert_links,
             config,
             db,
             clock,
@@ -62,10 +59,6 @@ impl Cx {
     pub fn link_secret(&self) -> &[u8] {
         &self.0.link_secret
     }
-    /// The links alert notifications carry (one-click acknowledge, the alert's address).
-    pub fn alert_links(&self) -> &crate::alerting::ack_link::Links {
-        &self.0.alert_links
-    }
     /// This process's id among the nodes sharing the database.
     pub fn node_id(&self) -> &str {
         self.0.feed.node_id()
@@ -78,6 +71,14 @@ impl Cx {
     /// other node.
     pub fn announce(&self, notice: Notice) {
         self.0.feed.announce(notice);
+    }
+
+    /// Tells this node's delivery worker that notifications were enqueued (call after the
+    /// commit): they go out at once instead of at the next poll. Goes through the feed
+    /// ([`Notice::DeliveriesQueued`]), so whatever holds the context can enqueue without a
+    /// handle on the delivery engine.
+    pub fn wake_deliveries(&self) {
+        self.0.feed.signal(Notice::DeliveriesQueued);
     }
 
     /// [`Cx::announce`] of a monitor change.

@@ -3,7 +3,6 @@
 //! The crate is laid out by concern; `ARCHITECTURE.md` at the repository root maps it.
 
 pub mod alerting;
-pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod bench;
@@ -19,7 +18,6 @@ pub mod ids;
 pub mod live;
 pub mod mail;
 pub mod monitoring;
-/// Plan quotas now live in the domain layer; the old path stays for existing callers.
 pub mod probes;
 pub mod public;
 pub mod push;

@@ -18,14 +18,27 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::Core;
+use crate::alerting::ack_link::Links;
+use crate::alerting::deliver::DeliveryQueue;
 use crate::auth::TokenCaches;
-use crate::clock::SharedClock;
+use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::{Feed, Notice};
+use crate::cluster::lease::Role;
 use crate::config::Config;
+use crate::cx::Cx;
+use crate::http::state::Handles;
 pub use crate::http::AppState;
+use crate::live::Hub;
+use crate::mail::Mailer;
+use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
+use crate::monitoring::on_demand::OnDemandChecks;
+use crate::monitoring::runner::Runner;
+use crate::probes::relay::Relay as ProbeRelay;
+use crate::probes::Registry;
+use crate::public::cache::PageCache;
 use crate::push::tokens::PushTokens;
 use crate::store::Db;
+use crate::telemetry::Metrics;
 
 /// The OpenAPI document as printed by `tocsin openapi`.
 pub fn openapi_text() -> String {
@@ -36,7 +49,7 @@ pub fn openapi_text() -> String {
 pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result<AppState> {
     let db = Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    Ok(assemble(Core::new(config, db, clock).await?))
+    assemble(config, db, clock).await
 }
 
 /// [`start`] for the commands that act on an existing installation: refuses (instead of
@@ -44,16 +57,69 @@ pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result
 pub async fn start_existing(config: Config) -> anyhow::Result<AppState> {
     let db = Db::connect_existing(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    Ok(assemble(Core::new(config, db, None).await?))
+    assemble(config, db, None).await
 }
 
-/// The HTTP edge's state over `core`, with the credential caches built here and registered on
-/// the change feed.
-fn assemble(core: Core) -> AppState {
+/// Builds the node over an open, migrated database: the context, then each engine, handed to
+/// whatever needs it; what follows committed changes is registered on the change feed.
+async fn assemble(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow::Result<AppState> {
+    let fresh = crate::auth::secrets::generate("");
+    let link_secret = crate::store::workspaces::server_secret(&db, "link_signing", &fresh).await?;
+    let feed = Feed::new(
+        &crate::cluster::new_node_id(),
+        db.backend() == crate::store::Backend::Postgres,
+    );
+    let clock = clock.unwrap_or_else(|| Arc::new(SystemClock));
+    let cx = Cx::new(config, db, clock, feed, link_secret);
+    // Whatever holds the context wakes the worker after enqueueing (`Cx::wake_deliveries`).
+    let deliveries = DeliveryQueue::new(cx.config().notify_deny_private_addresses);
+    let queue = deliveries.clone();
+    cx.feed().register(Arc::new(move |n: &Notice| {
+        if *n == Notice::DeliveriesQueued {
+            queue.wake()
+        }
+    }));
+    let mailer = match &cx.config().smtp {
+        Some(smtp) => Some(Mailer::new(smtp)?),
+        None => None,
+    };
+    let live = Hub::new(cx.config().stream_limits());
+    let status_pages = PageCache::default();
+    let pages = status_pages.clone();
+    cx.feed()
+        .register(Arc::new(move |n: &Notice| pages.apply(n)));
+    // Every check result and push goes through the one group-commit writer; a push's status
+    // change wakes the delivery worker, and committed results reach the live streams.
+    let heartbeats = HeartbeatWriter::start(
+        cx.db().clone(),
+        WriterOptions {
+            alert_links: Links::of(&cx),
+            wake_deliveries: Some(deliveries.waker()),
+            live: Some(live.clone()),
+            ..WriterOptions::default()
+        },
+    );
+    let deny_private = cx.config().checks_deny_private_addresses;
+    let probes = Arc::new(Registry::default().with_deny_private_addresses(deny_private));
+    let relay = (cx.db().backend() == crate::store::Backend::Postgres)
+        .then(|| Arc::new(ProbeRelay::new(cx.node_id(), cx.db().clone())));
+    let runner = Runner::new(cx.clone(), heartbeats, probes, relay);
     let tokens = TokenCaches::default();
     let push_tokens = Arc::new(PushTokens::default());
-    register_appliers(core.feed(), core.db(), &tokens, &push_tokens);
-    AppState::new(core, tokens, push_tokens)
+    register_appliers(cx.feed(), cx.db(), &tokens, &push_tokens);
+    Ok(AppState::new(Handles {
+        alert_links: Links::of(&cx),
+        cx,
+        runner,
+        tokens,
+        push_tokens,
+        deliveries,
+        mailer,
+        live,
+        status_pages,
+        on_demand: OnDemandChecks::default(),
+        metrics: Metrics::global(),
+    }))
 }
 
 /// Registers on `feed` the caches that follow committed changes: the API keys, the OAuth
@@ -90,12 +156,12 @@ pub async fn run(
     let descriptor_limit = crate::http::serve::raise_descriptor_limit();
     let cancel = CancellationToken::new();
     // Judging stops first, as soon as shutdown begins; everything else after the requests.
-    let judging = state.core().judging().clone();
+    let judging = state.runner().judging().clone();
     // The lease and the outbox stop last: the role is given up only once the scheduler and
     // the watcher have stopped judging, and notices queued until then still go out.
     let cancel_last = CancellationToken::new();
-    let last = spawn_cluster(state.core(), cancel_last.clone());
-    let workers = spawn_workers(state.core(), &state, cancel.clone(), judging.clone());
+    let last = spawn_cluster(state.cx(), state.scheduler_role(), cancel_last.clone());
+    let workers = spawn_workers(&state, cancel.clone(), judging.clone());
     // Notifications go out from every node (the queue is shared through the database). The
     // delivery worker stops after everything that enqueues, and drains what they left.
     let delivery_stop = crate::alerting::deliver::Stop::default();
@@ -107,13 +173,13 @@ pub async fn run(
     let delivery = tokio::spawn(delivery.run(delivery_stop.clone()));
     let app = crate::http::router(state.clone());
     let addr = listener.local_addr()?;
-    let options = crate::http::serve::Options::from_config(state.core().config(), descriptor_limit);
+    let options = crate::http::serve::Options::from_config(state.config(), descriptor_limit);
     tracing::info!(%addr, backend = ?state.db().backend(), max_connections = options.max_connections, "tocsin listening");
     let stop_judging = judging.clone();
     let grace = state.config().shutdown_grace;
     // The one shutdown deadline, fixed when shutdown begins; requests and checks share it.
     let (deadline_tx, deadline_rx) = tokio::sync::oneshot::channel();
-    let live = state.core().live().clone();
+    let live = state.live().clone();
     let shutdown = async move {
         shutdown.await;
         let deadline = tokio::time::Instant::now() + grace;
@@ -173,7 +239,11 @@ pub async fn run(
 /// this node's notices and, when the scheduler is enabled, the lease task contending for the
 /// scheduler role (which from then on is held only while the lease is). Must start before
 /// the scheduler and the watcher.
-fn spawn_cluster(state: &Core, cancel: CancellationToken) -> Vec<tokio::task::JoinHandle<()>> {
+fn spawn_cluster(
+    state: &Cx,
+    role: &Role,
+    cancel: CancellationToken,
+) -> Vec<tokio::task::JoinHandle<()>> {
     use crate::cluster::{feed, lease};
     let mut tasks = Vec::new();
     if state.db().backend() != crate::store::Backend::Postgres {
@@ -185,7 +255,7 @@ fn spawn_cluster(state: &Core, cancel: CancellationToken) -> Vec<tokio::task::Jo
         cancel.clone(),
     )));
     if state.config().scheduler_enabled {
-        let role = state.scheduler_role().clone();
+        let role = role.clone();
         role.contend();
         let lease = lease::Lease::new(
             state.db().clone(),
@@ -204,11 +274,12 @@ fn spawn_cluster(state: &Core, cancel: CancellationToken) -> Vec<tokio::task::Jo
 /// scheduler with the built-in probe and the push deadline watcher, which judge only while
 /// this node holds the scheduler role.
 fn spawn_workers(
-    state: &Core,
     http: &AppState,
     cancel: CancellationToken,
     judging: CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
+    let state = http.cx();
+    let runner = http.runner();
     let s = state.clone();
     let limits = http.clone();
     let cancel_housekeeping = cancel.clone();
@@ -236,7 +307,7 @@ fn spawn_workers(
         }
     });
     let retention = tokio::spawn(crate::monitoring::retention::run(
-        state.cx().clone(),
+        state.clone(),
         Duration::from_secs(600),
         cancel.clone(),
     ));
@@ -263,20 +334,24 @@ fn spawn_workers(
         )));
         // Results stored here reach other nodes' live streams.
         workers.push(tokio::spawn(crate::live::relay::run_sender(
-            state.live().clone(),
+            http.live().clone(),
             state.feed().clone(),
             state.db().clone(),
             cancel.clone(),
         )));
         // Remote probes connected here serve the scheduler wherever it runs.
-        workers.push(tokio::spawn(crate::probes::relay::run(
-            state.clone(),
-            url,
-            cancel.clone(),
-        )));
+        if let Some((relay, probes)) = runner.relay_handles() {
+            workers.push(tokio::spawn(crate::probes::relay::run(
+                relay,
+                probes,
+                url,
+                cancel.clone(),
+            )));
+        }
     }
     workers.push(tokio::spawn(crate::domain::stream::run(
         state.clone(),
+        http.live().clone(),
         cancel.clone(),
     )));
     // The caches registered on the feed follow other nodes' notices.
@@ -286,31 +361,35 @@ fn spawn_workers(
     )));
     workers.push(tokio::spawn(http.clone().follow_feed(cancel.clone())));
     if state.config().scheduler_enabled {
+        let role = runner.scheduler_role();
         workers.push(tokio::spawn(crate::monitoring::scheduler::run(
-            state.clone(),
+            runner.clone(),
             judging.clone(),
         )));
         // Escalation judges by the clock too: the scheduling node's job.
         workers.push(tokio::spawn(crate::alerting::escalation::run(
             state.clone(),
+            role.clone(),
             judging.clone(),
         )));
         // Announcing maintenance as it comes within the horizon: also the scheduling node's.
         workers.push(tokio::spawn(crate::alerting::maintenance_notice::run(
             state.clone(),
+            role.clone(),
             judging.clone(),
         )));
         workers.push(tokio::spawn(crate::monitoring::maintenance::run(
-            state.clone(),
+            runner.clone(),
             judging.clone(),
         )));
         // Ending flapping when a monitor's window goes quiet: the scheduling node's too.
         workers.push(tokio::spawn(crate::monitoring::flapping::run(
             state.clone(),
+            role.clone(),
             judging.clone(),
         )));
         workers.push(tokio::spawn(crate::push::watcher::run(
-            state.clone(),
+            runner.clone(),
             judging,
         )));
     }

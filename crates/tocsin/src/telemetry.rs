@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
-use crate::app::Core;
 use crate::config::LogFormat;
+use crate::monitoring::runner::Runner;
 
 /// Installs the global log subscriber once; later calls (tests) are no-ops.
 pub fn init_logging(format: LogFormat, level: &str) {
@@ -88,19 +88,19 @@ impl Metrics {
     /// The exposition: the recorder's metrics, then one series family per monitor figure
     /// ([`monitor_series`]). Every metric the README names is present from the first scrape,
     /// at zero when nothing happened yet.
-    pub async fn render(&self, state: &Core) -> String {
-        let (size, idle) = state.db().pool_stats();
+    pub async fn render(&self, state: &Runner) -> String {
+        let (size, idle) = state.cx().db().pool_stats();
         metrics::gauge!("db_pool_connections", "state" => "open").set(size as f64);
         metrics::gauge!("db_pool_connections", "state" => "idle").set(idle as f64);
         metrics::gauge!("db_pool_connections", "state" => "in_use")
             .set(size.saturating_sub(idle as u32) as f64);
         // 1 on the node running the scheduler's slots (see `cluster::lease`).
-        let leader = state.config().scheduler_enabled && state.scheduler_role().is_held();
+        let leader = state.cx().config().scheduler_enabled && state.scheduler_role().is_held();
         metrics::gauge!("scheduler_leader").set(if leader { 1.0 } else { 0.0 });
         // Every region with a probe key, and every region a probe connected to since start:
         // 0 while none of its probes is connected.
         let mut regions = state.probes().snapshot();
-        if let Ok(known) = crate::store::probes::active_regions(state.db().reader()).await {
+        if let Ok(known) = crate::store::probes::active_regions(state.cx().db().reader()).await {
             for (name, _) in known {
                 regions.entry(name).or_default();
             }
@@ -127,19 +127,19 @@ impl Metrics {
             metrics::counter!("notification_deliveries_total", "channel_type" => "WEBHOOK", "outcome" => outcome)
                 .increment(0);
         }
-        let now = state.clock().now_ms();
+        let now = state.cx().clock().now_ms();
         if let Ok((depth, oldest)) =
-            crate::store::deliveries::queue_stats(state.db().reader(), now).await
+            crate::store::deliveries::queue_stats(state.cx().db().reader(), now).await
         {
             metrics::gauge!("notification_queue_depth").set(depth as f64);
             let age = oldest.map_or(0, |due| (now - due).max(0));
             metrics::gauge!("notification_oldest_pending_seconds").set(age as f64 / 1000.0);
         }
-        if let Ok(n) = crate::store::monitors::count_stale(state.db().reader()).await {
+        if let Ok(n) = crate::store::monitors::count_stale(state.cx().db().reader()).await {
             metrics::gauge!("monitors_stale").set(n as f64);
         }
         let mut out = self.handle.render();
-        match crate::store::monitors::list_for_metrics(state.db().reader()).await {
+        match crate::store::monitors::list_for_metrics(state.cx().db().reader()).await {
             Ok(monitors) => monitor_series(&mut out, &monitors, state.check_stats()),
             Err(e) => tracing::warn!(error = %e, "could not read monitors for /metrics"),
         }

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use crate::auth::signed::{self, Verify};
+use crate::cx::Cx;
 
 /// How long an acknowledge link works after its notification was enqueued.
 pub const LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
@@ -41,6 +42,11 @@ impl std::fmt::Debug for Links {
 }
 
 impl Links {
+    /// The links of this installation: its public address and its link secret.
+    pub fn of(cx: &Cx) -> Links {
+        Links::new(cx.config().public_url.as_str(), cx.link_secret())
+    }
+
     pub fn new(public_url: &str, secret: &[u8]) -> Links {
         Links {
             base: public_url.trim_end_matches('/').to_string(),

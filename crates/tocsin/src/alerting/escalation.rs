@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::ack_link::Links;
 use super::alerts::{next_after, notify_step, policy_steps};
-use crate::app::Core;
+use crate::cluster::lease::Role;
+use crate::cx::Cx;
 use crate::store::alerts::{self as store, AlertRow};
 
 /// How often the worker looks for due steps: a step fires at most this late.
@@ -24,7 +26,7 @@ const BATCH: i64 = 200;
 
 /// Fires every escalation step due at `now_ms`; returns how many fired. Tests call it with a
 /// manual clock; [`run`] calls it on the scheduling node.
-pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
+pub async fn run_due(core: &Cx, now_ms: i64) -> Result<usize, sqlx::Error> {
     let mut fired = 0;
     // A node that was down may owe an alert several steps: each round fires one per alert.
     for _ in 0..32 {
@@ -47,7 +49,7 @@ pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
 }
 
 /// Moves one due alert to its next step and notifies that step's channels.
-async fn fire(core: &Core, mut a: AlertRow, now_ms: i64) -> Result<bool, sqlx::Error> {
+async fn fire(core: &Cx, mut a: AlertRow, now_ms: i64) -> Result<bool, sqlx::Error> {
     let Some(timer) = a.next_escalation_at else {
         return Ok(false);
     };
@@ -75,7 +77,7 @@ async fn fire(core: &Core, mut a: AlertRow, now_ms: i64) -> Result<bool, sqlx::E
     a.escalation_step = Some(step.step_order);
     a.next_escalation_at = next;
     a.updated_at = now_ms;
-    notify_step(&mut tx, core.alert_links(), &a, &step, now_ms).await?;
+    notify_step(&mut tx, &Links::of(core), &a, &step, now_ms).await?;
     tx.commit().await?;
     core.wake_deliveries();
     tracing::info!(alert = %a.id, step = step.step_order, "alert escalated");
@@ -83,9 +85,10 @@ async fn fire(core: &Core, mut a: AlertRow, now_ms: i64) -> Result<bool, sqlx::E
 }
 
 /// Fires due steps every [`TICK`] while this node holds the scheduler role, until `cancel`.
-pub async fn run(core: Core, cancel: CancellationToken) {
+pub async fn run(core: Cx, role: Role, cancel: CancellationToken) {
     super::on_the_scheduling_node(
         core,
+        role,
         cancel,
         TICK,
         "fire escalation steps",

@@ -35,8 +35,9 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::subscriber_mail::{self, SubscriberLinks};
-use crate::app::Core;
 use crate::clock::{from_ms, rfc3339};
+use crate::cluster::lease::Role;
+use crate::cx::Cx;
 use crate::store::maintenance::{self, WindowRow};
 use crate::store::status_pages;
 
@@ -136,7 +137,7 @@ fn window_data(w: &WindowRow, start: DateTime<Utc>, end: DateTime<Utc>) -> Value
 
 /// Announces every window owed an announcement at `now_ms`; returns how many emails it queued.
 /// Tests call it with a manual clock; [`run`] calls it on the scheduling node.
-pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
+pub async fn run_due(core: &Cx, now_ms: i64) -> Result<usize, sqlx::Error> {
     let reader = core.db().reader();
     let done: HashSet<(String, String)> = maintenance::announced_keys(reader, now_ms)
         .await?
@@ -165,9 +166,10 @@ pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
 
 /// Announces due windows every [`TICK`] while this node holds the scheduler role, until
 /// `cancel`.
-pub async fn run(core: Core, cancel: CancellationToken) {
+pub async fn run(core: Cx, role: Role, cancel: CancellationToken) {
     super::on_the_scheduling_node(
         core,
+        role,
         cancel,
         TICK,
         "announce maintenance windows",

@@ -40,13 +40,14 @@ pub mod subscriber_mail;
 /// another takes over with the lease. A failed pass is logged (`what` failed) and the next tick
 /// tries again.
 pub async fn on_the_scheduling_node<F, Fut, T, E>(
-    core: crate::app::Core,
+    cx: crate::cx::Cx,
+    role: crate::cluster::lease::Role,
     cancel: tokio_util::sync::CancellationToken,
     tick: std::time::Duration,
     what: &'static str,
     job: F,
 ) where
-    F: Fn(crate::app::Core, i64) -> Fut,
+    F: Fn(crate::cx::Cx, i64) -> Fut,
     Fut: std::future::Future<Output = Result<T, E>>,
     E: std::fmt::Display,
 {
@@ -57,11 +58,11 @@ pub async fn on_the_scheduling_node<F, Fut, T, E>(
             _ = cancel.cancelled() => return,
             _ = ticks.tick() => {}
         }
-        if !core.scheduler_role().is_held() {
+        if !role.is_held() {
             continue;
         }
-        let now = core.clock().now_ms();
-        if let Err(e) = job(core.clone(), now).await {
+        let now = cx.clock().now_ms();
+        if let Err(e) = job(cx.clone(), now).await {
             tracing::warn!(error = %e, "could not {what}");
         }
     }

@@ -5,10 +5,10 @@
 //! operation passes it to every query.
 
 use super::capability::{CapSet, Capability, Role};
+use super::error::{AuthError, CredentialProblem, Holder};
 use super::key_cache::KeyCache;
 use super::{secrets, SESSION_TTL_MS};
 use crate::cx::Cx;
-use crate::domain::error::{CredentialProblem, DomainError, Holder};
 use crate::store;
 
 /// How the caller authenticated.
@@ -45,7 +45,7 @@ pub struct Caller {
 impl Caller {
     /// Refuses unless the caller holds every capability `R` names, and, for person-only
     /// operations, is a signed-in person rather than a token.
-    pub fn require<R: Requirement>(&self) -> Result<(), DomainError> {
+    pub fn require<R: Requirement>(&self) -> Result<(), AuthError> {
         if R::session_only() && self.session_id().is_none() {
             return Err(session_required(R::CAPS));
         }
@@ -53,7 +53,7 @@ impl Caller {
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(DomainError::InsufficientCapability {
+            Err(AuthError::InsufficientCapability {
                 missing,
                 holder: self.holder(),
             })
@@ -86,8 +86,8 @@ impl Caller {
 /// The refusal of an API key calling what is kept for signed-in people: it names the
 /// session-only capabilities among `needed` (none when a person is needed rather than a
 /// capability).
-pub fn session_required(needed: &[Capability]) -> DomainError {
-    DomainError::SessionRequired(
+pub fn session_required(needed: &[Capability]) -> AuthError {
+    AuthError::SessionRequired(
         needed
             .iter()
             .copied()
@@ -148,7 +148,7 @@ pub async fn authenticate_key(
     ip: Option<String>,
     user_agent: Option<String>,
     surface: &'static str,
-) -> Result<Caller, DomainError> {
+) -> Result<Caller, AuthError> {
     if token.starts_with(super::oauth::ACCESS_TOKEN_PREFIX) {
         let caller = super::oauth::authenticate_access_token(
             cx,
@@ -162,14 +162,14 @@ pub async fn authenticate_key(
         return if surface == "mcp" {
             Ok(caller)
         } else {
-            Err(DomainError::Forbidden(
+            Err(AuthError::Forbidden(
                 "SURFACE_NOT_ALLOWED",
                 format!("OAuth access tokens are valid on the mcp surface (/mcp) only, not on {surface}: call the REST API with a personal access token or the session cookie."),
             ))
         };
     }
     if !token.starts_with(secrets::API_KEY_PREFIX) || token.len() > 256 {
-        return Err(DomainError::BadCredential(CredentialProblem::MalformedKey));
+        return Err(AuthError::BadCredential(CredentialProblem::MalformedKey));
     }
     let hash = secrets::hash(token);
     // Past this lookup the caller has shown the key's whole secret, so saying what became of
@@ -178,21 +178,19 @@ pub async fn authenticate_key(
         .keys
         .lookup(cx.db(), &hash, now)
         .await?
-        .ok_or(DomainError::BadCredential(CredentialProblem::UnknownKey))?;
+        .ok_or(AuthError::BadCredential(CredentialProblem::UnknownKey))?;
     if key.revoked {
-        return Err(DomainError::BadCredential(CredentialProblem::RevokedKey));
+        return Err(AuthError::BadCredential(CredentialProblem::RevokedKey));
     }
     if !key.active {
-        return Err(DomainError::BadCredential(
-            CredentialProblem::KeyCreatorLeft,
-        ));
+        return Err(AuthError::BadCredential(CredentialProblem::KeyCreatorLeft));
     }
     if key.expires_at.is_some_and(|e| e <= now) {
-        return Err(DomainError::BadCredential(CredentialProblem::ExpiredKey));
+        return Err(AuthError::BadCredential(CredentialProblem::ExpiredKey));
     }
     let allowed = if surface == "mcp" { key.mcp } else { key.rest };
     if !allowed {
-        return Err(DomainError::SurfaceNotAllowed(surface));
+        return Err(AuthError::SurfaceNotAllowed(surface));
     }
     if KeyCache::should_touch(&key, now) {
         let db = cx.db().clone();
@@ -223,19 +221,14 @@ pub async fn authenticate_session(
     now: i64,
     ip: Option<String>,
     user_agent: Option<String>,
-) -> Result<Caller, DomainError> {
+) -> Result<Caller, AuthError> {
     let hash = secrets::hash(token);
     let db = cx.db();
-    let mut s =
-        store::sessions::find(db.reader(), &hash)
-            .await?
-            .ok_or(DomainError::BadCredential(
-                CredentialProblem::UnknownSession,
-            ))?;
+    let mut s = store::sessions::find(db.reader(), &hash)
+        .await?
+        .ok_or(AuthError::BadCredential(CredentialProblem::UnknownSession))?;
     if s.expires_at <= now {
-        return Err(DomainError::BadCredential(
-            CredentialProblem::ExpiredSession,
-        ));
+        return Err(AuthError::BadCredential(CredentialProblem::ExpiredSession));
     }
     // Sliding expiry, written at most once a day per session.
     if s.expires_at - now < SESSION_TTL_MS - 24 * 3600 * 1000 {
@@ -257,7 +250,7 @@ pub async fn authenticate_session(
             let first = mine
                 .into_iter()
                 .next()
-                .ok_or(DomainError::BadCredential(CredentialProblem::NoWorkspace))?;
+                .ok_or(AuthError::BadCredential(CredentialProblem::NoWorkspace))?;
             store::sessions::set_workspace(db.writer(), &s.id, &first.id).await?;
             s.workspace_id = first.id;
             let membership = format!("{}/{}", s.workspace_id, s.user_id);

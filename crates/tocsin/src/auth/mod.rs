@@ -5,6 +5,7 @@
 pub mod caller;
 pub mod capability;
 pub mod caps;
+pub mod error;
 pub mod key_cache;
 pub mod needs;
 pub mod oauth;

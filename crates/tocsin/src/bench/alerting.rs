@@ -24,9 +24,9 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use crate::app::Core;
 use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::server::AppState;
 use crate::store::channels::ChannelRow;
 
 /// The targets on the 2-core reference machine.
@@ -265,7 +265,7 @@ pub async fn default_channel(cx: &Cx, workspace_id: &str, url: &str) -> anyhow::
 
 /// How one outage runs.
 pub struct Outage<'a> {
-    pub state: &'a Core,
+    pub state: &'a AppState,
     pub rt: &'a tokio::runtime::Runtime,
     pub receiver: &'a Receiver,
     /// The monitors' target: set to fail to start the outage.

@@ -15,8 +15,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 
 use super::scenario::{Fixture, RequestSpec, BENCH_EMAIL, BENCH_PASSWORD};
-use crate::app::Core;
 use crate::domain::monitors::{self, CreateMonitor};
+use crate::server::AppState;
 
 const PROTOCOL: &str = "2026-07-28";
 
@@ -25,7 +25,7 @@ pub async fn get_monitor(fx: &Fixture) -> anyhow::Result<RequestSpec> {
     // Creates the bench user on first use.
     fx.api_token().await?;
     let token =
-        crate::domain::api_keys::mint_for_user(core, BENCH_EMAIL, "bench-mcp", "all", "mcp")
+        crate::domain::api_keys::mint_for_user(core.cx(), BENCH_EMAIL, "bench-mcp", "all", "mcp")
             .await?;
     call(fx, core, &token).await
 }
@@ -39,7 +39,7 @@ pub async fn get_monitor_oauth(fx: &Fixture) -> anyhow::Result<RequestSpec> {
 
 /// An access token of a fresh grant to a public client, by the steps an agent and its user
 /// take (each a domain operation the OAuth routes call).
-async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
+async fn oauth_access_token(core: &AppState) -> anyhow::Result<String> {
     use crate::domain::oauth;
     let fail = |step: &str, e: &dyn std::fmt::Debug| anyhow::anyhow!("bench OAuth {step}: {e:?}");
     let meta = crate::domain::users::ClientMeta {
@@ -47,7 +47,7 @@ async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
         user_agent: None,
     };
     let (_, session) = crate::domain::users::sign_in(
-        core,
+        core.cx(),
         crate::domain::users::SignIn {
             email: BENCH_EMAIL.into(),
             password: BENCH_PASSWORD.into(),
@@ -56,14 +56,15 @@ async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
     )
     .await?;
     let now = core.clock().now_ms();
-    let person = crate::auth::caller::authenticate_session(core, &session, now, None, None).await?;
+    let person =
+        crate::auth::caller::authenticate_session(core.cx(), &session, now, None, None).await?;
     let redirect = "http://127.0.0.1:9/callback";
     let client: oauth::ClientMetadata = serde_json::from_value(json!({
         "redirect_uris": [redirect],
         "token_endpoint_auth_method": "none",
         "client_name": "bench agent"
     }))?;
-    let client = oauth::register(core, client)
+    let client = oauth::register(core.cx(), client)
         .await
         .map_err(|e| fail("register", &e))?;
     let verifier = "bench-verifier-0123456789-0123456789-0123456789";
@@ -79,14 +80,14 @@ async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
         resource: None,
     };
     let oauth::Authorized::Consent { consent_code, .. } =
-        oauth::authorize(core, Some(&person), &query)
+        oauth::authorize(core.cx(), Some(&person), &query)
             .await
             .map_err(|e| fail("authorize", &e))?
     else {
         anyhow::bail!("bench OAuth authorize: asked to sign in with a session");
     };
     let answer = oauth::consent(
-        core,
+        core.cx(),
         &person,
         oauth::Consent {
             consent_code,
@@ -118,7 +119,7 @@ async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
         form_id: Some(client.client_id),
         form_secret: None,
     };
-    let tokens = oauth::token(core, form, auth, None, None)
+    let tokens = oauth::token(core.cx(), form, auth, None, None)
         .await
         .map_err(|e| fail("token", &e))?;
     Ok(tokens.access_token)
@@ -126,13 +127,13 @@ async fn oauth_access_token(core: &Core) -> anyhow::Result<String> {
 
 /// The request: a paused monitor (the scenario measures the read, not checks of a target that
 /// does not exist), made with the bench's REST token, read with `token`.
-async fn call(fx: &Fixture, core: &Core, token: &str) -> anyhow::Result<RequestSpec> {
+async fn call(fx: &Fixture, core: &AppState, token: &str) -> anyhow::Result<RequestSpec> {
     let now = core.clock().now_ms();
     let rest = fx.api_token().await?;
     let app = fx.app("mcp-get-monitor")?;
     let authenticate = |token, surface| {
         crate::auth::caller::authenticate_key(
-            core,
+            core.cx(),
             app.token_caches(),
             token,
             now,
@@ -145,11 +146,11 @@ async fn call(fx: &Fixture, core: &Core, token: &str) -> anyhow::Result<RequestS
     let input: CreateMonitor = serde_json::from_value(json!({
         "name": "bench-mcp", "type": "HTTP", "url": "http://127.0.0.1:9/", "active": false
     }))?;
-    let monitor = monitors::create(core, &caller, &input).await?;
+    let monitor = monitors::create(core.cx(), &caller, &input).await?;
     // The measured token may read it: the calls are answered with the monitor, not a tool
     // error (which would be a 200 as well, and cheaper).
     let agent = authenticate(token, "mcp").await?;
-    monitors::get(core, &agent, &monitor.id).await?;
+    monitors::get(core.cx(), &agent, &monitor.id).await?;
     let body = json!({
         "jsonrpc": "2.0",
         "id": 1,

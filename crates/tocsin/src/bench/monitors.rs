@@ -37,7 +37,7 @@ use super::scenario::{Fixture, RequestSpec};
 use super::seed::{self, MonitorSeed};
 use super::stats::Summary;
 use super::target::LocalServer;
-use crate::app::Core;
+use crate::server::AppState;
 
 pub const CHECKS: &str = "checks";
 pub const SCHEDULER_100K: &str = "scheduler-100k";
@@ -324,7 +324,7 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
     })?;
     let outcome = Session {
         rt: &server_rt,
-        state: server.state.core().clone(),
+        state: server.state.clone(),
         app: server.state.clone(),
         addr: server.addr,
         backend: server.backend.clone(),
@@ -341,7 +341,7 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
 /// One scenario's server, target and helpers.
 struct Session<'a> {
     rt: &'a Runtime,
-    state: Core,
+    state: AppState,
     /// The same server's HTTP-edge state, for the scenario fixture.
     app: crate::server::AppState,
     addr: std::net::SocketAddr,
@@ -376,7 +376,7 @@ impl Session<'_> {
         };
         let ids = self
             .rt
-            .block_on(seed::insert_monitors(&self.state, &seed))?;
+            .block_on(seed::insert_monitors(self.state.cx(), &seed))?;
         let mut summary = MonitorSummary {
             scenario: scenario.name.to_string(),
             backend: self.backend.clone(),
@@ -572,7 +572,7 @@ impl Session<'_> {
                 let workspace_id = self.rt.block_on(fixture.workspace_id())?;
                 let receiver = super::alerting::Receiver::start()?;
                 self.rt.block_on(super::alerting::default_channel(
-                    &self.state,
+                    self.state.cx(),
                     &workspace_id,
                     &receiver.url(),
                 ))?;
@@ -847,7 +847,7 @@ impl Session<'_> {
                 }
                 if let Some((bytes, rows)) = self
                     .rt
-                    .block_on(measure::heartbeat_table_bytes(&self.state))?
+                    .block_on(measure::heartbeat_table_bytes(self.state.cx()))?
                 {
                     if rows > 0 {
                         let per = bytes as f64 / rows as f64;
@@ -872,7 +872,7 @@ impl Session<'_> {
     fn start_scheduler(&self) -> RunningScheduler {
         let cancel = CancellationToken::new();
         let task = self.rt.spawn(crate::monitoring::scheduler::run(
-            self.state.clone(),
+            self.state.runner().clone(),
             cancel.clone(),
         ));
         RunningScheduler { cancel, task }
@@ -1023,9 +1023,11 @@ impl Session<'_> {
         // Whole seconds only, so the busiest second is compared with full seconds.
         let secs = (end_ms - mark.at_ms) / 1000;
         let to_ms = mark.at_ms + secs.max(1) * 1000;
-        let per_second =
-            self.rt
-                .block_on(measure::stored_per_second(&self.state, mark.at_ms, to_ms))?;
+        let per_second = self.rt.block_on(measure::stored_per_second(
+            self.state.cx(),
+            mark.at_ms,
+            to_ms,
+        ))?;
         let interval_ms = u64::try_from(scenario.interval_s.max(1))? * 1000;
         let due = measure::expected_runs(
             ids.iter().map(|(id, _)| id.as_str()),

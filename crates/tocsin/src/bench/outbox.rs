@@ -10,9 +10,9 @@ use serde_json::json;
 
 use crate::alerting::event::AlertEvent;
 use crate::alerting::outbox::{self, Notification};
-use crate::app::Core;
 use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::server::AppState;
 use crate::store::channels::ChannelRow;
 
 /// The target on the 2-core reference machine.
@@ -46,7 +46,7 @@ async fn count(cx: &Cx, status: &str, channel: &str) -> anyhow::Result<i64> {
 
 /// Queues `n` webhook notifications to `url` and measures until all are delivered.
 pub async fn measure(
-    state: &Core,
+    state: &AppState,
     workspace_id: &str,
     url: &str,
     n: usize,
@@ -91,16 +91,16 @@ pub async fn measure(
     state.wake_deliveries();
     let target = i64::try_from(n)?;
     loop {
-        let delivered = count(state, crate::store::deliveries::DELIVERED, &channel.id).await?;
+        let delivered = count(state.cx(), crate::store::deliveries::DELIVERED, &channel.id).await?;
         if delivered >= target || drain_started.elapsed() > DRAIN_TIMEOUT {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let drain_secs = drain_started.elapsed().as_secs_f64();
-    let delivered = count(state, crate::store::deliveries::DELIVERED, &channel.id).await?;
-    let retrying = count(state, crate::store::deliveries::RETRYING, &channel.id).await?;
-    let failed = count(state, crate::store::deliveries::FAILED, &channel.id).await?;
+    let delivered = count(state.cx(), crate::store::deliveries::DELIVERED, &channel.id).await?;
+    let retrying = count(state.cx(), crate::store::deliveries::RETRYING, &channel.id).await?;
+    let failed = count(state.cx(), crate::store::deliveries::FAILED, &channel.id).await?;
     Ok(OutboxFigures {
         queued: n as u64,
         delivered: u64::try_from(delivered).unwrap_or(0),

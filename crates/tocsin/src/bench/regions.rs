@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::monitors::MonitorPlan;
 use super::seed::{self, MonitorSeed};
-use crate::app::Core;
 use crate::cx::Cx;
 use crate::monitoring::LOCAL_REGION;
+use crate::server::AppState;
 use crate::store::monitors;
 
 pub const INTERVAL_S: i64 = 4;
@@ -93,7 +93,7 @@ fn percentile(sorted: &[i64], p: f64) -> i64 {
 /// `workspace_id` checking `url`, whose `failing` switch makes it answer `500`.
 pub fn measure(
     rt: &Runtime,
-    state: &Core,
+    state: &AppState,
     addr: std::net::SocketAddr,
     (workspace_id, url): (&str, &str),
     failing: &Arc<AtomicBool>,
@@ -139,7 +139,7 @@ pub fn measure(
             url: url.to_string(),
             timeout_s: TIMEOUT_S,
         };
-        let ids = rt.block_on(insert(state, &seed, strategy))?;
+        let ids = rt.block_on(insert(state.cx(), &seed, strategy))?;
         failing.store(false, Ordering::SeqCst);
         let figures = one_strategy(rt, state, strategy, &ids, failing, plan);
         failing.store(false, Ordering::SeqCst);
@@ -186,7 +186,7 @@ async fn insert(cx: &Cx, seed: &MonitorSeed, strategy: &str) -> anyhow::Result<V
 
 fn one_strategy(
     rt: &Runtime,
-    state: &Core,
+    state: &AppState,
     strategy: &str,
     ids: &[(String, i64)],
     failing: &Arc<AtomicBool>,
@@ -194,7 +194,7 @@ fn one_strategy(
 ) -> anyhow::Result<StrategyFigures> {
     let cancel = CancellationToken::new();
     let task = rt.spawn(crate::monitoring::scheduler::run(
-        state.clone(),
+        state.runner().clone(),
         cancel.clone(),
     ));
     let outcome = (|| {

@@ -12,7 +12,6 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use tokio::sync::OnceCell;
 
-use crate::app::Core;
 use crate::server::AppState;
 
 /// The scenario every other one is compared with.
@@ -106,8 +105,8 @@ impl Fixture {
     }
 
     /// The in-process server's state, for scenarios that seed data directly.
-    pub fn state(&self, scenario: &str) -> anyhow::Result<&Core> {
-        self.app(scenario).map(AppState::core)
+    pub fn state(&self, scenario: &str) -> anyhow::Result<&AppState> {
+        self.app(scenario)
     }
 
     /// [`Fixture::state`] with what the HTTP edge holds beside it (the credential caches).
@@ -129,11 +128,17 @@ impl Fixture {
                     password: BENCH_PASSWORD.into(),
                     name: Some("Bench".into()),
                 };
-                crate::domain::users::create_user(state, &input, true)
+                crate::domain::users::create_user(state.cx(), &input, true)
                     .await
                     .map_err(|e| anyhow::anyhow!("creating the bench user: {e}"))?;
-                crate::domain::api_keys::mint_for_user(state, BENCH_EMAIL, "bench", "all", "rest")
-                    .await
+                crate::domain::api_keys::mint_for_user(
+                    state.cx(),
+                    BENCH_EMAIL,
+                    "bench",
+                    "all",
+                    "rest",
+                )
+                .await
             })
             .await?;
         Ok(token)

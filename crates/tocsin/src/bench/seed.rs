@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use tocsin_core::Status;
 
-use crate::app::Core;
 use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::monitoring::heartbeats::NewHeartbeat;
 use crate::monitoring::LOCAL_REGION;
+use crate::server::AppState;
 use crate::store::monitors::{self, MonitorRow};
 
 /// Monitors per insert transaction: large enough to amortise the commit, small enough that the
@@ -107,7 +107,7 @@ pub async fn insert_monitors(cx: &Cx, seed: &MonitorSeed) -> anyhow::Result<Vec<
 /// Writes `count` UP heartbeats of one monitor, one every `every` ending at `until_ms`, through
 /// the group-commit writer, and waits until they are stored.
 pub async fn write_history(
-    state: &Core,
+    state: &AppState,
     monitor: &(String, i64),
     count: usize,
     every: Duration,

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::app::Core;
 use crate::ids::new_id;
+use crate::server::AppState;
 use crate::store::status_pages::ComponentRow;
 
 pub const SLUG: &str = "bench-flip";
@@ -85,7 +85,7 @@ fn hash(bytes: &[u8]) -> u64 {
 /// component first on the page), checks the push monitor in as up, then runs the reads.
 pub fn run(
     rt: &tokio::runtime::Runtime,
-    state: &Core,
+    state: &AppState,
     addr: SocketAddr,
     workspace_id: &str,
     token: &str,
@@ -123,7 +123,7 @@ pub fn run(
         .ok_or_else(|| anyhow::anyhow!("the created push monitor has no pushToken"))?
         .to_string();
     let page_id = rt.block_on(super::status_page::seed_page(
-        state,
+        state.cx(),
         workspace_id,
         SLUG,
         monitors,

@@ -27,7 +27,7 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
     }
     let ws = fx.workspace_id().await?;
     let monitors = insert_monitors(
-        state,
+        state.cx(),
         &MonitorSeed {
             workspace_id: ws.clone(),
             count: COMPONENTS,
@@ -37,7 +37,7 @@ async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
         },
     )
     .await?;
-    seed_page(state, &ws, SLUG, &monitors).await?;
+    seed_page(state.cx(), &ws, SLUG, &monitors).await?;
     Ok(SLUG)
 }
 

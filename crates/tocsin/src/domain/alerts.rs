@@ -23,10 +23,9 @@ use serde_json::json;
 use super::input::Validate;
 use super::pagination::{finish, PageParams};
 use super::{DomainError, FieldError, Resource};
-use crate::alerting::ack_link::{self, BY_LINK};
+use crate::alerting::ack_link::{self, Links, BY_LINK};
 use crate::alerting::alerts::notify_reached;
 use crate::alerting::event::AlertEvent;
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::signed::Verify;
 use crate::auth::{caps, needs, Caller};
@@ -228,14 +227,14 @@ fn not_open(a: &AlertRow) -> DomainError {
 
 /// Acknowledges an open alert: records who and when, stops escalation, tells the channels
 /// the alert has reached.
-pub async fn acknowledge(core: &Core, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
+pub async fn acknowledge(core: &Cx, caller: &Caller, id: &str) -> Result<Alert, DomainError> {
     Ok(acknowledge_versioned(core, caller, id, None).await?.0)
 }
 
 /// [`acknowledge`] of the alert as it was at version `expected` (`If-Match`), when given: a
 /// changed alert answers `VERSION_CONFLICT`. Returns the alert and its new version.
 pub async fn acknowledge_versioned(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -286,7 +285,7 @@ async fn acknowledged(
         .ok_or(DomainError::NotFound(Resource::Alert))?;
     notify_reached(
         tx,
-        cx.alert_links(),
+        &Links::of(cx),
         &acked,
         AlertEvent::AlertAcknowledged,
         now,
@@ -317,7 +316,7 @@ pub enum LinkCheck {
 }
 
 async fn check(cx: &Cx, token: &str) -> Result<(LinkCheck, Option<AlertRow>), DomainError> {
-    let id = match cx.alert_links().verify(token, cx.clock().now_ms()) {
+    let id = match Links::of(cx).verify(token, cx.clock().now_ms()) {
         Verify::Valid(id) => id,
         Verify::Expired => return Ok((LinkCheck::Expired, None)),
         Verify::Invalid => return Ok((LinkCheck::Invalid, None)),
@@ -356,7 +355,7 @@ pub async fn inspect_link(cx: &Cx, token: &str) -> Result<LinkCheck, DomainError
 
 /// Acknowledges the alert a one-click link names (its signature is the credential), audited
 /// as done through the link.
-pub async fn acknowledge_by_link(core: &Core, token: &str) -> Result<LinkCheck, DomainError> {
+pub async fn acknowledge_by_link(core: &Cx, token: &str) -> Result<LinkCheck, DomainError> {
     let (found, alert) = check(core, token).await?;
     let (LinkCheck::Open { monitor, .. }, Some(a)) = (&found, alert.as_ref()) else {
         return Ok(found);

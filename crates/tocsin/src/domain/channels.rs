@@ -29,12 +29,12 @@ use super::{check_write, DomainError, FieldError, Resource};
 use crate::alerting::channels::{self, ChannelType, ConfigError};
 use crate::alerting::event::AlertEvent;
 use crate::alerting::outbox::{self, Notification};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
 use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::mail::Mailer;
 use crate::store::corrupt::CorruptRow;
 use crate::store::{self, channels::ChannelRow};
 
@@ -194,8 +194,8 @@ impl Validate for CreateChannel {
 }
 
 /// Refuses an `EMAIL` channel that could never send: this server has no SMTP relay.
-fn check_relay(core: &Core, kind: ChannelType) -> Result<(), DomainError> {
-    if kind == ChannelType::Email && core.mailer().is_none() {
+fn check_relay(mailer: Option<&Mailer>, kind: ChannelType) -> Result<(), DomainError> {
+    if kind == ChannelType::Email && mailer.is_none() {
         return Err(DomainError::field(
             "type",
             "this server has no SMTP relay configured (--smtp-url and --smtp-from), so an EMAIL \
@@ -250,13 +250,14 @@ async fn check_destinations(cx: &Cx, config: &Value) -> Result<(), DomainError> 
 
 /// Creates a channel. The response is the only read that shows a WEBHOOK's `secret`.
 pub async fn create(
-    core: &Core,
+    core: &Cx,
+    mailer: Option<&Mailer>,
     caller: &Caller,
     input: CreateChannel,
 ) -> Result<NotificationChannel, DomainError> {
     caller.require::<caps::NotificationsWrite>()?;
     input.check()?;
-    check_relay(core, input.kind)?;
+    check_relay(mailer, input.kind)?;
     let config = prepare_config(input.kind, input.config)?;
     check_destinations(core, &config).await?;
     let current = store::channels::count(core.db().reader(), &caller.workspace_id).await?;
@@ -381,7 +382,8 @@ impl Validate for UpdateChannel {
 
 /// Edits a channel if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    core: &Cx,
+    mailer: Option<&Mailer>,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -394,7 +396,7 @@ pub async fn update(
     // Enabling, or rewriting the config of a channel that stays enabled, needs the relay.
     let enabled = input.enabled.unwrap_or(row.enabled != 0);
     if enabled && (input.enabled == Some(true) || input.config.is_some()) {
-        check_relay(core, kind)?;
+        check_relay(mailer, kind)?;
     }
     if let Some(config) = &input.config {
         let merged = channels::keep_secrets(kind, config, &stored_config(&row));
@@ -480,7 +482,7 @@ pub const TEST_MESSAGE: &str =
 
 /// Queues a real `test` delivery to the channel (even a disabled one: it was asked for), sent
 /// and recorded like any other; returns its first attempt, still `PENDING`.
-pub async fn send_test(core: &Core, caller: &Caller, id: &str) -> Result<Delivery, DomainError> {
+pub async fn send_test(core: &Cx, caller: &Caller, id: &str) -> Result<Delivery, DomainError> {
     caller.require::<needs::TestNotificationChannel>()?;
     let row = load(core, caller, id).await?;
     let now = core.clock().now_ms();

@@ -9,10 +9,10 @@
 //! signed-in person may ask for the link again a few times an hour. Users the operator makes
 //! with `tocsin user create`, or verifies with `tocsin user verify`, need no link.
 
-use crate::app::Core;
 use crate::auth::{caps, secrets, Caller};
 use crate::cx::Cx;
 use crate::domain::DomainError;
+use crate::mail::Mailer;
 use crate::store::{self, email_verifications::VerificationRow, users::UserRow};
 
 /// A link is valid for 24 hours.
@@ -42,8 +42,13 @@ pub enum LinkOutcome {
 
 /// Stores a new link for `user`'s address and emails it. `Ok(false)`: the server has no SMTP
 /// relay, so nothing was stored or sent.
-async fn send_link(core: &Core, user: &UserRow, resend: bool) -> Result<bool, DomainError> {
-    let Some(mailer) = core.mailer() else {
+async fn send_link(
+    core: &Cx,
+    mailer: Option<&Mailer>,
+    user: &UserRow,
+    resend: bool,
+) -> Result<bool, DomainError> {
+    let Some(mailer) = mailer else {
         return Ok(false);
     };
     let token = secrets::generate("");
@@ -78,13 +83,13 @@ async fn send_link(core: &Core, user: &UserRow, resend: bool) -> Result<bool, Do
 
 /// Emails the first link to a user who just signed up, in the background: sign-up answers
 /// without waiting for the relay, and a relay failure leaves the resend.
-pub fn send_first_link(core: &Core, user: &UserRow) {
-    if core.mailer().is_none() {
+pub fn send_first_link(core: &Cx, mailer: Option<&Mailer>, user: &UserRow) {
+    let Some(mailer) = mailer else {
         return;
-    }
-    let (core, user) = (core.clone(), user.clone());
+    };
+    let (core, mailer, user) = (core.clone(), mailer.clone(), user.clone());
     tokio::spawn(async move {
-        if let Err(e) = send_link(&core, &user, false).await {
+        if let Err(e) = send_link(&core, Some(&mailer), &user, false).await {
             tracing::warn!(error = %e, user = %user.id, "could not email the verification link");
         }
     });
@@ -92,7 +97,11 @@ pub fn send_first_link(core: &Core, user: &UserRow) {
 
 /// `POST /auth/verify-email/resend`: emails the signed-in person a new link, at most
 /// [`RESENDS_PER_HOUR`] an hour.
-pub async fn resend(core: &Core, caller: &Caller) -> Result<(), DomainError> {
+pub async fn resend(
+    core: &Cx,
+    mailer: Option<&Mailer>,
+    caller: &Caller,
+) -> Result<(), DomainError> {
     caller.require::<caps::SignedIn>()?;
     let user = store::users::get(core.db().reader(), &caller.user_id)
         .await?
@@ -103,7 +112,7 @@ pub async fn resend(core: &Core, caller: &Caller) -> Result<(), DomainError> {
             "Your email address is already verified: there is nothing to confirm.".into(),
         ));
     }
-    if core.mailer().is_none() {
+    if mailer.is_none() {
         return Err(DomainError::Conflict(
             "SMTP_NOT_CONFIGURED",
             "This server sends no email (it has no --smtp-url): ask its operator to verify your \
@@ -123,7 +132,7 @@ pub async fn resend(core: &Core, caller: &Caller) -> Result<(), DomainError> {
             .max(1);
         return Err(DomainError::RateLimited { retry_after });
     }
-    send_link(core, &user, true).await?;
+    send_link(core, mailer, &user, true).await?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 //! machine-readable [`DomainError::code`] lives here because every surface reports it.
 
 use crate::auth::capability::Capability;
+pub use crate::auth::error::{AuthError, CredentialProblem, Holder};
 
 /// One failed field: `field` is the dotted path from the body root (`config.assertions.0.target`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,83 +103,6 @@ impl Resource {
             Resource::McpGrant => "MCP grant",
         }
     }
-}
-
-/// Why a presented credential was refused (401 `UNAUTHORIZED`). Only what the caller already
-/// holds is described: a key is called revoked or expired only after its whole secret matched
-/// a stored hash, so nothing here tells anyone whether some other key exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CredentialProblem {
-    /// An `Authorization` header that is not `Bearer <token>`.
-    MalformedHeader,
-    /// A bearer token that cannot be an API key (wrong prefix, too long).
-    MalformedKey,
-    /// A well-formed key that matches no stored key (never issued, rotated or deleted).
-    UnknownKey,
-    RevokedKey,
-    ExpiredKey,
-    /// A remote probe's key that matches no active probe key.
-    UnknownProbeKey,
-    /// The person who created the key is no longer a member of its workspace.
-    KeyCreatorLeft,
-    /// A session cookie that matches no session (signed out, or never issued).
-    UnknownSession,
-    ExpiredSession,
-    /// The signed-in person belongs to no workspace any more.
-    NoWorkspace,
-    /// An OAuth access token that matches no live grant (never issued, revoked, or for another
-    /// resource).
-    UnknownAccessToken,
-    ExpiredAccessToken,
-}
-
-impl CredentialProblem {
-    pub fn message(self) -> &'static str {
-        match self {
-            CredentialProblem::MalformedHeader => {
-                "The Authorization header is malformed: send `Authorization: Bearer <API key>`."
-            }
-            CredentialProblem::MalformedKey => {
-                "The bearer token is not an API key: send a key that starts with `svc_`, copied whole."
-            }
-            CredentialProblem::UnknownKey => {
-                "The API key is not recognised (it may have been rotated or deleted): check that it was copied whole, or create a new key."
-            }
-            CredentialProblem::UnknownProbeKey => {
-                "The probe key is not recognised or was revoked: give the probe a current key (`tocsin probe-key create`)."
-            }
-            CredentialProblem::RevokedKey => {
-                "This API key was revoked: create a new key and use it instead."
-            }
-            CredentialProblem::ExpiredKey => {
-                "This API key has expired: create a new key, or set a later expiry on a key that is still active."
-            }
-            CredentialProblem::KeyCreatorLeft => {
-                "The person who created this API key is no longer a member of its workspace: have a current member create a new key."
-            }
-            CredentialProblem::UnknownSession => {
-                "The session is not recognised (signed out or replaced): sign in again."
-            }
-            CredentialProblem::ExpiredSession => "The session has expired: sign in again.",
-            CredentialProblem::UnknownAccessToken => {
-                "The OAuth access token is not recognised or its grant was revoked: authorize the client again."
-            }
-            CredentialProblem::ExpiredAccessToken => {
-                "The OAuth access token has expired: get a new one from the token endpoint with the refresh token."
-            }
-            CredentialProblem::NoWorkspace => {
-                "You are no longer a member of any workspace: ask a workspace owner or admin for an invitation, then sign in again."
-            }
-        }
-    }
-}
-
-/// Who lacked a capability: the fix differs (a new key, or a different role).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holder {
-    Session,
-    ApiKey,
-    OAuthGrant,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -345,6 +269,23 @@ impl From<Vec<FieldError>> for DomainError {
         DomainError::Validation {
             fields,
             form: Vec::new(),
+        }
+    }
+}
+
+/// A refused credential or caller, as the domain reports it (same codes, same messages).
+impl From<AuthError> for DomainError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::BadCredential(p) => DomainError::BadCredential(p),
+            AuthError::SurfaceNotAllowed(s) => DomainError::SurfaceNotAllowed(s),
+            AuthError::InsufficientCapability { missing, holder } => {
+                DomainError::InsufficientCapability { missing, holder }
+            }
+            AuthError::SessionRequired(caps) => DomainError::SessionRequired(caps),
+            AuthError::Forbidden(code, message) => DomainError::Forbidden(code, message),
+            AuthError::Database(e) => DomainError::Database(e),
+            AuthError::Corrupt(e) => e.into(),
         }
     }
 }

@@ -43,7 +43,6 @@ pub use crate::alerting::incident_view::{
 };
 use crate::alerting::incident_view::{status_of, visibility_of};
 use crate::alerting::subscriber_mail::SubscriberLinks;
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::cluster::feed::Notice;
@@ -290,7 +289,7 @@ impl Validate for CreateIncident {
 
 /// Files an incident (with a first update when `message` is given).
 pub async fn create(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     input: CreateIncident,
 ) -> Result<IncidentWithUpdates, DomainError> {
@@ -395,7 +394,7 @@ type Outcome = Result<Option<(String, bool)>, DomainError>;
 /// came in between, which only PostgreSQL allows), adds the update, audits `action`, commits
 /// and announces. A change that alters nothing and adds no update writes nothing.
 async fn apply(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -517,7 +516,7 @@ impl Validate for UpdateIncident {
 
 /// Edits an incident if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -597,7 +596,7 @@ impl Validate for PostIncidentUpdate {
 
 /// Adds an update; its status becomes the incident's.
 pub async fn post_update(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -637,7 +636,7 @@ pub const REOPENED_MESSAGE: &str = "This incident has been reopened.";
 
 /// Resolves an incident: status RESOLVED, `resolvedAt` now, and an update saying so.
 pub async fn resolve(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -693,7 +692,7 @@ impl Validate for ReopenIncident {
 /// Reopens a resolved incident: clears `resolvedAt`, sets the status given (default
 /// INVESTIGATING) and adds an update saying so.
 pub async fn reopen(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -724,7 +723,7 @@ pub async fn reopen(
 
 /// Publishes an incident: visibility PUBLISHED, `publishedAt` now, `scheduledFor` cleared.
 pub async fn publish(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,
@@ -739,7 +738,7 @@ pub async fn publish(
 
 /// Archives an incident: `archivedAt` now; it leaves the public page.
 pub async fn archive(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,

@@ -13,7 +13,6 @@ use super::pagination::{finish, PageParams};
 use super::plans::{ensure_room, Quota};
 use super::workspaces::{self, CurrentWorkspace};
 use super::{DomainError, FieldError, Resource};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::signed::{self, Verify};
 use crate::auth::{caps, Caller, Role, Via};
@@ -21,6 +20,7 @@ use crate::clock::rfc3339;
 use crate::cluster::feed::Notice;
 use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::mail::Mailer;
 use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, invitations::InvitationRow};
 
@@ -147,7 +147,8 @@ impl Validate for CreateInvitation {
 
 /// Invites someone; emails the accept link when the server can, otherwise returns it.
 pub async fn create(
-    core: &Core,
+    core: &Cx,
+    mailer: Option<&Mailer>,
     caller: &Caller,
     input: CreateInvitation,
 ) -> Result<Invitation, DomainError> {
@@ -219,7 +220,7 @@ pub async fn create(
     base.set_query(Some(&format!("token={token}")));
     let link = base.to_string();
     let mut out = view(&row, now)?;
-    match core.mailer() {
+    match mailer {
         Some(mailer) => {
             let ws_name = workspaces::view(core, &ws)
                 .await

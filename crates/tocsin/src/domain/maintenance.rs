@@ -25,7 +25,6 @@ use super::input::{check_name, double_option, Validate};
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::alerting::maintenance_notice;
 use crate::alerting::subscriber_mail::SubscriberLinks;
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::clock::rfc3339;
@@ -244,7 +243,7 @@ impl Validate for CreateMaintenanceWindow {
 
 /// Schedules a window.
 pub async fn create(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     input: CreateMaintenanceWindow,
 ) -> Result<MaintenanceWindow, DomainError> {
@@ -344,7 +343,7 @@ impl Validate for UpdateMaintenanceWindow {
 
 /// Changes a window if `expected` (when given) is still its version.
 pub async fn update(
-    core: &Core,
+    core: &Cx,
     caller: &Caller,
     id: &str,
     expected: Option<i64>,

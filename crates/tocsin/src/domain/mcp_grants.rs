@@ -6,7 +6,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{DomainError, Resource};
-use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
 use crate::cx::Cx;
@@ -75,9 +74,9 @@ pub async fn list(cx: &Cx, caller: &Caller) -> Result<Vec<McpGrant>, DomainError
 
 /// Revokes one of the caller's grants. Another person's grant, another workspace's, or one
 /// already revoked is not found.
-pub async fn delete(core: &Core, caller: &Caller, grant_id: &str) -> Result<(), DomainError> {
+pub async fn delete(cx: &Cx, caller: &Caller, grant_id: &str) -> Result<(), DomainError> {
     caller.require::<caps::SignedIn>()?;
-    let grant = store::oauth::find_grant(core.db().reader(), grant_id)
+    let grant = store::oauth::find_grant(cx.db().reader(), grant_id)
         .await?
         .filter(|g| {
             g.workspace_id == caller.workspace_id
@@ -85,5 +84,5 @@ pub async fn delete(core: &Core, caller: &Caller, grant_id: &str) -> Result<(), 
                 && g.status == "ACTIVE"
         })
         .ok_or(DomainError::NotFound(Resource::McpGrant))?;
-    super::oauth::revoke_for_person(core, caller, &grant).await
+    super::oauth::revoke_for_person(cx, caller, &grant).await
 }

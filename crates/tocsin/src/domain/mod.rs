@@ -1,10 +1,11 @@
 //! The domain layer: each resource's operations as functions over typed inputs, shared by
 //! every surface (the HTTP handlers, the command line, the bench, later the MCP tools).
 //!
-//! The rule, for every operation `op(core: &Core, caller: &Caller, input) -> Result<_, DomainError>`:
+//! The rule, for every operation `op(cx: &Cx, caller: &Caller, input) -> Result<_, DomainError>`
+//! (plus the handle of the one engine it needs, when it needs one):
 //! authorise (`caller.require::<caps::X>()`, the same marker the HTTP route declares), validate
 //! (field errors with dotted paths), run the transaction, append the audit entry inside it,
-//! commit, then invalidate caches held in the application core and publish changes.
+//! commit, then announce the change on the feed (the caches that follow it apply it at once).
 //! Request and response types (serde and schemars, no HTTP) live with their operations.
 //! Nothing here imports axum or the HTTP edge; HTTP-only state (rate limiters, the
 //! current-workspace cache) stays at the edge.

@@ -7,11 +7,13 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
+use crate::cx::Cx;
 use crate::domain::DomainError;
 use crate::monitoring::LOCAL_REGION;
+use crate::probes::relay::Relay;
+use crate::probes::Registry;
 use crate::schema::exact_object;
 use crate::store::probes;
 
@@ -32,11 +34,16 @@ pub struct Region {
 }
 
 /// Every known region, `local` first, with its live probes.
-pub async fn list(core: &Core, caller: &Caller) -> Result<Vec<Region>, DomainError> {
+pub async fn list(
+    core: &Cx,
+    probes: &Registry,
+    relay: Option<&Relay>,
+    caller: &Caller,
+) -> Result<Vec<Region>, DomainError> {
     caller.require::<caps::MonitorsRead>()?;
     let now = core.clock().now_ms();
     let stored = probes::active_regions(core.db().reader()).await?;
-    let live = crate::probes::regions(core.probes(), core.relay());
+    let live = crate::probes::regions(probes, relay);
     let mut out = vec![Region {
         name: LOCAL_REGION.to_string(),
         live: true,

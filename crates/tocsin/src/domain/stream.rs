@@ -26,10 +26,10 @@ use bytes::{Bytes, BytesMut};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::Core;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::{ChangeKind, MonitorChange, Notice};
+use crate::cx::Cx;
 use crate::domain::DomainError;
 use crate::live::{self, Frame, Hub, Next, Refused, Subscription};
 use crate::store::events::EventRow;
@@ -147,12 +147,12 @@ fn valid_cursor(c: &str) -> bool {
 /// workspace's monitor events after it come first; an unknown or malformed id is ignored (the
 /// stream starts live, as a first connection does).
 pub async fn open(
-    core: &Core,
+    core: &Cx,
+    hub: &Hub,
     caller: &Caller,
     last_event_id: Option<&str>,
 ) -> Result<Stream, DomainError> {
     caller.require::<caps::MonitorsRead>()?;
-    let hub = core.live();
     let sub = hub
         .subscribe(&caller.workspace_id, caller.ip.as_deref())
         .map_err(|r| {
@@ -292,12 +292,12 @@ struct Reader {
 }
 
 impl Reader {
-    async fn start(core: &Core) -> Result<Reader, sqlx::Error> {
-        let db = core.db().reader();
+    async fn start(core: &Feeder) -> Result<Reader, sqlx::Error> {
+        let db = core.cx.db().reader();
         let newest = store::newest_event_id(db)
             .await?
             .unwrap_or_else(|| live::START.to_string());
-        core.live().start_at(&newest);
+        core.hub.start_at(&newest);
         let (alerts_at, incidents_at) = store::newest_updates(db).await?;
         let reader = Reader {
             events: Window::new(newest),
@@ -308,9 +308,9 @@ impl Reader {
         Ok(reader)
     }
 
-    async fn poll(&mut self, core: &Core) -> Result<(), sqlx::Error> {
-        let hub = core.live();
-        let db = core.db().reader();
+    async fn poll(&mut self, core: &Feeder) -> Result<(), sqlx::Error> {
+        let hub = &core.hub;
+        let db = core.cx.db().reader();
         let now = Instant::now();
         // Monitor events, page by page.
         let mut after = self.events.floor(now);
@@ -381,8 +381,8 @@ impl Reader {
     }
 
     /// Sends the heartbeats that are due (one per monitor per second).
-    async fn heartbeats(&mut self, core: &Core) -> Result<(), sqlx::Error> {
-        let hub = core.live();
+    async fn heartbeats(&mut self, core: &Feeder) -> Result<(), sqlx::Error> {
+        let hub = &core.hub;
         let due = hub.due_heartbeats(Instant::now());
         if due.is_empty() {
             return Ok(());
@@ -395,7 +395,7 @@ impl Reader {
             .into_iter()
             .collect();
         for chunk in unknown.chunks(500) {
-            for (m, w) in store::workspaces_of(core.db().reader(), chunk).await? {
+            for (m, w) in store::workspaces_of(core.cx.db().reader(), chunk).await? {
                 self.workspaces.insert(m, w);
             }
         }
@@ -424,14 +424,20 @@ impl Reader {
         Ok(())
     }
 
-    async fn monitor_changed(&mut self, core: &Core, c: &MonitorChange) -> Result<(), sqlx::Error> {
+    async fn monitor_changed(
+        &mut self,
+        core: &Feeder,
+        c: &MonitorChange,
+    ) -> Result<(), sqlx::Error> {
         let ws = match self.workspaces.get(&c.monitor_id) {
             Some(w) => Some(w.clone()),
-            None => store::workspaces_of(core.db().reader(), std::slice::from_ref(&c.monitor_id))
-                .await?
-                .into_iter()
-                .next()
-                .map(|(_, w)| w),
+            None => {
+                store::workspaces_of(core.cx.db().reader(), std::slice::from_ref(&c.monitor_id))
+                    .await?
+                    .into_iter()
+                    .next()
+                    .map(|(_, w)| w)
+            }
         };
         let Some(ws) = ws else {
             return Ok(());
@@ -449,7 +455,7 @@ impl Reader {
             ChangeKind::Resumed => "resumed",
         };
         let data = json!({ "monitorId": c.monitor_id, "op": op }).to_string();
-        core.live().publish(&ws, "monitor.changed", &data);
+        core.hub.publish(&ws, "monitor.changed", &data);
         Ok(())
     }
 }
@@ -468,10 +474,17 @@ fn incident_key(i: &store::IncidentHead) -> String {
     format!("{}/{}/{}/{}", i.id, i.updated_at, i.status, i.title)
 }
 
+/// What the worker reads with and feeds.
+struct Feeder {
+    cx: Cx,
+    hub: Hub,
+}
+
 /// Feeds this node's fan-out while any stream is open; idle otherwise. Until `cancel`.
-pub async fn run(core: Core, cancel: CancellationToken) {
-    let hub: Hub = core.live().clone();
-    let mut feed = core.feed().subscribe_all();
+pub async fn run(cx: Cx, hub: Hub, cancel: CancellationToken) {
+    let core = Feeder { cx, hub };
+    let hub = &core.hub;
+    let mut feed = core.cx.feed().subscribe_all();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
@@ -548,14 +561,14 @@ struct Presence {
 
 impl Presence {
     /// Listens first (so nothing sent after the announcement is missed); `None` on SQLite.
-    async fn start(core: &Core, cancel: &CancellationToken) -> Option<Presence> {
-        if core.db().backend() != crate::store::Backend::Postgres {
+    async fn start(core: &Feeder, cancel: &CancellationToken) -> Option<Presence> {
+        if core.cx.db().backend() != crate::store::Backend::Postgres {
             return None;
         }
-        let url = core.config().database_url.clone()?;
+        let url = core.cx.config().database_url.clone()?;
         live::relay::listen(
-            core.live().clone(),
-            core.feed().node_id().to_string(),
+            core.hub.clone(),
+            core.cx.feed().node_id().to_string(),
             url,
             cancel.clone(),
         )
@@ -567,8 +580,8 @@ impl Presence {
 
     /// Announces the streamed workspaces when one was added, and every
     /// [`live::relay::ANNOUNCE_EVERY`] (the leases lapse otherwise).
-    fn announce(&mut self, core: &Core) {
-        let (generation, workspaces) = core.live().workspaces();
+    fn announce(&mut self, core: &Feeder) {
+        let (generation, workspaces) = core.hub.workspaces();
         let now = Instant::now();
         let due = self.announced.is_none_or(|(g, at)| {
             g != generation || now.duration_since(at) >= live::relay::ANNOUNCE_EVERY
@@ -578,7 +591,7 @@ impl Presence {
         }
         self.announced = Some((generation, now));
         for chunk in workspaces.chunks(live::relay::WORKSPACES_PER_NOTICE) {
-            core.announce(Notice::Streaming {
+            core.cx.announce(Notice::Streaming {
                 workspaces: chunk.to_vec(),
             });
         }

@@ -16,12 +16,12 @@ use super::email_verification;
 use super::input::{check_email, Validate};
 use super::workspaces::{self, CurrentWorkspace};
 use super::{DomainError, FieldError};
-use crate::app::Core;
 use crate::auth::{password, secrets, Caller, Role, SESSION_TTL_MS};
 use crate::clock::rfc3339;
 use crate::cx::Cx;
 use crate::domain::error::on_constraint;
 use crate::ids::new_id;
+use crate::mail::Mailer;
 use crate::store::{self, sessions::NewSession, users::UserRow, workspaces::WorkspaceRow};
 
 #[derive(Debug, Deserialize)]
@@ -222,12 +222,13 @@ async fn start_session(
 
 /// Creates the user and signs them in: the answer and the new session's token.
 pub async fn sign_up(
-    core: &Core,
+    core: &Cx,
+    mailer: Option<&Mailer>,
     input: SignUp,
     client: &ClientMeta,
 ) -> Result<(SignedIn, String), DomainError> {
     let (user, ws) = create_user(core, &input, false).await?;
-    email_verification::send_first_link(core, &user);
+    email_verification::send_first_link(core, mailer, &user);
     let token = start_session(core, &user.id, &ws.id, client).await?;
     let workspace = workspaces::view(core, &ws.id).await?;
     Ok((

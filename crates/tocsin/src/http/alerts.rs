@@ -70,7 +70,7 @@ async fn page(
     caller: Auth<needs::ListAlerts>,
     ApiQuery(q): ApiQuery<AlertPageQuery>,
 ) -> ApiResult<Json<AlertPage>> {
-    Ok(Json(ops::page(&state, &caller, &q).await?))
+    Ok(Json(ops::page(state.cx(), &caller, &q).await?))
 }
 
 async fn get_one(
@@ -78,7 +78,7 @@ async fn get_one(
     caller: Auth<caps::MonitorsRead>,
     Path(p): Path<AlertPath>,
 ) -> ApiResult<Tagged<Alert>> {
-    let (alert, version) = ops::get_versioned(&state, &caller, &p.alert_id).await?;
+    let (alert, version) = ops::get_versioned(state.cx(), &caller, &p.alert_id).await?;
     Ok(Tagged(alert, version))
 }
 
@@ -89,7 +89,7 @@ async fn acknowledge(
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Alert>> {
     let (alert, version) =
-        ops::acknowledge_versioned(&state, &caller, &p.alert_id, expected).await?;
+        ops::acknowledge_versioned(state.cx(), &caller, &p.alert_id, expected).await?;
     Ok(Tagged(alert, version))
 }
 
@@ -101,7 +101,7 @@ async fn deliveries(
 ) -> ApiResult<Json<DeliveryPage>> {
     // One delivery history for channels and alerts (`domain::deliveries`).
     Ok(Json(
-        deliveries::list(&state, &caller, DeliveriesOf::Alert(&p.alert_id), &q).await?,
+        deliveries::list(state.cx(), &caller, DeliveriesOf::Alert(&p.alert_id), &q).await?,
     ))
 }
 
@@ -112,14 +112,14 @@ struct LinkQuery {
 }
 
 async fn show_link(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> Response {
-    match ops::inspect_link(&state, &q.token).await {
+    match ops::inspect_link(state.cx(), &q.token).await {
         Ok(found) => link_page(found, &q.token),
         Err(e) => failed(&e),
     }
 }
 
 async fn use_link(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> Response {
-    match ops::acknowledge_by_link(&state, &q.token).await {
+    match ops::acknowledge_by_link(state.cx(), &q.token).await {
         Ok(found) => link_page(found, &q.token),
         Err(e) => failed(&e),
     }

@@ -61,14 +61,14 @@ async fn create(
     caller: Auth<caps::SignedIn>,
     ApiJson(body): ApiJson<CreateApiKey>,
 ) -> ApiResult<Created<IssuedApiKey>> {
-    Ok(Created(api_keys::create(&state, &caller, body).await?))
+    Ok(Created(api_keys::create(state.cx(), &caller, body).await?))
 }
 
 async fn list(
     State(state): State<AppState>,
     caller: Auth<caps::SignedIn>,
 ) -> ApiResult<Json<Vec<ApiKey>>> {
-    Ok(Json(api_keys::list(&state, &caller).await?))
+    Ok(Json(api_keys::list(state.cx(), &caller).await?))
 }
 
 async fn get_one(
@@ -76,7 +76,7 @@ async fn get_one(
     caller: Auth<caps::SignedIn>,
     Path(p): Path<KeyPath>,
 ) -> ApiResult<Tagged<ApiKey>> {
-    let (key, version) = api_keys::get(&state, &caller, &p.key_id).await?;
+    let (key, version) = api_keys::get(state.cx(), &caller, &p.key_id).await?;
     Ok(Tagged(key, version))
 }
 
@@ -87,7 +87,7 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateApiKey>,
 ) -> ApiResult<Tagged<ApiKey>> {
-    let (key, version) = api_keys::update(&state, &caller, &p.key_id, expected, body).await?;
+    let (key, version) = api_keys::update(state.cx(), &caller, &p.key_id, expected, body).await?;
     Ok(Tagged(key, version))
 }
 
@@ -98,7 +98,7 @@ async fn rotate(
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Json<IssuedApiKey>> {
     Ok(Json(
-        api_keys::rotate(&state, &caller, &p.key_id, expected).await?,
+        api_keys::rotate(state.cx(), &caller, &p.key_id, expected).await?,
     ))
 }
 
@@ -107,5 +107,7 @@ async fn revoke(
     caller: Auth<caps::SignedIn>,
     Path(p): Path<KeyPath>,
 ) -> ApiResult<Json<ApiKey>> {
-    Ok(Json(api_keys::revoke(&state, &caller, &p.key_id).await?))
+    Ok(Json(
+        api_keys::revoke(state.cx(), &caller, &p.key_id).await?,
+    ))
 }

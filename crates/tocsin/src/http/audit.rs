@@ -28,5 +28,5 @@ async fn list(
     caller: Auth<caps::AuditRead>,
     ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> ApiResult<Json<AuditLogPage>> {
-    Ok(Json(audit::list(&state, &caller, q).await?))
+    Ok(Json(audit::list(state.cx(), &caller, q).await?))
 }

@@ -95,7 +95,7 @@ async fn authenticate_for(
         }
     }
     let token = session_token(parts).ok_or(DomainError::Unauthorized)?;
-    let caller = authenticate_session(state, token, now, ip, user_agent).await?;
+    let caller = authenticate_session(state.cx(), token, now, ip, user_agent).await?;
     if is_unsafe(&parts.method) {
         check_origin(parts, state)?;
     }

@@ -87,7 +87,7 @@ async fn sign_up(
             .sign_up_ip
             .check(meta.ip.as_deref().unwrap_or("unknown")),
     )?;
-    let (answer, token) = users::sign_up(&state, body, &meta).await?;
+    let (answer, token) = users::sign_up(state.cx(), state.mailer(), body, &meta).await?;
     signed_in(&state, answer, &token)
 }
 
@@ -105,7 +105,7 @@ async fn sign_in(
         .sign_in
         .begin(&email, &ip, state.clock().now_ms())
         .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
-    match users::sign_in(&state, body, &meta).await {
+    match users::sign_in(state.cx(), body, &meta).await {
         Ok((answer, token)) => {
             attempt.succeeded();
             signed_in(&state, answer, &token)
@@ -125,7 +125,7 @@ async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> ApiResul
     if let Some(token) = session_token(&parts) {
         // A cookie write like any other: another site may not sign a person out.
         check_origin(&parts, &state)?;
-        users::sign_out(&state, token).await?;
+        users::sign_out(state.cx(), token).await?;
     }
     let mut res = Json(serde_json::json!({ "success": true })).into_response();
     res.headers_mut()
@@ -144,7 +144,7 @@ async fn get_session(
         .to_string();
     // Reuse the one authentication path (expiry, sliding renewal, workspace fallback).
     let caller = authenticate(&parts, &state, true).await?;
-    Ok(Json(users::session(&state, &caller, &token).await?))
+    Ok(Json(users::session(state.cx(), &caller, &token).await?))
 }
 
 /// `POST /auth/verify-email/resend`: a new verification link to the signed-in person.
@@ -153,7 +153,7 @@ async fn resend_verification(
     parts: Parts,
 ) -> ApiResult<Json<serde_json::Value>> {
     let caller = authenticate(&parts, &state, true).await?;
-    email_verification::resend(&state, &caller).await?;
+    email_verification::resend(state.cx(), state.mailer(), &caller).await?;
     Ok(Json(serde_json::json!({ "success": true })))
 }
 
@@ -166,13 +166,16 @@ struct LinkQuery {
 /// The link's page: says which address it confirms and offers the button (a GET changes
 /// nothing, since mail scanners and link previews fetch links).
 async fn show_verify_link(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> Response {
-    link_page(email_verification::check(&state, &q.token).await, &q.token)
+    link_page(
+        email_verification::check(state.cx(), &q.token).await,
+        &q.token,
+    )
 }
 
 /// The button: verifies the address.
 async fn use_verify_link(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> Response {
     link_page(
-        email_verification::confirm(&state, &q.token).await,
+        email_verification::confirm(state.cx(), &q.token).await,
         &q.token,
     )
 }

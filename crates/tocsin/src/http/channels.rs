@@ -87,7 +87,7 @@ async fn list(
     caller: Auth<needs::ListNotificationChannels>,
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<NotificationChannelPage>> {
-    Ok(Json(channels::list(&state, &caller, &q).await?))
+    Ok(Json(channels::list(state.cx(), &caller, &q).await?))
 }
 
 async fn create(
@@ -95,7 +95,9 @@ async fn create(
     caller: Auth<caps::NotificationsWrite>,
     ApiJson(body): ApiJson<CreateChannel>,
 ) -> ApiResult<Created<NotificationChannel>> {
-    Ok(Created(channels::create(&state, &caller, body).await?))
+    Ok(Created(
+        channels::create(state.cx(), state.mailer(), &caller, body).await?,
+    ))
 }
 
 async fn get_one(
@@ -103,7 +105,7 @@ async fn get_one(
     caller: Auth<caps::NotificationsRead>,
     Path(p): Path<ChannelPath>,
 ) -> ApiResult<Tagged<NotificationChannel>> {
-    let (channel, version) = channels::get(&state, &caller, &p.channel_id).await?;
+    let (channel, version) = channels::get(state.cx(), &caller, &p.channel_id).await?;
     Ok(Tagged(channel, version))
 }
 
@@ -114,8 +116,15 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateChannel>,
 ) -> ApiResult<Tagged<NotificationChannel>> {
-    let (channel, version) =
-        channels::update(&state, &caller, &p.channel_id, expected, body).await?;
+    let (channel, version) = channels::update(
+        state.cx(),
+        state.mailer(),
+        &caller,
+        &p.channel_id,
+        expected,
+        body,
+    )
+    .await?;
     Ok(Tagged(channel, version))
 }
 
@@ -125,7 +134,7 @@ async fn delete(
     Path(p): Path<ChannelPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<NoContent> {
-    channels::delete(&state, &caller, &p.channel_id, expected).await?;
+    channels::delete(state.cx(), &caller, &p.channel_id, expected).await?;
     Ok(NoContent)
 }
 
@@ -135,7 +144,7 @@ async fn send_test(
     Path(p): Path<ChannelPath>,
 ) -> ApiResult<Accepted<Delivery>> {
     Ok(Accepted(
-        channels::send_test(&state, &caller, &p.channel_id).await?,
+        channels::send_test(state.cx(), &caller, &p.channel_id).await?,
     ))
 }
 
@@ -146,6 +155,12 @@ async fn list_deliveries(
     ApiQuery(q): ApiQuery<DeliveryQuery>,
 ) -> ApiResult<Json<DeliveryPage>> {
     Ok(Json(
-        deliveries::list(&state, &caller, DeliveriesOf::Channel(&p.channel_id), &q).await?,
+        deliveries::list(
+            state.cx(),
+            &caller,
+            DeliveriesOf::Channel(&p.channel_id),
+            &q,
+        )
+        .await?,
     ))
 }

@@ -28,8 +28,8 @@ use axum::Router;
 use tokio::sync::broadcast::error::TryRecvError;
 use tokio::sync::broadcast::Receiver;
 
-use crate::app::Core;
 use crate::cluster::feed::{Delivery, Notice};
+use crate::cx::Cx;
 use crate::http::AppState;
 use crate::store;
 
@@ -46,7 +46,7 @@ pub struct OnCustomDomain;
 
 /// Wraps the application router so that custom domains are routed before it.
 pub fn wrap(state: &AppState, app: Router) -> Router {
-    let hosts = HostRouting::new(state.core());
+    let hosts = HostRouting::new(state.cx());
     Router::new()
         .fallback_service(app)
         .layer(middleware::from_fn_with_state(hosts, route_by_host))
@@ -68,7 +68,7 @@ enum Target {
 pub struct HostRouting(Arc<Inner>);
 
 struct Inner {
-    core: Core,
+    core: Cx,
     /// The server's own host name, lowercase, no port.
     own_host: String,
     cache: Mutex<Cache>,
@@ -106,7 +106,7 @@ impl Cache {
 }
 
 impl HostRouting {
-    pub fn new(core: &Core) -> HostRouting {
+    pub fn new(core: &Cx) -> HostRouting {
         HostRouting(Arc::new(Inner {
             own_host: crate::domain::status_pages::domains::own_host(core),
             cache: Mutex::new(Cache {

@@ -49,11 +49,10 @@ impl FromRequestParts<AppState> for PublishableKeyAuth {
                 q.token.ok_or(DomainError::Unauthorized)?
             }
         };
-        let core = state.core();
-        let slug = core
+        let slug = state
             .status_pages()
             .keys()
-            .resolve(core, &presented)
+            .resolve(state.cx(), &presented)
             .await
             .map_err(DomainError::from)?
             .ok_or(DomainError::BadCredential(CredentialProblem::UnknownKey))?;

@@ -134,6 +134,12 @@ impl ApiError {
     }
 }
 
+impl From<crate::auth::error::AuthError> for ApiError {
+    fn from(e: crate::auth::error::AuthError) -> Self {
+        ApiError::Domain(e.into())
+    }
+}
+
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
         ApiError::Domain(e.into())

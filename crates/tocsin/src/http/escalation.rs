@@ -55,7 +55,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Auth<caps::NotificationsRead>,
 ) -> ApiResult<Json<Vec<EscalationPolicy>>> {
-    Ok(Json(ops::list(&state, &caller).await?))
+    Ok(Json(ops::list(state.cx(), &caller).await?))
 }
 
 async fn create(
@@ -63,7 +63,7 @@ async fn create(
     caller: Auth<caps::NotificationsWrite>,
     ApiJson(body): ApiJson<CreateEscalationPolicy>,
 ) -> ApiResult<Created<EscalationPolicy>> {
-    Ok(Created(ops::create(&state, &caller, body).await?))
+    Ok(Created(ops::create(state.cx(), &caller, body).await?))
 }
 
 async fn get_one(
@@ -71,7 +71,7 @@ async fn get_one(
     caller: Auth<caps::NotificationsRead>,
     Path(p): Path<PolicyPath>,
 ) -> ApiResult<Tagged<EscalationPolicy>> {
-    let (policy, version) = ops::get(&state, &caller, &p.policy_id).await?;
+    let (policy, version) = ops::get(state.cx(), &caller, &p.policy_id).await?;
     Ok(Tagged(policy, version))
 }
 
@@ -82,7 +82,7 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateEscalationPolicy>,
 ) -> ApiResult<Tagged<EscalationPolicy>> {
-    let (policy, version) = ops::update(&state, &caller, &p.policy_id, expected, body).await?;
+    let (policy, version) = ops::update(state.cx(), &caller, &p.policy_id, expected, body).await?;
     Ok(Tagged(policy, version))
 }
 
@@ -92,6 +92,6 @@ async fn delete(
     Path(p): Path<PolicyPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<NoContent> {
-    ops::delete(&state, &caller, &p.policy_id, expected).await?;
+    ops::delete(state.cx(), &caller, &p.policy_id, expected).await?;
     Ok(NoContent)
 }

@@ -57,5 +57,7 @@ async fn list(
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<EventQuery>,
 ) -> ApiResult<Json<Vec<MonitorEvent>>> {
-    Ok(Json(ops::list(&state, &caller, &p.monitor_id, &q).await?))
+    Ok(Json(
+        ops::list(state.cx(), &caller, &p.monitor_id, &q).await?,
+    ))
 }

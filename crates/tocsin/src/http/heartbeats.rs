@@ -132,7 +132,9 @@ async fn list(
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<HeartbeatQuery>,
 ) -> ApiResult<Json<Vec<Heartbeat>>> {
-    Ok(Json(ops::list(&state, &caller, &p.monitor_id, &q).await?))
+    Ok(Json(
+        ops::list(state.cx(), &caller, &p.monitor_id, &q).await?,
+    ))
 }
 
 async fn hourly(
@@ -141,7 +143,9 @@ async fn hourly(
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<RangeQuery>,
 ) -> ApiResult<Json<Vec<HourlyStat>>> {
-    Ok(Json(ops::hourly(&state, &caller, &p.monitor_id, &q).await?))
+    Ok(Json(
+        ops::hourly(state.cx(), &caller, &p.monitor_id, &q).await?,
+    ))
 }
 
 async fn uptime(
@@ -150,7 +154,9 @@ async fn uptime(
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<RangeQuery>,
 ) -> ApiResult<Json<Uptime>> {
-    Ok(Json(ops::uptime(&state, &caller, &p.monitor_id, &q).await?))
+    Ok(Json(
+        ops::uptime(state.cx(), &caller, &p.monitor_id, &q).await?,
+    ))
 }
 
 /// A report as JSON or CSV.
@@ -217,7 +223,7 @@ async fn report_handler(
     Path(p): Path<MonitorPath>,
     ApiQuery(q): ApiQuery<ReportQuery>,
 ) -> ApiResult<ReportResponse> {
-    let r = ops::report(&state, &caller, &p.monitor_id, &q).await?;
+    let r = ops::report(state.cx(), &caller, &p.monitor_id, &q).await?;
     Ok(match q.format.unwrap_or_default() {
         ReportFormat::Json => ReportResponse::Json(Box::new(r)),
         ReportFormat::Csv => ReportResponse::Csv(r.csv()),

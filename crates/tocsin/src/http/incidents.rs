@@ -127,7 +127,7 @@ async fn list(
     caller: Auth<needs::ListIncidents>,
     ApiQuery(q): ApiQuery<IncidentQuery>,
 ) -> ApiResult<Json<IncidentList>> {
-    Ok(Json(incidents::list(&state, &caller, q).await?))
+    Ok(Json(incidents::list(state.cx(), &caller, q).await?))
 }
 
 async fn create(
@@ -135,7 +135,7 @@ async fn create(
     caller: Auth<needs::CreateIncident>,
     ApiJson(body): ApiJson<CreateIncident>,
 ) -> ApiResult<Created<IncidentWithUpdates>> {
-    Ok(Created(incidents::create(&state, &caller, body).await?))
+    Ok(Created(incidents::create(state.cx(), &caller, body).await?))
 }
 
 async fn get_one(
@@ -143,7 +143,7 @@ async fn get_one(
     caller: Auth<needs::GetIncident>,
     Path(p): Path<IncidentPath>,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
-    let (v, version) = incidents::get(&state, &caller, &p.incident_id).await?;
+    let (v, version) = incidents::get(state.cx(), &caller, &p.incident_id).await?;
     Ok(Tagged(v, version))
 }
 
@@ -154,7 +154,8 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateIncident>,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
-    let (v, version) = incidents::update(&state, &caller, &p.incident_id, expected, body).await?;
+    let (v, version) =
+        incidents::update(state.cx(), &caller, &p.incident_id, expected, body).await?;
     Ok(Tagged(v, version))
 }
 
@@ -163,7 +164,7 @@ async fn delete(
     caller: Auth<caps::IncidentsDelete>,
     Path(p): Path<IncidentPath>,
 ) -> ApiResult<NoContent> {
-    incidents::delete(&state, &caller, &p.incident_id).await?;
+    incidents::delete(state.cx(), &caller, &p.incident_id).await?;
     Ok(NoContent)
 }
 
@@ -175,7 +176,7 @@ async fn post_update(
     ApiJson(body): ApiJson<PostIncidentUpdate>,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
     let (v, version) =
-        incidents::post_update(&state, &caller, &p.incident_id, expected, body).await?;
+        incidents::post_update(state.cx(), &caller, &p.incident_id, expected, body).await?;
     Ok(Tagged(v, version))
 }
 
@@ -186,7 +187,8 @@ async fn resolve(
     IfMatch(expected): IfMatch,
     OptionalJson(body): OptionalJson<ResolveIncident>,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
-    let (v, version) = incidents::resolve(&state, &caller, &p.incident_id, expected, body).await?;
+    let (v, version) =
+        incidents::resolve(state.cx(), &caller, &p.incident_id, expected, body).await?;
     Ok(Tagged(v, version))
 }
 
@@ -197,7 +199,8 @@ async fn reopen(
     IfMatch(expected): IfMatch,
     OptionalJson(body): OptionalJson<ReopenIncident>,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
-    let (v, version) = incidents::reopen(&state, &caller, &p.incident_id, expected, body).await?;
+    let (v, version) =
+        incidents::reopen(state.cx(), &caller, &p.incident_id, expected, body).await?;
     Ok(Tagged(v, version))
 }
 
@@ -207,7 +210,7 @@ async fn publish(
     Path(p): Path<IncidentPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
-    let (v, version) = incidents::publish(&state, &caller, &p.incident_id, expected).await?;
+    let (v, version) = incidents::publish(state.cx(), &caller, &p.incident_id, expected).await?;
     Ok(Tagged(v, version))
 }
 
@@ -217,7 +220,7 @@ async fn archive(
     Path(p): Path<IncidentPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<IncidentWithUpdates>> {
-    let (v, version) = incidents::archive(&state, &caller, &p.incident_id, expected).await?;
+    let (v, version) = incidents::archive(state.cx(), &caller, &p.incident_id, expected).await?;
     Ok(Tagged(v, version))
 }
 

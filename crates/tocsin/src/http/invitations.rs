@@ -64,7 +64,7 @@ async fn list(
     caller: Auth<caps::MembersManage>,
     ApiQuery(page): ApiQuery<PageParams>,
 ) -> ApiResult<Json<InvitationPage>> {
-    Ok(Json(invitations::list(&state, &caller, page).await?))
+    Ok(Json(invitations::list(state.cx(), &caller, page).await?))
 }
 
 async fn get_one(
@@ -73,7 +73,7 @@ async fn get_one(
     Path(p): Path<InvitationPath>,
 ) -> ApiResult<Json<Invitation>> {
     Ok(Json(
-        invitations::get(&state, &caller, &p.invitation_id).await?,
+        invitations::get(state.cx(), &caller, &p.invitation_id).await?,
     ))
 }
 
@@ -82,7 +82,9 @@ async fn create(
     caller: Auth<caps::MembersManage>,
     ApiJson(body): ApiJson<CreateInvitation>,
 ) -> ApiResult<Created<Invitation>> {
-    Ok(Created(invitations::create(&state, &caller, body).await?))
+    Ok(Created(
+        invitations::create(state.cx(), state.mailer(), &caller, body).await?,
+    ))
 }
 
 async fn revoke(
@@ -91,7 +93,7 @@ async fn revoke(
     Path(p): Path<InvitationPath>,
 ) -> ApiResult<Json<Invitation>> {
     Ok(Json(
-        invitations::revoke(&state, &caller, &p.invitation_id).await?,
+        invitations::revoke(state.cx(), &caller, &p.invitation_id).await?,
     ))
 }
 
@@ -100,7 +102,7 @@ async fn accept(
     caller: Auth<caps::SignedIn>,
     ApiJson(body): ApiJson<AcceptInvitation>,
 ) -> ApiResult<Json<CurrentWorkspace>> {
-    let view = invitations::accept(&state, &caller, body).await?;
+    let view = invitations::accept(state.cx(), &caller, body).await?;
     remember(&state, &view);
     Ok(Json(view))
 }

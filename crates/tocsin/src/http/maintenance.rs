@@ -95,7 +95,7 @@ async fn list(
     caller: Auth<needs::ListMaintenanceWindows>,
     ApiQuery(q): ApiQuery<WindowQuery>,
 ) -> ApiResult<Json<Vec<MaintenanceWindow>>> {
-    Ok(Json(maintenance::list(&state, &caller, q).await?))
+    Ok(Json(maintenance::list(state.cx(), &caller, q).await?))
 }
 
 async fn create(
@@ -103,7 +103,9 @@ async fn create(
     caller: Auth<needs::CreateMaintenanceWindow>,
     ApiJson(body): ApiJson<CreateMaintenanceWindow>,
 ) -> ApiResult<Created<MaintenanceWindow>> {
-    Ok(Created(maintenance::create(&state, &caller, body).await?))
+    Ok(Created(
+        maintenance::create(state.cx(), &caller, body).await?,
+    ))
 }
 
 async fn get_one(
@@ -111,7 +113,7 @@ async fn get_one(
     caller: Auth<caps::MonitorsRead>,
     Path(p): Path<WindowPath>,
 ) -> ApiResult<Tagged<MaintenanceWindow>> {
-    let (w, version) = maintenance::get(&state, &caller, &p.window_id).await?;
+    let (w, version) = maintenance::get(state.cx(), &caller, &p.window_id).await?;
     Ok(Tagged(w, version))
 }
 
@@ -122,7 +124,8 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateMaintenanceWindow>,
 ) -> ApiResult<Tagged<MaintenanceWindow>> {
-    let (w, version) = maintenance::update(&state, &caller, &p.window_id, expected, body).await?;
+    let (w, version) =
+        maintenance::update(state.cx(), &caller, &p.window_id, expected, body).await?;
     Ok(Tagged(w, version))
 }
 
@@ -131,6 +134,6 @@ async fn delete(
     caller: Auth<needs::DeleteMaintenanceWindow>,
     Path(p): Path<WindowPath>,
 ) -> ApiResult<NoContent> {
-    maintenance::delete(&state, &caller, &p.window_id).await?;
+    maintenance::delete(state.cx(), &caller, &p.window_id).await?;
     Ok(NoContent)
 }

@@ -42,7 +42,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Auth<caps::SignedIn>,
 ) -> ApiResult<Json<Vec<McpGrant>>> {
-    Ok(Json(mcp_grants::list(&state, &caller).await?))
+    Ok(Json(mcp_grants::list(state.cx(), &caller).await?))
 }
 
 async fn delete(
@@ -50,6 +50,6 @@ async fn delete(
     caller: Auth<caps::SignedIn>,
     Path(p): Path<GrantPath>,
 ) -> ApiResult<NoContent> {
-    mcp_grants::delete(&state, &caller, &p.grant_id).await?;
+    mcp_grants::delete(state.cx(), &caller, &p.grant_id).await?;
     Ok(NoContent)
 }

@@ -48,7 +48,7 @@ async fn list(
     caller: Auth<caps::IdentityRead>,
     ApiQuery(page): ApiQuery<PageParams>,
 ) -> ApiResult<Json<MemberPage>> {
-    Ok(Json(members::list(&state, &caller, page).await?))
+    Ok(Json(members::list(state.cx(), &caller, page).await?))
 }
 
 async fn get_one(
@@ -56,7 +56,7 @@ async fn get_one(
     caller: Auth<caps::IdentityRead>,
     Path(p): Path<MemberPath>,
 ) -> ApiResult<Tagged<Member>> {
-    let (member, version) = members::get(&state, &caller, &p.user_id).await?;
+    let (member, version) = members::get(state.cx(), &caller, &p.user_id).await?;
     Ok(Tagged(member, version))
 }
 
@@ -67,7 +67,8 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateMember>,
 ) -> ApiResult<Tagged<Member>> {
-    let (member, version) = members::update(&state, &caller, &p.user_id, expected, body).await?;
+    let (member, version) =
+        members::update(state.cx(), &caller, &p.user_id, expected, body).await?;
     Ok(Tagged(member, version))
 }
 
@@ -76,7 +77,7 @@ async fn remove(
     caller: Auth<caps::MembersManage>,
     Path(p): Path<MemberPath>,
 ) -> ApiResult<NoContent> {
-    members::remove(&state, &caller, &p.user_id).await?;
+    members::remove(state.cx(), &caller, &p.user_id).await?;
     state.workspace_cache().forget(&caller.workspace_id);
     Ok(NoContent)
 }

@@ -180,7 +180,7 @@ async fn create(
     caller: Auth<needs::CreateMonitor>,
     ApiJson(body): ApiJson<CreateMonitor>,
 ) -> ApiResult<Created<Monitor>> {
-    Ok(Created(ops::create(&state, &caller, &body).await?))
+    Ok(Created(ops::create(state.cx(), &caller, &body).await?))
 }
 
 async fn page(
@@ -188,14 +188,14 @@ async fn page(
     caller: Auth<needs::ListMonitorsPage>,
     ApiQuery(q): ApiQuery<MonitorPageQuery>,
 ) -> ApiResult<Json<MonitorPage>> {
-    Ok(Json(ops::page(&state, &caller, &q).await?))
+    Ok(Json(ops::page(state.cx(), &caller, &q).await?))
 }
 
 async fn stats(
     State(state): State<AppState>,
     caller: Auth<needs::GetMonitorStats>,
 ) -> ApiResult<Json<MonitorStats>> {
-    Ok(Json(ops::stats(&state, &caller).await?))
+    Ok(Json(ops::stats(state.cx(), &caller).await?))
 }
 
 async fn summaries(
@@ -203,7 +203,7 @@ async fn summaries(
     caller: Auth<needs::ListMonitorSummaries>,
 ) -> ApiResult<Json<Vec<MonitorSummary>>> {
     Ok(Json(
-        crate::domain::heartbeats::summaries(&state, &caller).await?,
+        crate::domain::heartbeats::summaries(state.cx(), &caller).await?,
     ))
 }
 
@@ -212,7 +212,7 @@ async fn get_one(
     caller: Auth<needs::GetMonitor>,
     Path(p): Path<MonitorPath>,
 ) -> ApiResult<Tagged<Monitor>> {
-    Ok(tagged(ops::get(&state, &caller, &p.monitor_id).await?))
+    Ok(tagged(ops::get(state.cx(), &caller, &p.monitor_id).await?))
 }
 
 async fn update(
@@ -222,7 +222,7 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateMonitor>,
 ) -> ApiResult<Tagged<Monitor>> {
-    let v = ops::update(&state, &caller, &p.monitor_id, expected, &body).await?;
+    let v = ops::update(state.cx(), &caller, &p.monitor_id, expected, &body).await?;
     Ok(tagged(v))
 }
 
@@ -232,7 +232,7 @@ async fn delete(
     Path(p): Path<MonitorPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<NoContent> {
-    ops::delete(&state, &caller, &p.monitor_id, expected).await?;
+    ops::delete(state.cx(), &caller, &p.monitor_id, expected).await?;
     Ok(NoContent)
 }
 
@@ -243,7 +243,7 @@ async fn pause(
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Monitor>> {
     Ok(tagged(
-        ops::pause(&state, &caller, &p.monitor_id, expected).await?,
+        ops::pause(state.cx(), &caller, &p.monitor_id, expected).await?,
     ))
 }
 
@@ -254,7 +254,7 @@ async fn resume(
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Monitor>> {
     Ok(tagged(
-        ops::resume(&state, &caller, &p.monitor_id, expected).await?,
+        ops::resume(state.cx(), &caller, &p.monitor_id, expected).await?,
     ))
 }
 
@@ -282,7 +282,7 @@ async fn accept_baseline(
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Monitor>> {
     Ok(tagged(
-        ops::accept_baseline(&state, &caller, &p.monitor_id, expected).await?,
+        ops::accept_baseline(state.cx(), &caller, &p.monitor_id, expected).await?,
     ))
 }
 
@@ -292,6 +292,6 @@ async fn check_now(
     Path(p): Path<MonitorPath>,
 ) -> ApiResult<Accepted<CheckResult>> {
     Ok(Accepted(
-        ops::check_now(&state, &caller, &p.monitor_id).await?,
+        ops::check_now(state.runner(), state.on_demand(), &caller, &p.monitor_id).await?,
     ))
 }

@@ -185,7 +185,7 @@ async fn register(
             )
         }
     };
-    match oauth::register(&state, parsed).await {
+    match oauth::register(state.cx(), parsed).await {
         Ok(c) => {
             let mut r = (StatusCode::CREATED, Json(c)).into_response();
             r.headers_mut()
@@ -256,7 +256,7 @@ async fn authorize(
     } else {
         None
     };
-    match oauth::authorize(&state, caller.as_ref(), &q).await {
+    match oauth::authorize(state.cx(), caller.as_ref(), &q).await {
         Ok(Authorized::SignIn) => {
             let here = format!("{AUTHORIZE_PATH}?{raw}");
             let Some(here) = super::next::local_path(&here, &state.config().public_url) else {
@@ -290,7 +290,7 @@ async fn consent(
     caller: Auth<caps::SignedIn>,
     ApiJson(body): ApiJson<Consent>,
 ) -> ApiResult<Json<ConsentAnswer>> {
-    Ok(Json(oauth::consent(&state, &caller, body).await?))
+    Ok(Json(oauth::consent(state.cx(), &caller, body).await?))
 }
 
 /// The client's credentials from HTTP Basic (RFC 6749 section 2.3.1: each part form-encoded).
@@ -348,7 +348,7 @@ async fn token(
         form_id: f.client_id.clone(),
         form_secret: f.client_secret.clone(),
     };
-    match oauth::token(&state, f, auth, meta.ip, meta.user_agent).await {
+    match oauth::token(state.cx(), f, auth, meta.ip, meta.user_agent).await {
         Ok(answer) => no_store(Json(answer).into_response()),
         Err(e) => oauth_error(e, basic_used),
     }
@@ -371,7 +371,7 @@ async fn revoke(
         form_id: f.client_id.clone(),
         form_secret: f.client_secret.clone(),
     };
-    match oauth::revoke(&state, f, auth, meta.ip, meta.user_agent).await {
+    match oauth::revoke(state.cx(), f, auth, meta.ip, meta.user_agent).await {
         Ok(()) => no_store(StatusCode::OK.into_response()),
         Err(e) => oauth_error(e, basic_used),
     }

@@ -131,5 +131,5 @@ async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> ApiResult
             return Err(DomainError::Unauthorized.into());
         }
     }
-    Ok(PromText(state.metrics().render(&state).await))
+    Ok(PromText(state.metrics().render(state.runner()).await))
 }

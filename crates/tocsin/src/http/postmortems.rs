@@ -78,7 +78,7 @@ async fn list(
     caller: Auth<needs::ListPostmortems>,
     ApiQuery(q): ApiQuery<PostmortemQuery>,
 ) -> ApiResult<Json<Vec<Postmortem>>> {
-    Ok(Json(postmortems::list(&state, &caller, q).await?))
+    Ok(Json(postmortems::list(state.cx(), &caller, q).await?))
 }
 
 async fn create(
@@ -86,7 +86,9 @@ async fn create(
     caller: Auth<needs::CreatePostmortem>,
     ApiJson(body): ApiJson<CreatePostmortem>,
 ) -> ApiResult<Created<Postmortem>> {
-    Ok(Created(postmortems::create(&state, &caller, body).await?))
+    Ok(Created(
+        postmortems::create(state.cx(), &caller, body).await?,
+    ))
 }
 
 async fn get_one(
@@ -94,7 +96,7 @@ async fn get_one(
     caller: Auth<needs::GetPostmortem>,
     Path(p): Path<PostmortemPath>,
 ) -> ApiResult<Tagged<Postmortem>> {
-    let (v, version) = postmortems::get(&state, &caller, &p.postmortem_id).await?;
+    let (v, version) = postmortems::get(state.cx(), &caller, &p.postmortem_id).await?;
     Ok(Tagged(v, version))
 }
 
@@ -106,7 +108,7 @@ async fn update(
     ApiJson(body): ApiJson<UpdatePostmortem>,
 ) -> ApiResult<Tagged<Postmortem>> {
     let (v, version) =
-        postmortems::update(&state, &caller, &p.postmortem_id, expected, body).await?;
+        postmortems::update(state.cx(), &caller, &p.postmortem_id, expected, body).await?;
     Ok(Tagged(v, version))
 }
 
@@ -115,7 +117,7 @@ async fn delete(
     caller: Auth<caps::PostmortemsDelete>,
     Path(p): Path<PostmortemPath>,
 ) -> ApiResult<NoContent> {
-    postmortems::delete(&state, &caller, &p.postmortem_id).await?;
+    postmortems::delete(state.cx(), &caller, &p.postmortem_id).await?;
     Ok(NoContent)
 }
 
@@ -125,6 +127,7 @@ async fn publish(
     Path(p): Path<PostmortemPath>,
     IfMatch(expected): IfMatch,
 ) -> ApiResult<Tagged<Postmortem>> {
-    let (v, version) = postmortems::publish(&state, &caller, &p.postmortem_id, expected).await?;
+    let (v, version) =
+        postmortems::publish(state.cx(), &caller, &p.postmortem_id, expected).await?;
     Ok(Tagged(v, version))
 }

@@ -72,7 +72,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Auth<caps::MonitorsRead>,
 ) -> ApiResult<Json<Vec<Project>>> {
-    Ok(Json(projects::list(&state, &caller).await?))
+    Ok(Json(projects::list(state.cx(), &caller).await?))
 }
 
 async fn create(
@@ -80,7 +80,7 @@ async fn create(
     caller: Auth<caps::MonitorsWrite>,
     ApiJson(body): ApiJson<CreateProject>,
 ) -> ApiResult<Created<Project>> {
-    Ok(Created(projects::create(&state, &caller, body).await?))
+    Ok(Created(projects::create(state.cx(), &caller, body).await?))
 }
 
 async fn get_one(
@@ -88,7 +88,7 @@ async fn get_one(
     caller: Auth<caps::MonitorsRead>,
     Path(p): Path<ProjectPath>,
 ) -> ApiResult<Tagged<Project>> {
-    let (project, version) = projects::get(&state, &caller, &p.project_id).await?;
+    let (project, version) = projects::get(state.cx(), &caller, &p.project_id).await?;
     Ok(Tagged(project, version))
 }
 
@@ -100,7 +100,7 @@ async fn update(
     ApiJson(body): ApiJson<UpdateProject>,
 ) -> ApiResult<Tagged<Project>> {
     let (project, version) =
-        projects::update(&state, &caller, &p.project_id, expected, body).await?;
+        projects::update(state.cx(), &caller, &p.project_id, expected, body).await?;
     Ok(Tagged(project, version))
 }
 
@@ -109,7 +109,7 @@ async fn delete(
     caller: Auth<caps::MonitorsWrite>,
     Path(p): Path<ProjectPath>,
 ) -> ApiResult<NoContent> {
-    projects::delete(&state, &caller, &p.project_id).await?;
+    projects::delete(state.cx(), &caller, &p.project_id).await?;
     Ok(NoContent)
 }
 
@@ -118,7 +118,7 @@ async fn reorder(
     caller: Auth<caps::MonitorsWrite>,
     ApiJson(body): ApiJson<ProjectOrder>,
 ) -> ApiResult<Json<Vec<Project>>> {
-    Ok(Json(projects::reorder(&state, &caller, body).await?))
+    Ok(Json(projects::reorder(state.cx(), &caller, body).await?))
 }
 
 async fn set_monitors(
@@ -129,6 +129,6 @@ async fn set_monitors(
     ApiJson(body): ApiJson<ProjectMonitors>,
 ) -> ApiResult<Tagged<Project>> {
     let (project, version) =
-        projects::set_monitors(&state, &caller, &p.project_id, expected, body).await?;
+        projects::set_monitors(state.cx(), &caller, &p.project_id, expected, body).await?;
     Ok(Tagged(project, version))
 }

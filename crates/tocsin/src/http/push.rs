@@ -22,9 +22,9 @@ use crate::http::auth::client_ip;
 use crate::http::error::{ApiError, ApiResult, ErrorBody, Resource};
 use crate::http::AppState;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
+use crate::monitoring::push_record::PushEffect;
 use crate::monitoring::LOCAL_REGION;
 use crate::push::idempotency_key;
-use crate::push::record::PushEffect;
 
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(

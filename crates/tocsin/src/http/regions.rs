@@ -37,5 +37,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Auth<caps::MonitorsRead>,
 ) -> ApiResult<Json<Vec<Region>>> {
-    Ok(Json(ops::list(&state, &caller).await?))
+    Ok(Json(
+        ops::list(state.cx(), state.probes(), state.relay(), &caller).await?,
+    ))
 }

@@ -69,7 +69,7 @@ async fn list(
     caller: Auth<caps::StatusPagesRead>,
     Path(p): Path<PagePath>,
 ) -> ApiResult<Json<Vec<StatusPageDomain>>> {
-    Ok(Json(domains::list(&state, &caller, &p.page_id).await?))
+    Ok(Json(domains::list(state.cx(), &caller, &p.page_id).await?))
 }
 
 async fn add(
@@ -79,7 +79,7 @@ async fn add(
     ApiJson(body): ApiJson<AddDomain>,
 ) -> ApiResult<Created<StatusPageDomain>> {
     Ok(Created(
-        domains::add(&state, &caller, &p.page_id, body).await?,
+        domains::add(state.cx(), &caller, &p.page_id, body).await?,
     ))
 }
 
@@ -89,7 +89,7 @@ async fn verify(
     Path(p): Path<DomainPath>,
 ) -> ApiResult<Json<StatusPageDomain>> {
     Ok(Json(
-        domains::verify(&state, &caller, &p.page_id, &p.domain).await?,
+        domains::verify(state.cx(), &caller, &p.page_id, &p.domain).await?,
     ))
 }
 
@@ -98,6 +98,6 @@ async fn delete(
     caller: Auth<caps::StatusPagesWrite>,
     Path(p): Path<DomainPath>,
 ) -> ApiResult<NoContent> {
-    domains::delete(&state, &caller, &p.page_id, &p.domain).await?;
+    domains::delete(state.cx(), &caller, &p.page_id, &p.domain).await?;
     Ok(NoContent)
 }

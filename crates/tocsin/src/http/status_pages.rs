@@ -109,7 +109,7 @@ async fn list_keys(
     caller: Auth<caps::StatusPagesRead>,
     Path(p): Path<PagePath>,
 ) -> ApiResult<Json<Vec<PublishableKey>>> {
-    Ok(Json(keys::list(&state, &caller, &p.page_id).await?))
+    Ok(Json(keys::list(state.cx(), &caller, &p.page_id).await?))
 }
 
 async fn create_key(
@@ -119,7 +119,7 @@ async fn create_key(
     ApiJson(body): ApiJson<CreatePublishableKey>,
 ) -> ApiResult<Created<CreatedPublishableKey>> {
     Ok(Created(
-        keys::create(&state, &caller, &p.page_id, body).await?,
+        keys::create(state.cx(), &caller, &p.page_id, body).await?,
     ))
 }
 
@@ -128,7 +128,7 @@ async fn delete_key(
     caller: Auth<caps::StatusPagesWrite>,
     Path(p): Path<KeyPath>,
 ) -> ApiResult<NoContent> {
-    keys::delete(&state, &caller, &p).await?;
+    keys::delete(state.cx(), &caller, &p).await?;
     Ok(NoContent)
 }
 
@@ -136,7 +136,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Auth<needs::ListStatusPages>,
 ) -> ApiResult<Json<Vec<StatusPage>>> {
-    Ok(Json(status_pages::list(&state, &caller).await?))
+    Ok(Json(status_pages::list(state.cx(), &caller).await?))
 }
 
 async fn create(
@@ -144,7 +144,9 @@ async fn create(
     caller: Auth<caps::StatusPagesWrite>,
     ApiJson(body): ApiJson<CreateStatusPage>,
 ) -> ApiResult<Created<StatusPage>> {
-    Ok(Created(status_pages::create(&state, &caller, body).await?))
+    Ok(Created(
+        status_pages::create(state.cx(), &caller, body).await?,
+    ))
 }
 
 async fn get_one(
@@ -152,7 +154,7 @@ async fn get_one(
     caller: Auth<needs::GetStatusPage>,
     Path(p): Path<PagePath>,
 ) -> ApiResult<Tagged<StatusPage>> {
-    let (page, version) = status_pages::get(&state, &caller, &p.page_id).await?;
+    let (page, version) = status_pages::get(state.cx(), &caller, &p.page_id).await?;
     Ok(Tagged(page, version))
 }
 
@@ -163,7 +165,8 @@ async fn update(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateStatusPage>,
 ) -> ApiResult<Tagged<StatusPage>> {
-    let (page, version) = status_pages::update(&state, &caller, &p.page_id, expected, body).await?;
+    let (page, version) =
+        status_pages::update(state.cx(), &caller, &p.page_id, expected, body).await?;
     Ok(Tagged(page, version))
 }
 
@@ -172,7 +175,7 @@ async fn delete(
     caller: Auth<caps::StatusPagesDelete>,
     Path(p): Path<PagePath>,
 ) -> ApiResult<NoContent> {
-    status_pages::delete(&state, &caller, &p.page_id).await?;
+    status_pages::delete(state.cx(), &caller, &p.page_id).await?;
     Ok(NoContent)
 }
 
@@ -182,7 +185,7 @@ async fn publish(
     Path(p): Path<PagePath>,
 ) -> ApiResult<Json<StatusPage>> {
     Ok(Json(
-        status_pages::set_published(&state, &caller, &p.page_id, true).await?,
+        status_pages::set_published(state.cx(), &caller, &p.page_id, true).await?,
     ))
 }
 
@@ -192,7 +195,7 @@ async fn unpublish(
     Path(p): Path<PagePath>,
 ) -> ApiResult<Json<StatusPage>> {
     Ok(Json(
-        status_pages::set_published(&state, &caller, &p.page_id, false).await?,
+        status_pages::set_published(state.cx(), &caller, &p.page_id, false).await?,
     ))
 }
 
@@ -201,7 +204,9 @@ async fn list_components(
     caller: Auth<caps::StatusPagesRead>,
     Path(p): Path<PagePath>,
 ) -> ApiResult<Json<Vec<StatusPageComponent>>> {
-    Ok(Json(components::list(&state, &caller, &p.page_id).await?))
+    Ok(Json(
+        components::list(state.cx(), &caller, &p.page_id).await?,
+    ))
 }
 
 async fn replace_components(
@@ -211,6 +216,6 @@ async fn replace_components(
     ApiJson(body): ApiJson<ComponentList>,
 ) -> ApiResult<Json<Vec<StatusPageComponent>>> {
     Ok(Json(
-        components::replace(&state, &caller, &p.page_id, body).await?,
+        components::replace(state.cx(), &caller, &p.page_id, body).await?,
     ))
 }

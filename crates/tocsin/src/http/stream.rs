@@ -45,7 +45,7 @@ async fn stream(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let resume = from_header.or(query.last_event_id);
-    let opened = ops::open(&state, &caller, resume.as_deref()).await?;
+    let opened = ops::open(state.cx(), state.live(), &caller, resume.as_deref()).await?;
     let chunks = futures::stream::unfold(opened, |mut s| async move {
         let chunk = s.next_chunk().await?;
         Some((Ok::<_, Infallible>(chunk), s))

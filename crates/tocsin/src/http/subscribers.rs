@@ -150,7 +150,7 @@ async fn subscribe(
         .subscribe_email
         .check(&ops::mailbox(&input.email))
         .map_err(|retry_after| DomainError::RateLimited { retry_after })?;
-    Ok(Accepted(ops::subscribe(&state, &p.slug, input).await?))
+    Ok(Accepted(ops::subscribe(state.cx(), &p.slug, input).await?))
 }
 
 async fn list(
@@ -159,7 +159,7 @@ async fn list(
     Path(p): Path<PagePath>,
     ApiQuery(q): ApiQuery<PageParams>,
 ) -> ApiResult<Json<SubscriberPage>> {
-    Ok(Json(ops::list(&state, &caller, &p.page_id, &q).await?))
+    Ok(Json(ops::list(state.cx(), &caller, &p.page_id, &q).await?))
 }
 
 async fn readmit(
@@ -167,7 +167,7 @@ async fn readmit(
     caller: Auth<caps::StatusPagesWrite>,
     Path(p): Path<SubscriberPath>,
 ) -> ApiResult<Json<Subscriber>> {
-    Ok(Json(ops::readmit(&state, &caller, &p).await?))
+    Ok(Json(ops::readmit(state.cx(), &caller, &p).await?))
 }
 
 async fn delete(
@@ -175,7 +175,7 @@ async fn delete(
     caller: Auth<caps::StatusPagesWrite>,
     Path(p): Path<SubscriberPath>,
 ) -> ApiResult<NoContent> {
-    ops::delete(&state, &caller, &p).await?;
+    ops::delete(state.cx(), &caller, &p).await?;
     Ok(NoContent)
 }
 
@@ -187,23 +187,26 @@ pub struct LinkQuery {
 }
 
 async fn show_verify(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
-    outcome_page(ops::verify_link(&state, &q.token, false).await, &q.token)
+    outcome_page(
+        ops::verify_link(state.cx(), &q.token, false).await,
+        &q.token,
+    )
 }
 
 async fn verify(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
-    outcome_page(ops::verify_link(&state, &q.token, true).await, &q.token)
+    outcome_page(ops::verify_link(state.cx(), &q.token, true).await, &q.token)
 }
 
 async fn show_unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
     outcome_page(
-        ops::unsubscribe_link(&state, &q.token, false).await,
+        ops::unsubscribe_link(state.cx(), &q.token, false).await,
         &q.token,
     )
 }
 
 async fn unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> PersonPage {
     outcome_page(
-        ops::unsubscribe_link(&state, &q.token, true).await,
+        ops::unsubscribe_link(state.cx(), &q.token, true).await,
         &q.token,
     )
 }

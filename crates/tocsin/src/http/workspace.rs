@@ -74,7 +74,7 @@ pub async fn current_workspace(state: &AppState, id: &str) -> ApiResult<CurrentW
     if let Some(hit) = state.workspace_cache().get(&id.to_string(), now) {
         return Ok(hit);
     }
-    let view = workspaces::view(state, id).await?;
+    let view = workspaces::view(state.cx(), id).await?;
     remember(state, &view);
     Ok(view)
 }
@@ -99,7 +99,7 @@ async fn get_settings(
     State(state): State<AppState>,
     caller: Auth<caps::IdentityRead>,
 ) -> ApiResult<Tagged<WorkspaceSettings>> {
-    let (settings, version) = workspaces::settings(&state, &caller).await?;
+    let (settings, version) = workspaces::settings(state.cx(), &caller).await?;
     Ok(Tagged(settings, version))
 }
 
@@ -109,7 +109,8 @@ async fn update_settings(
     IfMatch(expected): IfMatch,
     ApiJson(body): ApiJson<UpdateSettings>,
 ) -> ApiResult<Tagged<WorkspaceSettings>> {
-    let (settings, version) = workspaces::update_settings(&state, &caller, expected, body).await?;
+    let (settings, version) =
+        workspaces::update_settings(state.cx(), &caller, expected, body).await?;
     state.workspace_cache().forget(&settings.id);
     Ok(Tagged(settings, version))
 }
@@ -118,14 +119,14 @@ async fn get_plan(
     State(state): State<AppState>,
     caller: Auth<caps::IdentityRead>,
 ) -> ApiResult<Json<PlanView>> {
-    Ok(Json(workspaces::plan(&state, &caller).await?))
+    Ok(Json(workspaces::plan(state.cx(), &caller).await?))
 }
 
 async fn list_mine(
     State(state): State<AppState>,
     caller: Auth<caps::SignedInIdentity>,
 ) -> ApiResult<Json<Vec<MyWorkspace>>> {
-    Ok(Json(workspaces::list_mine(&state, &caller).await?))
+    Ok(Json(workspaces::list_mine(state.cx(), &caller).await?))
 }
 
 async fn activate(
@@ -133,7 +134,7 @@ async fn activate(
     caller: Auth<caps::SignedIn>,
     Path(p): Path<WorkspacePath>,
 ) -> ApiResult<Json<CurrentWorkspace>> {
-    let view = workspaces::activate(&state, &caller, &p.workspace_id).await?;
+    let view = workspaces::activate(state.cx(), &caller, &p.workspace_id).await?;
     remember(&state, &view);
     Ok(Json(view))
 }

@@ -51,9 +51,10 @@ use tocsin_core::{step, CycleInput, Transition};
 
 use super::heartbeats::{NewHeartbeat, WriteError, MAX_MESSAGE_BYTES};
 use super::monitor::Monitor;
+use super::runner::Runner;
 use super::transition::{record_staleness, record_transition, Staleness, StatusChange};
 use super::MonitorType;
-use crate::app::Core;
+use crate::alerting::ack_link::Links;
 use crate::clock::from_ms;
 use crate::store::events::EventRow;
 use crate::store::monitors::{self, StateUpdate};
@@ -160,7 +161,7 @@ fn truncate(s: &str, max: usize) -> String {
 /// is the cycle's, decided by the scheduler from the regions' results and their times
 /// ([`tocsin_core::decide_timed`]); `results` are the regions asked.
 pub async fn apply(
-    state: &Core,
+    state: &Runner,
     m: &Monitor,
     ran_at_ms: i64,
     verdict: Option<Verdict>,
@@ -183,7 +184,7 @@ pub async fn apply(
         if results.iter().any(|r| r.outcome.is_some()) {
             // Undecided (one region's failure that no other region could confirm in time):
             // what came in is stored and counts as a result, the state machine is not stepped.
-            let decided_at_ms = state.clock().now_ms().max(ran_at_ms);
+            let decided_at_ms = state.cx().clock().now_ms().max(ran_at_ms);
             let window = m.maintenance_at(decided_at_ms);
             let update = StateUpdate::from_state(&m.state, m.status_changed_at, Some(ran_at_ms));
             report =
@@ -195,7 +196,7 @@ pub async fn apply(
     };
     // A status changes when the verdict is in, not when the checks started: a timed-out
     // check decides its cycle a whole timeout after it began.
-    let decided_at_ms = state.clock().now_ms().max(ran_at_ms);
+    let decided_at_ms = state.cx().clock().now_ms().max(ran_at_ms);
     let window = m.maintenance_at(decided_at_ms);
     let transition = step(
         &m.state,
@@ -249,8 +250,9 @@ pub async fn apply(
                 .min()
         });
     }
-    let mut tx = state.db().begin().await?;
-    let Some(mut events) = record_transition(&mut tx, state.alert_links(), &change).await? else {
+    let mut tx = state.cx().db().begin().await?;
+    let Some(mut events) = record_transition(&mut tx, &Links::of(state.cx()), &change).await?
+    else {
         // Paused or deleted while the check ran: the result belongs to nobody.
         tx.rollback().await?;
         return Ok(report);
@@ -258,7 +260,7 @@ pub async fn apply(
     if m.stale_since.is_some() {
         // Results reach the monitor again: it is no longer a blind spot.
         let fresh = Staleness::Fresh { at: decided_at_ms };
-        events.extend(record_staleness(&mut tx, state.alert_links(), &m.id, fresh).await?);
+        events.extend(record_staleness(&mut tx, &Links::of(state.cx()), &m.id, fresh).await?);
     }
     report.events = events;
     if needs_baseline {
@@ -272,7 +274,7 @@ pub async fn apply(
         }
     }
     tx.commit().await?;
-    state.wake_deliveries();
+    state.cx().wake_deliveries();
     report.transition = Some(transition);
     report.applied = true;
 
@@ -304,7 +306,7 @@ pub async fn apply(
 /// was paused or deleted meanwhile.
 #[allow(clippy::too_many_arguments)]
 async fn apply_with_heartbeats(
-    state: &Core,
+    state: &Runner,
     m: &Monitor,
     ran_at_ms: i64,
     window: Option<bool>,

@@ -19,7 +19,9 @@ use std::time::Duration;
 use tocsin_core::Status;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::Core;
+use crate::alerting::ack_link::Links;
+use crate::cluster::lease::Role;
+use crate::cx::Cx;
 use crate::store::events::{EventKind, NewEvent};
 use crate::store::monitors_flap;
 
@@ -84,7 +86,7 @@ pub fn stable_event(status: Status, at_ms: i64) -> FlapEvent {
 
 /// Ends the flapping of every monitor whose window is quiet at `now_ms`; returns how many.
 /// Tests call it with a manual clock; [`run`] calls it on the scheduling node.
-pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
+pub async fn run_due(core: &Cx, now_ms: i64) -> Result<usize, sqlx::Error> {
     let rows = monitors_flap::flapping(core.db().reader(), BATCH).await?;
     let mut ended = 0;
     for row in rows {
@@ -94,7 +96,7 @@ pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
             continue;
         }
         let mut tx = core.db().begin().await?;
-        match super::transition::record_stable(&mut tx, core.alert_links(), &row, &next, now_ms)
+        match super::transition::record_stable(&mut tx, &Links::of(core), &row, &next, now_ms)
             .await?
         {
             Some(_) => {
@@ -110,9 +112,10 @@ pub async fn run_due(core: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
 
 /// Ends settled flapping every [`TICK`] while this node holds the scheduler role, until
 /// `cancel`.
-pub async fn run(core: Core, cancel: CancellationToken) {
+pub async fn run(core: Cx, role: Role, cancel: CancellationToken) {
     crate::alerting::on_the_scheduling_node(
         core,
+        role,
         cancel,
         TICK,
         "end settled flapping",

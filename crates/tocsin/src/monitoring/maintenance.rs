@@ -16,7 +16,7 @@
 //!   and `maintenance_excluded`, and an active monitor not yet in `MAINTENANCE` goes there
 //!   through [`super::transition`] with its (non-alerting) `maintenance` event, in one
 //!   transaction. From then on every check and push of the monitor reads the row and is
-//!   stepped as inside maintenance ([`super::cycle`], `push::record`): heartbeats are stored
+//!   stepped as inside maintenance ([`super::cycle`], `monitoring::push_record`): heartbeats are stored
 //!   as `MAINTENANCE`, nothing alerts;
 //! - none active: the columns are cleared, and a scheduled monitor still in `MAINTENANCE` is
 //!   checked at once, so it takes that check's status now rather than at its next slot (an
@@ -41,9 +41,10 @@ use tocsin_core::{enter_maintenance, leave_maintenance, PushStatus, Status};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use super::runner::Runner;
 use super::transition::{record_transition, StatusChange};
 use super::{scheduler, MonitorType, LOCAL_REGION};
-use crate::app::Core;
+use crate::alerting::ack_link::Links;
 use crate::clock::from_ms;
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::SCAN_EVERY;
@@ -207,12 +208,12 @@ pub enum Synced {
 /// Brings one monitor's row and status in line with its windows at `now_ms` (see the module
 /// documentation).
 async fn sync(
-    core: &Core,
+    core: &Runner,
     monitor_id: &str,
     windows: &[Held],
     now_ms: i64,
 ) -> Result<(Synced, Option<MonitorRow>), sqlx::Error> {
-    let Some(m) = monitors::get_by_id(core.db().reader(), monitor_id).await? else {
+    let Some(m) = monitors::get_by_id(core.cx().db().reader(), monitor_id).await? else {
         return Ok((Synced::Unchanged, None));
     };
     let status = m.status().ok();
@@ -224,7 +225,7 @@ async fn sync(
             if row_ok && !enter {
                 return Ok((Synced::Unchanged, Some(m)));
             }
-            let mut tx = core.db().begin().await?;
+            let mut tx = core.cx().db().begin().await?;
             store::set_monitor_window(&mut *tx, &m.id, Some((until, excluded))).await?;
             if enter {
                 if let Ok(state) = m.monitor_state() {
@@ -238,7 +239,7 @@ async fn sync(
                         m.last_check_at,
                         Some(format!("maintenance window started: {title}")),
                     );
-                    record_transition(&mut tx, core.alert_links(), &change).await?;
+                    record_transition(&mut tx, &Links::of(core.cx()), &change).await?;
                 }
             }
             tx.commit().await?;
@@ -262,7 +263,7 @@ async fn sync(
                     Some(m),
                 ));
             }
-            store::set_monitor_window(core.db().writer(), &m.id, None).await?;
+            store::set_monitor_window(core.cx().db().writer(), &m.id, None).await?;
             let check = needs_check(&m, status);
             Ok((Synced::Released { check }, Some(m)))
         }
@@ -281,8 +282,8 @@ fn needs_check(m: &MonitorRow, status: Option<Status>) -> bool {
 /// Takes a push monitor out of `MAINTENANCE` once no window holds it (see the module docs):
 /// clears the window columns and records the transition in one transaction, on the row as
 /// read inside it.
-async fn release_push(core: &Core, monitor_id: &str, now_ms: i64) -> Result<(), sqlx::Error> {
-    let mut tx = core.db().begin().await?;
+async fn release_push(core: &Runner, monitor_id: &str, now_ms: i64) -> Result<(), sqlx::Error> {
+    let mut tx = core.cx().db().begin().await?;
     // Written first: on PostgreSQL this also locks the row, so a push recorded meanwhile
     // either committed before (and is read below) or waits for this transaction.
     store::set_monitor_window(&mut *tx, monitor_id, None).await?;
@@ -327,10 +328,10 @@ async fn release_push(core: &Core, monitor_id: &str, now_ms: i64) -> Result<(), 
         m.last_check_at,
         Some(message),
     );
-    let events = record_transition(&mut tx, core.alert_links(), &change).await?;
+    let events = record_transition(&mut tx, &Links::of(core.cx()), &change).await?;
     tx.commit().await?;
     if events.is_some_and(|e| e.iter().any(|e| e.alert != 0)) {
-        core.wake_deliveries();
+        core.cx().wake_deliveries();
     }
     Ok(())
 }
@@ -373,9 +374,9 @@ async fn last_push_said(
 }
 
 /// Runs the check that ends a monitor's maintenance, on a fresh read of its row.
-async fn check_now(core: &Core, monitor_id: &str) {
-    let now = core.clock().now_ms();
-    match monitors::get_by_id(core.db().reader(), monitor_id).await {
+async fn check_now(core: &Runner, monitor_id: &str) {
+    let now = core.cx().clock().now_ms();
+    match monitors::get_by_id(core.cx().db().reader(), monitor_id).await {
         Ok(Some(row)) if row.is_active() => match super::monitor::Monitor::from_row(&row) {
             Ok(m) => {
                 if let Some(Err(e)) = scheduler::run_cycle(core, &m, now).await {
@@ -392,11 +393,11 @@ async fn check_now(core: &Core, monitor_id: &str) {
 /// One pass for tests with a manual clock: loads every window, syncs every monitor that has
 /// windows or is held by one, and runs (and awaits) the checks that end maintenance. Returns
 /// what happened to each monitor that changed.
-pub async fn run_due(core: &Core, now_ms: i64) -> Result<Vec<(String, Synced)>, sqlx::Error> {
-    let book = load(core, now_ms).await?;
+pub async fn run_due(core: &Runner, now_ms: i64) -> Result<Vec<(String, Synced)>, sqlx::Error> {
+    let book = load(core.cx(), now_ms).await?;
     let mut ids: BTreeSet<String> = book.windows.keys().cloned().collect();
-    ids.extend(store::monitors_held(core.db().reader(), now_ms).await?);
-    ids.extend(in_maintenance(core).await?);
+    ids.extend(store::monitors_held(core.cx().db().reader(), now_ms).await?);
+    ids.extend(in_maintenance(core.cx()).await?);
     let mut out = Vec::new();
     for id in ids {
         let windows = book.windows.get(&id).map(Vec::as_slice).unwrap_or(&[]);
@@ -419,7 +420,7 @@ async fn in_maintenance(cx: &Cx) -> Result<Vec<String>, sqlx::Error> {
 }
 
 /// The engine task, until `cancel`. It works only while this node holds the scheduler role.
-pub async fn run(core: Core, cancel: CancellationToken) {
+pub async fn run(core: Runner, cancel: CancellationToken) {
     let role = core.scheduler_role().clone();
     let mut role_changes = role.watch();
     loop {
@@ -436,9 +437,9 @@ pub async fn run(core: Core, cancel: CancellationToken) {
     }
 }
 
-async fn reload_all(core: &Core, book: &mut Book, checks: &mut tokio::task::JoinSet<()>) {
-    let now = core.clock().now_ms();
-    match load(core, now).await {
+async fn reload_all(core: &Runner, book: &mut Book, checks: &mut tokio::task::JoinSet<()>) {
+    let now = core.cx().clock().now_ms();
+    match load(core.cx(), now).await {
         Ok(b) => *book = b,
         Err(e) => {
             tracing::warn!(error = %e, "could not load maintenance windows");
@@ -447,7 +448,7 @@ async fn reload_all(core: &Core, book: &mut Book, checks: &mut tokio::task::Join
     }
     // Every monitor with windows, plus those a window held or left in MAINTENANCE.
     let mut ids: BTreeSet<String> = book.windows.keys().cloned().collect();
-    match in_maintenance(core).await {
+    match in_maintenance(core.cx()).await {
         Ok(more) => ids.extend(more),
         Err(e) => tracing::warn!(error = %e, "could not list monitors in maintenance"),
     }
@@ -458,7 +459,7 @@ async fn reload_all(core: &Core, book: &mut Book, checks: &mut tokio::task::Join
 
 /// Syncs one monitor and re-files its next boundary.
 async fn apply(
-    core: &Core,
+    core: &Runner,
     book: &mut Book,
     id: &str,
     now_ms: i64,
@@ -478,17 +479,17 @@ async fn apply(
 
 /// Works while the role is held; false when the task should stop.
 async fn lead(
-    core: &Core,
+    core: &Runner,
     role_changes: &mut tokio::sync::watch::Receiver<bool>,
     cancel: &CancellationToken,
 ) -> bool {
     let role = core.scheduler_role();
     // Subscribe before loading, so no change between the load and the loop is missed.
-    let mut feed = core.feed().subscribe_all();
+    let mut feed = core.cx().feed().subscribe_all();
     let mut checks = tokio::task::JoinSet::new();
     let mut book = Book::default();
     reload_all(core, &mut book, &mut checks).await;
-    let scanning = core.db().backend() == Backend::Postgres;
+    let scanning = core.cx().db().backend() == Backend::Postgres;
     let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let keep = loop {
@@ -498,7 +499,7 @@ async fn lead(
         if cancel.is_cancelled() {
             break false;
         }
-        let now = core.clock().now_ms();
+        let now = core.cx().clock().now_ms();
         for id in book.take_due(now) {
             apply(core, &mut book, &id, now, &mut checks).await;
         }
@@ -513,7 +514,7 @@ async fn lead(
             Some(_) = checks.join_next(), if !checks.is_empty() => {}
             changed = role_changes.changed() => if changed.is_err() { break false },
             _ = scan.tick(), if scanning => {
-                match store::digest(core.db().reader()).await {
+                match store::digest(core.cx().db().reader()).await {
                     Ok(d) if Some(d) != book.digest => {
                         tracing::info!("maintenance windows differed from the store: reloading");
                         reload_all(core, &mut book, &mut checks).await;
@@ -525,10 +526,10 @@ async fn lead(
             delivery = feed.recv() => match delivery {
                 Ok(d) => match d.notice {
                     Notice::MaintenanceChanged { monitor_id } => {
-                        let now = core.clock().now_ms();
-                        load_one(core, &mut book, &monitor_id, now).await;
+                        let now = core.cx().clock().now_ms();
+                        load_one(core.cx(), &mut book, &monitor_id, now).await;
                         apply(core, &mut book, &monitor_id, now, &mut checks).await;
-                        if let Ok(d) = store::digest(core.db().reader()).await {
+                        if let Ok(d) = store::digest(core.cx().db().reader()).await {
                             book.digest = Some(d);
                         }
                     }

@@ -62,9 +62,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::cycle::{self, CycleReport, RegionResult};
 use super::monitor::{self as typed, Monitor, Settings};
+use super::runner::Runner;
 use super::staleness;
 use super::{MonitorType, LOCAL_REGION};
-use crate::app::Core;
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
 use crate::cx::Cx;
@@ -161,7 +161,7 @@ fn cycle_index(grid: &Grid, slot_ms: i64) -> u64 {
 /// region is picked among the live ones ([`live_regions`]) and a failure is confirmed from
 /// the others inside the same slot ([`gather`]).
 pub async fn run_cycle(
-    state: &Core,
+    state: &Runner,
     m: &Monitor,
     slot_ms: i64,
 ) -> Option<Result<CycleReport, cycle::CycleError>> {
@@ -177,7 +177,7 @@ pub async fn run_cycle(
     // Random picks need a number; a hash of id and slot is as good as any and reproducible.
     let rand = stable_hash(&format!("{}:{slot_ms}", m.id));
     let strategy = m.settings.strategy;
-    let ran_at = state.clock().now_ms();
+    let ran_at = state.cx().clock().now_ms();
     let (regions, first) = match strategy {
         RegionStrategy::All => (m.regions().to_vec(), m.regions().to_vec()),
         RegionStrategy::RoundRobin | RegionStrategy::Random => {
@@ -207,7 +207,7 @@ pub async fn run_cycle(
 /// The regions of a monitor that can report now: `local` (this node runs the checks) and
 /// every region with a live probe on any node. `round_robin` and `random` pick among these
 /// only, so a region whose probes are gone costs no cycle.
-pub fn live_regions(state: &Core, regions: &[String]) -> Vec<String> {
+pub fn live_regions(state: &Runner, regions: &[String]) -> Vec<String> {
     regions
         .iter()
         .filter(|r| *r == LOCAL_REGION || crate::probes::is_live(state.probes(), state.relay(), r))
@@ -250,7 +250,7 @@ pub fn cycle_timing(m: &Monitor, grid: &Grid, slot_ms: i64, now_ms: i64) -> Cycl
 
 /// One region's check of a cycle, by its index in the cycle's regions.
 async fn ask<'a>(
-    state: &'a Core,
+    state: &'a Runner,
     m: &'a Monitor,
     i: usize,
     region: &'a str,
@@ -266,7 +266,7 @@ async fn ask<'a>(
 /// failure is settled ([`tocsin_core::down_is_settled`]). Nothing is awaited past the
 /// deadline. Returns the results of the regions asked and the verdict.
 async fn gather(
-    state: &Core,
+    state: &Runner,
     m: &Monitor,
     regions: &[String],
     first: &[String],
@@ -367,13 +367,13 @@ pub fn slot_deadline(m: &Monitor, grid: &Grid, slot_ms: i64, now_ms: i64) -> Dur
 /// because it ran out of something of its own (a probe fault: counted in
 /// `probe_errors_total`, logged, and never a failure).
 pub async fn check_in(
-    state: &Core,
+    state: &Runner,
     m: &Monitor,
     region: &str,
     deadline: tokio::time::Instant,
 ) -> Option<Outcome> {
     let outcome = if region == LOCAL_REGION {
-        state.checks().probe(m, state.clock().now()).await?
+        state.checks().probe(m, state.cx().clock().now()).await?
     } else {
         let wait = deadline.saturating_duration_since(tokio::time::Instant::now());
         let job = probe_job(m)?;
@@ -428,8 +428,11 @@ pub fn probe_job(m: &Monitor) -> Option<crate::probes::protocol::Job> {
 /// `(last_check_at, now_ms]` — what a scheduler waking at `now_ms` would run. Reads the store,
 /// not the in-memory schedule, so tests driving a manual clock get deterministic cycles.
 /// Returns the reports of the cycles that ran, by monitor id.
-pub async fn run_due(state: &Core, now_ms: i64) -> Result<Vec<(String, CycleReport)>, sqlx::Error> {
-    let rows = monitors::list_active_for_scheduling(state.db().reader()).await?;
+pub async fn run_due(
+    state: &Runner,
+    now_ms: i64,
+) -> Result<Vec<(String, CycleReport)>, sqlx::Error> {
+    let rows = monitors::list_active_for_scheduling(state.cx().db().reader()).await?;
     let due = rows.iter().filter_map(|row| {
         let m = match Monitor::from_row(row) {
             Ok(m) => m,
@@ -624,7 +627,7 @@ enum Led {
 /// scheduler role ([`crate::cluster::lease`]; always on SQLite). Without the role it holds
 /// nothing and waits; on gaining it, it loads every monitor afresh. On cancel no new run
 /// starts and runs in flight get the shutdown grace (`config.shutdown_grace`) to finish and store their results.
-pub async fn run(state: Core, cancel: CancellationToken) {
+pub async fn run(state: Runner, cancel: CancellationToken) {
     let role = state.scheduler_role().clone();
     let mut role_changes = role.watch();
     let mut tasks = tokio::task::JoinSet::new();
@@ -647,7 +650,7 @@ pub async fn run(state: Core, cancel: CancellationToken) {
     // but do not let a slow target hold shutdown hostage: what is still running after the
     // grace period is abandoned (its cycle is simply not recorded).
     let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(state.config().shutdown_grace, drain)
+    if tokio::time::timeout(state.cx().config().shutdown_grace, drain)
         .await
         .is_err()
     {
@@ -658,22 +661,22 @@ pub async fn run(state: Core, cancel: CancellationToken) {
 
 /// Schedules while the role is held.
 async fn lead(
-    state: &Core,
+    state: &Runner,
     role_changes: &mut tokio::sync::watch::Receiver<bool>,
     tasks: &mut tokio::task::JoinSet<Option<String>>,
     cancel: &CancellationToken,
 ) -> Led {
     let role = state.scheduler_role();
     // Subscribe before loading, so no change between the load and the loop is missed.
-    let mut feed = state.feed().subscribe_all();
+    let mut feed = state.cx().feed().subscribe_all();
     let mut held = Held::default();
-    reload_all(state, &mut held).await;
+    reload_all(state.cx(), &mut held).await;
     // Other nodes write to the same store: compare with it now and then (PostgreSQL only).
-    let scanning = state.db().backend() == Backend::Postgres;
+    let scanning = state.cx().db().backend() == Backend::Postgres;
     let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Staleness counts from now: the node that just took the role has not had a slot yet.
-    let floor_ms = state.clock().now_ms();
+    let floor_ms = state.cx().clock().now_ms();
     let mut stale_scan = tokio::time::interval(STALE_SCAN_EVERY);
     // Regions that lose their last probe while this node leads are reported once each.
     let mut regions = staleness::RegionWatch::default();
@@ -688,7 +691,7 @@ async fn lead(
         }
         let schedule = &mut held.schedule;
         state.scheduler_stats().set_scheduled(schedule.next.len());
-        let now = state.clock().now_ms();
+        let now = state.cx().clock().now_ms();
         for (slot, id) in schedule.take_due(now) {
             let s = state.clone();
             let task_id = id.clone();
@@ -704,7 +707,7 @@ async fn lead(
                 };
                 // Overloaded: a run that waited for room until its next slot is due is dropped
                 // (that slot is already scheduled), so a backlog cannot grow without bound.
-                if s.clock().now_ms().saturating_sub(slot) >= interval_ms {
+                if s.cx().clock().now_ms().saturating_sub(slot) >= interval_ms {
                     s.scheduler_stats().record_shed();
                     return Some(id);
                 }
@@ -713,7 +716,7 @@ async fn lead(
                 if !s.scheduler_role().is_held() {
                     return None;
                 }
-                let row = match monitors::get_by_id(s.db().reader(), &id).await {
+                let row = match monitors::get_by_id(s.cx().db().reader(), &id).await {
                     Ok(Some(row)) if wants_schedule(&row) => row,
                     // Paused or deleted: the change feed drops it from the schedule.
                     Ok(_) => return None,
@@ -729,7 +732,8 @@ async fn lead(
                         return Some(id);
                     }
                 };
-                s.scheduler_stats().record_start(slot, s.clock().now_ms());
+                s.scheduler_stats()
+                    .record_start(slot, s.cx().clock().now_ms());
                 if let Some(Err(e)) = run_cycle(&s, &m, slot).await {
                     tracing::warn!(monitor = %id, error = %e, "cycle not applied");
                 }
@@ -748,12 +752,12 @@ async fn lead(
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             // Looked at again at the top of the loop.
             changed = role_changes.changed() => if changed.is_err() { return Led::Stop },
-            _ = scan.tick(), if scanning => reconcile(state, &mut held, false).await,
+            _ = scan.tick(), if scanning => reconcile(state.cx(), &mut held, false).await,
             _ = stale_scan.tick() => {
-                if let Err(e) = staleness::scan(state, state.clock().now_ms(), floor_ms).await {
+                if let Err(e) = staleness::scan(state, state.cx().clock().now_ms(), floor_ms).await {
                     tracing::warn!(error = %e, "could not look for stale monitors");
                 }
-                if let Err(e) = staleness::watch_regions(state, &mut regions, state.clock().now_ms()).await {
+                if let Err(e) = staleness::watch_regions(state, &mut regions, state.cx().clock().now_ms()).await {
                     tracing::warn!(error = %e, "could not report regions without probes");
                 }
             }
@@ -762,16 +766,16 @@ async fn lead(
                     Notice::Monitor(c) => match c.kind {
                         ChangeKind::Deleted | ChangeKind::Paused => held.drop_id(&c.monitor_id),
                         ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
-                            reload_one(state, &mut held, &c.monitor_id).await;
+                            reload_one(state.cx(), &mut held, &c.monitor_id).await;
                         }
                     },
                     // Notices may have been lost between nodes.
-                    Notice::Resync => reconcile(state, &mut held, true).await,
+                    Notice::Resync => reconcile(state.cx(), &mut held, true).await,
                     _ => {}
                 },
                 Err(RecvError::Lagged(n)) => {
                     tracing::info!(missed = n, "change feed lagged: reloading every monitor");
-                    reload_all(state, &mut held).await;
+                    reload_all(state.cx(), &mut held).await;
                 }
                 Err(RecvError::Closed) => return Led::Stop,
             },

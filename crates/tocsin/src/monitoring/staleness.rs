@@ -18,9 +18,10 @@
 
 use std::collections::HashSet;
 
+use super::runner::Runner;
 use super::transition::{record_staleness, Staleness};
 use super::LOCAL_REGION;
-use crate::app::Core;
+use crate::alerting::ack_link::Links;
 use crate::store::monitors::{self, Overdue};
 
 /// Intervals without a result after which a monitor is stale.
@@ -61,8 +62,8 @@ pub fn judge(
 
 /// Marks the monitors that are stale at `now_ms` (see the module documentation); returns how
 /// many it marked.
-pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sqlx::Error> {
-    let overdue = monitors::list_overdue(state.db().reader(), now_ms).await?;
+pub async fn scan(state: &Runner, now_ms: i64, floor_ms: i64) -> Result<usize, sqlx::Error> {
+    let overdue = monitors::list_overdue(state.cx().db().reader(), now_ms).await?;
     let mut marked = 0;
     for m in &overdue {
         let Some(why) = judge(m, now_ms, floor_ms, |r| {
@@ -70,17 +71,17 @@ pub async fn scan(state: &Core, now_ms: i64, floor_ms: i64) -> Result<usize, sql
         }) else {
             continue;
         };
-        let mut tx = state.db().begin().await?;
+        let mut tx = state.cx().db().begin().await?;
         let stale = Staleness::Stale {
             since: now_ms,
             why: &why,
         };
-        if record_staleness(&mut tx, state.alert_links(), &m.id, stale)
+        if record_staleness(&mut tx, &Links::of(state.cx()), &m.id, stale)
             .await?
             .is_some()
         {
             tx.commit().await?;
-            state.wake_deliveries();
+            state.cx().wake_deliveries();
             marked += 1;
             tracing::warn!(monitor = %m.id, %why, "monitor is stale");
         } else {
@@ -111,7 +112,7 @@ impl RegionWatch {
 /// live probe since the last call (run beside [`scan`], on the scheduling node, to which
 /// probes connect); returns the regions lost.
 pub async fn watch_regions(
-    state: &Core,
+    state: &Runner,
     watch: &mut RegionWatch,
     now_ms: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
@@ -125,10 +126,10 @@ pub async fn watch_regions(
     let lost = watch.lost(live);
     for region in &lost {
         tracing::warn!(%region, "region lost its last live probe");
-        let mut tx = state.db().begin().await?;
+        let mut tx = state.cx().db().begin().await?;
         crate::alerting::alerts::region_down(&mut tx, region, now_ms).await?;
         tx.commit().await?;
-        state.wake_deliveries();
+        state.cx().wake_deliveries();
     }
     Ok(lost)
 }

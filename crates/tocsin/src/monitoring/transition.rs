@@ -1,7 +1,7 @@
 //! The one place where a monitor's status changes are stored.
 //!
 //! Every site that changes a monitor's status — a scheduled cycle ([`super::cycle`]), a push
-//! or a missed push deadline (`push::record`), accepting a DNS_DIFF baseline and resuming a
+//! or a missed push deadline (`monitoring::push_record`), accepting a DNS_DIFF baseline and resuming a
 //! paused monitor (the monitor API), and later maintenance windows — computes the change with
 //! the state machine in `tocsin-core` and hands it to [`record_transitions`] (or
 //! [`record_transition`]) inside **its own transaction**. This writes the new state columns

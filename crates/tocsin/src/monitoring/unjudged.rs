@@ -1,5 +1,5 @@
 //! Scheduled checks that finish after a graceful shutdown began. The server stops judging at
-//! the signal ([`crate::app::Core::judging`]): such a cycle is not decided and steps no state
+//! the signal ([`super::runner::Runner::judging`]): such a cycle is not decided and steps no state
 //! machine, so no alert opens while the server goes away (an outage it saw is judged again by
 //! the next check, after the restart). Each region's result is still stored, as a `PENDING`
 //! heartbeat (the status meaning "no verdict", counted in no uptime or latency figure) whose
@@ -10,7 +10,7 @@ use tocsin_core::state::Status;
 use super::cycle::{heartbeat_of, heartbeat_status, CycleReport, RegionResult};
 use super::heartbeats::MAX_MESSAGE_BYTES;
 use super::monitor::Monitor;
-use crate::app::Core;
+use super::runner::Runner;
 
 /// What an unjudged heartbeat's message starts with.
 pub const UNJUDGED_MESSAGE: &str =
@@ -19,7 +19,7 @@ pub const UNJUDGED_MESSAGE: &str =
 /// Stores every reporting region's result of `m`'s cycle that ran at `ran_at_ms` as an
 /// unjudged `PENDING` heartbeat; changes nothing else.
 pub async fn store(
-    state: &Core,
+    state: &Runner,
     m: &Monitor,
     ran_at_ms: i64,
     results: &[RegionResult],

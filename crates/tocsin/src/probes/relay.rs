@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -30,7 +30,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::protocol::{Job, WireOutcome};
 use super::registry::{RegionView, Registry};
-use crate::app::Core;
 use crate::ids::new_id;
 use crate::store::probe_relay::{self, NewJob};
 use crate::store::Db;
@@ -255,36 +254,41 @@ async fn signal(db: &Db, to: &str, id: &str, answer: bool) -> Result<(), sqlx::E
     Ok(())
 }
 
-/// Keeps this node's presence current and serves relay signals until `cancel`; then withdraws
-/// the presence so the scheduling node stops relaying here at once. Returns at once without a
-/// relay (SQLite).
-pub async fn run(core: Core, database_url: String, cancel: CancellationToken) {
-    if core.relay().is_none() {
-        return;
-    }
+/// Keeps this node's presence current and serves relay signals for the probes of `probes`
+/// until `cancel`; then withdraws the presence so the scheduling node stops relaying here at
+/// once. Runs on PostgreSQL only (there is no relay on SQLite).
+pub async fn run(
+    relay: Arc<Relay>,
+    probes: Arc<Registry>,
+    database_url: String,
+    cancel: CancellationToken,
+) {
     let presence = {
-        let (core, cancel) = (core.clone(), cancel.clone());
+        let (relay, probes, cancel) = (relay.clone(), probes.clone(), cancel.clone());
         tokio::spawn(async move {
-            let Some(relay) = core.relay() else { return };
             loop {
-                if let Err(e) = relay.advertise(core.probes()).await {
+                if let Err(e) = relay.advertise(&probes).await {
                     tracing::warn!(error = %e, "could not advertise this node's probes");
                 }
                 tokio::select! {
                     _ = cancel.cancelled() => break,
                     _ = tokio::time::sleep(ADVERTISE_EVERY) => {}
-                    _ = core.probes().changed() => {}
+                    _ = probes.changed() => {}
                 }
             }
             let _ = probe_relay::advertise(&relay.db, &relay.node_id, &[], wall_ms()).await;
         })
     };
-    listen(&core, &database_url, &cancel).await;
+    listen(&relay, &probes, &database_url, &cancel).await;
     let _ = presence.await;
 }
 
-async fn listen(core: &Core, database_url: &str, cancel: &CancellationToken) {
-    let Some(relay) = core.relay() else { return };
+async fn listen(
+    relay: &Arc<Relay>,
+    probes: &Arc<Registry>,
+    database_url: &str,
+    cancel: &CancellationToken,
+) {
     let mut backoff = Duration::from_millis(200);
     let mut purged_at = tokio::time::Instant::now();
     loop {
@@ -327,13 +331,13 @@ async fn listen(core: &Core, database_url: &str, cancel: &CancellationToken) {
             if s.to != relay.node_id {
                 continue;
             }
-            let core = core.clone();
+            let (job_relay, probes) = (relay.clone(), probes.clone());
             tokio::spawn(async move {
-                let Some(relay) = core.relay() else { return };
+                let relay = job_relay;
                 let done = if s.answer {
                     relay.take_answer(&s.id).await
                 } else {
-                    relay.serve_job(core.probes(), &s.id).await
+                    relay.serve_job(&probes, &s.id).await
                 };
                 if let Err(e) = done {
                     tracing::warn!(error = %e, "relayed check failed");

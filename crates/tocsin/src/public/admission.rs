@@ -5,14 +5,15 @@
 //! domain ([`Gate::admits_person`]). The HTTP edge only hands over what the request carries.
 
 use super::access::Gate;
-use crate::app::Core;
+use crate::auth::error::AuthError;
+use crate::cx::Cx;
 use crate::domain::DomainError;
 
 /// Whether a request carrying `page_cookie` (the value of the gate's cookie) and `session`
 /// (a session token) may read the page behind `gate` at `now`. An unknown or expired session
 /// is nobody; only a failing store is an error.
 pub async fn admits(
-    core: &Core,
+    cx: &Cx,
     gate: &Gate,
     page_cookie: Option<&str>,
     session: Option<&str>,
@@ -27,16 +28,14 @@ pub async fn admits(
     let Some(token) = session else {
         return Ok(false);
     };
-    let caller = match crate::auth::caller::authenticate_session(core, token, now, None, None).await
-    {
+    let caller = match crate::auth::caller::authenticate_session(cx, token, now, None, None).await {
         Ok(c) => c,
-        Err(e @ (DomainError::Database(_) | DomainError::Internal(_))) => return Err(e),
+        Err(e @ (AuthError::Database(_) | AuthError::Corrupt(_))) => return Err(e.into()),
         // An unknown or expired session is nobody.
         Err(_) => return Ok(false),
     };
-    let member =
-        crate::store::members::get(core.db().reader(), &gate.workspace_id, &caller.user_id)
-            .await?
-            .is_some();
+    let member = crate::store::members::get(cx.db().reader(), &gate.workspace_id, &caller.user_id)
+        .await?
+        .is_some();
     Ok(gate.admits_person(caller.verified_email(), member))
 }

@@ -2,10 +2,10 @@
 //! Tocsin raises the alarm when they say they failed or fall silent.
 //!
 //! - [`tokens`]: push token → monitor, served from memory, forgotten on regenerate and delete.
-//! - [`record`]: what a push or a missed deadline does to the monitor. It runs inside the
-//!   heartbeat writer's transaction, so the heartbeat, the Idempotency-Key claim, `lastPushAt`,
-//!   the new state and any event commit together or not at all, and the `202` goes out only
-//!   after that commit.
+//! - [`crate::monitoring::push_record`]: what a push or a missed deadline does to the
+//!   monitor. It runs inside the heartbeat writer's transaction (so it lives with the writer),
+//!   and the heartbeat, the Idempotency-Key claim, `lastPushAt`, the new state and any event
+//!   commit together or not at all; the `202` goes out only after that commit.
 //! - [`watcher`]: finds monitors whose grace period after an expected check-in has elapsed.
 //! - The HTTP surface is `http/push.rs`.
 //!
@@ -31,14 +31,13 @@
 //!   by their SHA-256, never compared as text, so the answer's timing says nothing about how
 //!   close a guess was.
 
-pub mod record;
 pub mod tokens;
 pub mod watcher;
 
 /// The contract's push rate: requests per minute per token.
 pub const PUSH_RATE_PER_MINUTE: u32 = 60;
 /// How long an Idempotency-Key collapses retries.
-pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+pub const IDEMPOTENCY_WINDOW_MS: i64 = crate::monitoring::push_record::IDEMPOTENCY_WINDOW_MS;
 /// The longest Idempotency-Key honoured.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 200;
 /// Push messages are stored up to this many bytes.
@@ -46,7 +45,7 @@ pub const MAX_MESSAGE_BYTES: usize = crate::monitoring::heartbeats::MAX_MESSAGE_
 
 /// Deletes Idempotency-Key claims older than the window, in slices so no statement holds the
 /// write lock for long. Returns how many went.
-pub async fn prune_idempotency_keys(state: &crate::app::Core) -> Result<u64, sqlx::Error> {
+pub async fn prune_idempotency_keys(state: &crate::cx::Cx) -> Result<u64, sqlx::Error> {
     let cutoff = state.clock().now_ms() - IDEMPOTENCY_WINDOW_MS;
     let mut total = 0;
     loop {

@@ -22,12 +22,12 @@ use tocsin_core::Status;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::record::{next_deadline_ms, PushEffect};
-use crate::app::Core;
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
 use crate::cx::Cx;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
+use crate::monitoring::push_record::{next_deadline_ms, PushEffect};
+use crate::monitoring::runner::Runner;
 use crate::monitoring::{MonitorType, LOCAL_REGION};
 use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
@@ -113,14 +113,14 @@ pub async fn load(cx: &Cx) -> Result<Deadlines, sqlx::Error> {
 /// Records a miss for every monitor overdue at `now_ms` and re-files the rest. Returns how
 /// many misses were recorded.
 pub async fn fire_due(
-    state: &Core,
+    state: &Runner,
     deadlines: &mut Deadlines,
     now_ms: i64,
 ) -> Result<usize, sqlx::Error> {
     let due = deadlines.take_due(now_ms);
     let mut recorded = 0;
     for chunk in due.chunks(CHUNK) {
-        let rows = read(state, chunk).await?;
+        let rows = read(state.cx(), chunk).await?;
         let mut misses = Vec::new();
         for m in rows {
             match next_deadline_ms(&m) {
@@ -144,7 +144,7 @@ pub async fn fire_due(
         }
         // Re-file from the committed state: the miss moved each deadline on.
         let seqs: Vec<i64> = misses.iter().map(|m| m.seq).collect();
-        for m in read(state, &seqs).await? {
+        for m in read(state.cx(), &seqs).await? {
             deadlines.file(&m);
         }
     }
@@ -161,8 +161,8 @@ async fn read(cx: &Cx, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::Error> {
 
 /// One pass for tests with a manual clock: loads every deadline and fires those before
 /// `now_ms`. Returns the misses recorded.
-pub async fn run_due(state: &Core, now_ms: i64) -> Result<usize, sqlx::Error> {
-    let mut deadlines = load(state).await?;
+pub async fn run_due(state: &Runner, now_ms: i64) -> Result<usize, sqlx::Error> {
+    let mut deadlines = load(state.cx()).await?;
     fire_due(state, &mut deadlines, now_ms).await
 }
 
@@ -245,7 +245,7 @@ async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
 /// The watcher task, until `cancel`. It judges only while this node holds the scheduler role
 /// ([`crate::cluster::lease`]; always on SQLite): without it, it holds nothing and waits; on
 /// gaining it, it loads every deadline afresh.
-pub async fn run(state: Core, cancel: CancellationToken) {
+pub async fn run(state: Runner, cancel: CancellationToken) {
     let role = state.scheduler_role().clone();
     let mut role_changes = role.watch();
     loop {
@@ -264,15 +264,15 @@ pub async fn run(state: Core, cancel: CancellationToken) {
 
 /// Watches while the role is held; false when the task should stop.
 async fn lead(
-    state: &Core,
+    state: &Runner,
     role_changes: &mut tokio::sync::watch::Receiver<bool>,
     cancel: &CancellationToken,
 ) -> bool {
     let role = state.scheduler_role();
     // Subscribe before loading, so no change between the load and the loop is missed.
-    let mut feed = state.feed().subscribe_all();
-    let mut held = load_all(state).await;
-    let scanning = state.db().backend() == Backend::Postgres;
+    let mut feed = state.cx().feed().subscribe_all();
+    let mut held = load_all(state.cx()).await;
+    let scanning = state.cx().db().backend() == Backend::Postgres;
     let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -284,7 +284,7 @@ async fn lead(
         if cancel.is_cancelled() {
             return false;
         }
-        let now = state.clock().now_ms();
+        let now = state.cx().clock().now_ms();
         if let Err(e) = fire_due(state, &mut held.deadlines, now).await {
             tracing::warn!(error = %e, "push watcher pass failed; retrying");
         }
@@ -299,19 +299,19 @@ async fn lead(
             _ = cancel.cancelled() => return false,
             _ = tokio::time::sleep(wait) => {}
             changed = role_changes.changed() => if changed.is_err() { return false },
-            _ = scan.tick(), if scanning => reconcile(state, &mut held, false).await,
+            _ = scan.tick(), if scanning => reconcile(state.cx(), &mut held, false).await,
             delivery = feed.recv() => match delivery {
                 Ok(d) => match d.notice {
                     Notice::Monitor(c) => match c.kind {
                         ChangeKind::Deleted | ChangeKind::Paused => held.drop_id(&c.monitor_id),
                         ChangeKind::Created | ChangeKind::Updated | ChangeKind::Resumed => {
-                            reload_one(state, &mut held, &c.monitor_id).await;
+                            reload_one(state.cx(), &mut held, &c.monitor_id).await;
                         }
                     },
-                    Notice::Resync => reconcile(state, &mut held, true).await,
+                    Notice::Resync => reconcile(state.cx(), &mut held, true).await,
                     _ => {}
                 },
-                Err(RecvError::Lagged(_)) => held = load_all(state).await,
+                Err(RecvError::Lagged(_)) => held = load_all(state.cx()).await,
                 Err(RecvError::Closed) => return false,
             },
         }

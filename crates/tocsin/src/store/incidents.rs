@@ -338,7 +338,7 @@ async fn updates_of<'e>(
 /// visible (visibility PUBLISHED, or SCHEDULED with `scheduled_for` at or before `now_ms`) and
 /// not archived, and that are either active (not resolved) or were created or resolved at or
 /// after `since_ms` (the page's history window). Newest first, at most `limit`, each with its
-/// updates (newest first). `now_ms` is the caller's clock (`Core::clock()`), never the wall
+/// updates (newest first). `now_ms` is the caller's clock (`Cx::clock()`), never the wall
 /// clock, so a test can move a scheduled incident into view. Pair each with
 /// `domain::incidents::incident_view` for the API shape.
 pub async fn public_for_page(

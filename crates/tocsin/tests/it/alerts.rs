@@ -334,7 +334,7 @@ async fn a_stale_monitor_notifies_the_default_channels() {
     .await;
     clock.advance_ms(3 * INTERVAL_MS);
     assert_eq!(
-        staleness::scan(&srv.state, clock.now_ms(), T0)
+        staleness::scan(srv.state.runner(), clock.now_ms(), T0)
             .await
             .unwrap(),
         1
@@ -385,7 +385,9 @@ async fn push_down_and_a_missed_deadline_each_open_one_alert() {
     let last = clock.now_ms();
     clock.set_ms(last + 90_001);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     let open = alerts(&u, "?status=open").await;
@@ -872,26 +874,32 @@ async fn a_region_losing_its_last_probe_notifies_the_default_channels_once() {
     let probes = srv.state.probes();
     let (a, _rx_a) = probes.register("eu-west", "fra-1", clock.now_ms());
     let (b, _rx_b) = probes.register("eu-west", "fra-2", clock.now_ms());
-    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(
+        watch_regions(srv.state.runner(), &mut watch, clock.now_ms())
+            .await
+            .unwrap()
+            .is_empty()
+    );
     drop(a);
-    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(
+        watch_regions(srv.state.runner(), &mut watch, clock.now_ms())
+            .await
+            .unwrap()
+            .is_empty()
+    );
     drop(b);
     assert_eq!(
-        watch_regions(&srv.state, &mut watch, clock.now_ms())
+        watch_regions(srv.state.runner(), &mut watch, clock.now_ms())
             .await
             .unwrap(),
         ["eu-west"]
     );
-    assert!(watch_regions(&srv.state, &mut watch, clock.now_ms())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(
+        watch_regions(srv.state.runner(), &mut watch, clock.now_ms())
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let q = queued(&srv, &ws).await;
     assert_eq!(pairs(&q), want(&[(&default, "region.down")]));
     assert_eq!(q[0].payload["data"]["region"], "eu-west");
@@ -967,7 +975,7 @@ async fn an_alert_carries_an_etag_that_acknowledge_honours_in_if_match() {
     // An escalation step changes the alert: a new ETag.
     clock.advance_ms(5 * 60_000);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         1

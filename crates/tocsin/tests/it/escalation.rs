@@ -311,20 +311,20 @@ async fn steps_fire_on_the_clock_and_stop_on_acknowledgement() {
     // Nothing before its time; step 2 at opened + 5 min.
     clock.set_ms(opened + 5 * MINUTE - 1);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         0
     );
     clock.set_ms(opened + 5 * MINUTE);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         1
     );
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         0
@@ -361,7 +361,7 @@ async fn steps_fire_on_the_clock_and_stop_on_acknowledgement() {
     assert_eq!(acked["escalationStep"], 2);
     clock.set_ms(opened + 60 * MINUTE);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         0
@@ -404,7 +404,7 @@ async fn an_unacknowledged_alert_walks_every_step_and_resolution_stops_it() {
     // A worker that was away for an hour owes both later steps: each fires once.
     clock.set_ms(opened + 60 * MINUTE);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         2
@@ -435,7 +435,7 @@ async fn an_unacknowledged_alert_walks_every_step_and_resolution_stops_it() {
     tick(&srv, &clock).await;
     clock.advance_ms(60 * MINUTE);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         0
@@ -462,7 +462,7 @@ async fn a_restarted_server_keeps_escalating_on_schedule() {
         .await;
     clock.set_ms(opened + 5 * MINUTE);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         1
@@ -475,14 +475,14 @@ async fn a_restarted_server_keeps_escalating_on_schedule() {
         .await;
     clock.set_ms(opened + 15 * MINUTE - 1);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         0
     );
     clock.set_ms(opened + 15 * MINUTE);
     assert_eq!(
-        escalation::run_due(&srv.state, clock.now_ms())
+        escalation::run_due(srv.state.cx(), clock.now_ms())
             .await
             .unwrap(),
         1

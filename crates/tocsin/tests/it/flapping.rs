@@ -42,7 +42,9 @@ fn flaky(channel: &str, extra: Value) -> Value {
 async fn step(srv: &TestServer, clock: &ManualClock, target: &Target, code: u16) -> &'static str {
     target.set(code);
     assert_eq!(tick(srv, clock).await, 1);
-    flapping::run_due(&srv.state, clock.now_ms()).await.unwrap();
+    flapping::run_due(srv.state.cx(), clock.now_ms())
+        .await
+        .unwrap();
     if code == 200 {
         "UP"
     } else {

@@ -714,7 +714,7 @@ async fn retention_prunes_raw_rollups_and_orphans() {
         .unwrap();
         rows
     };
-    let p = retention::prune_once(&srv.state).await.unwrap();
+    let p = retention::prune_once(srv.state.cx()).await.unwrap();
     assert_eq!(p.heartbeats, 4 + 1);
     assert_eq!(p.details, 2);
     assert_eq!(
@@ -736,13 +736,13 @@ async fn retention_prunes_raw_rollups_and_orphans() {
 
     // Five days on, the 10-day-old heartbeats pass 14 days; their rollup stays.
     clock.advance_ms(5 * DAY);
-    let p = retention::prune_once(&srv.state).await.unwrap();
+    let p = retention::prune_once(srv.state.cx()).await.unwrap();
     assert_eq!((p.heartbeats, p.details, p.hourly), (2, 1, 0));
     assert_eq!(count("heartbeats", "ts").await, vec![H - MIN, H - MIN + 1]);
     assert_eq!(count("heartbeat_hourly", "bucket_start").await.len(), 3);
     // Nothing left to do: a second pass deletes nothing.
     assert_eq!(
-        retention::prune_once(&srv.state).await.unwrap(),
+        retention::prune_once(srv.state.cx()).await.unwrap(),
         Default::default()
     );
     srv.stop().await;

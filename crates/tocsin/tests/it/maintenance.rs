@@ -52,7 +52,7 @@ async fn checks_at(srv: &TestServer, clock: &ManualClock, ms: i64) -> usize {
 /// Moves the clock to `ms` and lets the maintenance engine act; what it did, by monitor.
 async fn engine_at(srv: &TestServer, clock: &ManualClock, ms: i64) -> Vec<(String, Synced)> {
     clock.set_ms(ms);
-    maintenance::run_due(&srv.state, ms).await.unwrap()
+    maintenance::run_due(srv.state.runner(), ms).await.unwrap()
 }
 
 async fn status(u: &User, id: &str) -> String {
@@ -614,7 +614,7 @@ async fn a_push_monitor_in_a_window_changes_nothing_but_the_heartbeat() {
     // A missed deadline (T0+20 s + 60 s + 60 s): heartbeat only.
     clock.set_ms(T0 + 145_000);
     assert_eq!(
-        tocsin::push::watcher::run_due(&srv.state, T0 + 145_000)
+        tocsin::push::watcher::run_due(srv.state.runner(), T0 + 145_000)
             .await
             .unwrap(),
         1
@@ -639,7 +639,7 @@ async fn a_push_monitor_in_a_window_changes_nothing_but_the_heartbeat() {
     );
     // ... and the next miss is an outage.
     clock.set_ms(T0 + 601_000);
-    tocsin::push::watcher::run_due(&srv.state, T0 + 601_000)
+    tocsin::push::watcher::run_due(srv.state.runner(), T0 + 601_000)
         .await
         .unwrap();
     assert_eq!(status(&u, &id).await, "DOWN");
@@ -787,7 +787,7 @@ async fn a_push_monitor_that_heard_nothing_in_a_window_is_pending_when_it_ends()
     // The deadline passes: DOWN, alerting.
     clock.set_ms(T0 + 121_000);
     assert_eq!(
-        tocsin::push::watcher::run_due(&srv.state, T0 + 121_000)
+        tocsin::push::watcher::run_due(srv.state.runner(), T0 + 121_000)
             .await
             .unwrap(),
         1

@@ -203,7 +203,9 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
     )
     .await;
     assert_eq!(
-        maintenance_notice::run_due(&srv.state, T0).await.unwrap(),
+        maintenance_notice::run_due(srv.state.cx(), T0)
+            .await
+            .unwrap(),
         0
     );
     assert_eq!(
@@ -214,14 +216,21 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
     clock.set_ms(t);
     // Two subscribers concerned, the whole page's and the API component's (the worker on this
     // node may get there first: then this run finds it done).
-    let queued = maintenance_notice::run_due(&srv.state, t).await.unwrap();
+    let queued = maintenance_notice::run_due(srv.state.cx(), t)
+        .await
+        .unwrap();
     assert!(queued == 2 || queued == 0, "{queued}");
     let mails = wait_mails(&sink, "reader@example.com", 4).await;
     assert_eq!(
         header(&mails[3], "Subject").unwrap(),
         "[Acme] Scheduled maintenance: Datacenter move"
     );
-    assert_eq!(maintenance_notice::run_due(&srv.state, t).await.unwrap(), 0);
+    assert_eq!(
+        maintenance_notice::run_due(srv.state.cx(), t)
+            .await
+            .unwrap(),
+        0
+    );
 
     // Another node on the same database, and a restart, find the announcements made.
     let srv = match srv
@@ -230,7 +239,9 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
     {
         Some(other) => {
             assert_eq!(
-                maintenance_notice::run_due(&other.state, t).await.unwrap(),
+                maintenance_notice::run_due(other.state.cx(), t)
+                    .await
+                    .unwrap(),
                 0
             );
             other.stop().await;
@@ -239,9 +250,14 @@ async fn a_maintenance_window_is_announced_once_to_the_subscribers_it_concerns()
         None => srv,
     };
     let srv = srv.restart(smtp::options(port, Some(clock.clone()))).await;
-    assert_eq!(maintenance_notice::run_due(&srv.state, t).await.unwrap(), 0);
     assert_eq!(
-        maintenance_notice::run_due(&srv.state, t + HOUR)
+        maintenance_notice::run_due(srv.state.cx(), t)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        maintenance_notice::run_due(srv.state.cx(), t + HOUR)
             .await
             .unwrap(),
         0
@@ -276,7 +292,12 @@ async fn a_recurring_window_is_announced_once_saying_how_it_repeats() {
     for day in 1..4 {
         let t = T0 + day * DAY;
         clock.set_ms(t);
-        assert_eq!(maintenance_notice::run_due(&srv.state, t).await.unwrap(), 0);
+        assert_eq!(
+            maintenance_notice::run_due(srv.state.cx(), t)
+                .await
+                .unwrap(),
+            0
+        );
     }
     assert_eq!(
         maintenance_mails(&settle(&sink, "reader@example.com").await),

@@ -279,7 +279,9 @@ async fn paused_monitors_record_pushes_without_changing_status() {
     // Silence while paused never pages.
     clock.advance_ms(3_600_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
     assert_eq!(monitor(&u, &id).await["status"], "PENDING");
@@ -291,12 +293,16 @@ async fn paused_monitors_record_pushes_without_changing_status() {
     assert_eq!(res.status(), 200);
     clock.advance_ms(59_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
     clock.advance_ms(2_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(monitor(&u, &id).await["status"], "DOWN");
@@ -314,13 +320,17 @@ async fn missed_check_in_goes_down_after_the_grace_period() {
     // Expected at T0+60 s, grace until T0+90 s: nothing before, DOWN after.
     clock.set_ms(T0 + 90_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
     assert_eq!(monitor(&u, &id).await["status"], "UP");
     clock.set_ms(T0 + 90_001);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     let m = monitor(&u, &id).await;
@@ -341,13 +351,17 @@ async fn missed_check_in_goes_down_after_the_grace_period() {
 
     // A second pass at the same moment records nothing more.
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
     // Still silent at the next expected check-in: another DOWN heartbeat, no second event.
     clock.set_ms(T0 + 150_001);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(heartbeats(&u, &id, "?limit=1000").await.len(), 3);
@@ -362,11 +376,15 @@ async fn missed_check_in_goes_down_after_the_grace_period() {
     // A long silence is one more heartbeat, not one per missed minute.
     clock.set_ms(T0 + 24 * 3_600_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
 
@@ -376,12 +394,16 @@ async fn missed_check_in_goes_down_after_the_grace_period() {
     assert_eq!(monitor(&u, &id).await["status"], "UP");
     clock.advance_ms(90_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
     clock.advance_ms(1);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     srv.stop().await;
@@ -395,12 +417,16 @@ async fn a_monitor_that_never_pushed_goes_down_after_interval_and_grace() {
     // Default grace: 60 s.
     clock.set_ms(T0 + 120_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
     clock.set_ms(T0 + 120_001);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(monitor(&u, &id).await["status"], "DOWN");
@@ -425,7 +451,9 @@ async fn weekday_cron_jobs_do_not_page_on_the_weekend() {
     for hours in [6, 24, 30, 48, 60, 71] {
         clock.set_ms(friday + hours * 3_600_000);
         assert_eq!(
-            watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+            watcher::run_due(srv.state.runner(), clock.now_ms())
+                .await
+                .unwrap(),
             0,
             "{hours} h after Friday 00:00"
         );
@@ -435,12 +463,16 @@ async fn weekday_cron_jobs_do_not_page_on_the_weekend() {
     let monday = friday + 3 * 24 * 3_600_000;
     clock.set_ms(monday + 90 * 60_000);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         0
     );
     clock.set_ms(monday + 90 * 60_000 + 1);
     assert_eq!(
-        watcher::run_due(&srv.state, clock.now_ms()).await.unwrap(),
+        watcher::run_due(srv.state.runner(), clock.now_ms())
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(monitor(&u, &id).await["status"], "DOWN");
@@ -454,11 +486,11 @@ async fn a_push_racing_the_deadline_wins_over_the_miss() {
     let (id, token) = push_monitor(&u, json!({"interval": 60, "gracePeriod": 0})).await;
     accepted(push(&srv, &token, "").await).await;
     // The watcher loaded its deadlines, then the job pushed just before the miss was written.
-    let mut deadlines = watcher::load(&srv.state).await.unwrap();
+    let mut deadlines = watcher::load(srv.state.cx()).await.unwrap();
     clock.set_ms(T0 + 60_500);
     accepted(push(&srv, &token, "").await).await;
     assert_eq!(
-        watcher::fire_due(&srv.state, &mut deadlines, clock.now_ms())
+        watcher::fire_due(srv.state.runner(), &mut deadlines, clock.now_ms())
             .await
             .unwrap(),
         0

@@ -418,7 +418,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
     // Two intervals of silence: not yet.
     clock.advance_ms(2 * INTERVAL_MS);
     assert_eq!(
-        staleness::scan(&srv.state, clock_now(&clock), T0)
+        staleness::scan(srv.state.runner(), clock_now(&clock), T0)
             .await
             .unwrap(),
         0
@@ -438,7 +438,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
                     .unwrap()
                     .unwrap();
                 scheduler::run_cycle(
-                    &srv.state,
+                    srv.state.runner(),
                     &Monitor::from_row(&m).unwrap(),
                     clock_now(clock),
                 )
@@ -450,7 +450,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
     };
     cycles(2).await;
     assert_eq!(
-        staleness::scan(&srv.state, clock_now(&clock), T0)
+        staleness::scan(srv.state.runner(), clock_now(&clock), T0)
             .await
             .unwrap(),
         1
@@ -481,7 +481,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
     assert_eq!(q["lastCheckAt"], Value::Null);
     // Marked once, not at every scan.
     assert_eq!(
-        staleness::scan(&srv.state, clock_now(&clock), T0)
+        staleness::scan(srv.state.runner(), clock_now(&clock), T0)
             .await
             .unwrap(),
         0
@@ -493,7 +493,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
         .unwrap()
         .unwrap();
     scheduler::run_cycle(
-        &srv.state,
+        srv.state.runner(),
         &Monitor::from_row(&row).unwrap(),
         clock_now(&clock),
     )
@@ -610,7 +610,7 @@ async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
         .await
         .unwrap()
         .unwrap();
-    scheduler::run_cycle(&srv.state, &Monitor::from_row(&row).unwrap(), T0)
+    scheduler::run_cycle(srv.state.runner(), &Monitor::from_row(&row).unwrap(), T0)
         .await
         .unwrap()
         .unwrap();
@@ -620,7 +620,7 @@ async fn per_monitor_metrics_follow_checks_and_the_token_guards_them() {
         .unwrap()
         .unwrap();
     scheduler::run_cycle(
-        &srv.state,
+        srv.state.runner(),
         &Monitor::from_row(&row).unwrap(),
         T0 + INTERVAL_MS,
     )

@@ -13,11 +13,11 @@ use dashmap::DashMap;
 
 use super::ACCESS_TOKEN_PREFIX;
 use crate::auth::capability::{CapSet, Capability, Role};
+use crate::auth::error::{AuthError, CredentialProblem};
 use crate::auth::key_cache::{TOUCH_EVERY_MS, TTL_MS};
 use crate::auth::{secrets, Caller, Via};
 use crate::cluster::feed::Notice;
 use crate::cx::Cx;
-use crate::domain::error::{CredentialProblem, DomainError};
 use crate::store::corrupt::{self, CorruptRow};
 use crate::store::{self, Db};
 
@@ -147,8 +147,8 @@ pub async fn authenticate_access_token(
     now: i64,
     ip: Option<String>,
     user_agent: Option<String>,
-) -> Result<Caller, DomainError> {
-    let unknown = DomainError::BadCredential(CredentialProblem::UnknownAccessToken);
+) -> Result<Caller, AuthError> {
+    let unknown = AuthError::BadCredential(CredentialProblem::UnknownAccessToken);
     if !token.starts_with(ACCESS_TOKEN_PREFIX) || token.len() > 256 {
         return Err(unknown);
     }
@@ -156,14 +156,14 @@ pub async fn authenticate_access_token(
     let access = tokens
         .lookup(cx.db(), &hash, now)
         .await?
-        .ok_or(DomainError::BadCredential(
+        .ok_or(AuthError::BadCredential(
             CredentialProblem::UnknownAccessToken,
         ))?;
     if !access.active {
         return Err(unknown);
     }
     if access.expires_at <= now {
-        return Err(DomainError::BadCredential(
+        return Err(AuthError::BadCredential(
             CredentialProblem::ExpiredAccessToken,
         ));
     }

@@ -64,7 +64,6 @@ pub mod view;
 use serde_json::{json, Value};
 use tocsin_core::Status;
 
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, secrets, Caller};
 use crate::cluster::feed::{ChangeKind, Notice};
@@ -72,6 +71,8 @@ use crate::cx::Cx;
 use crate::domain::plans::{ensure_interval, ensure_room, Quota};
 use crate::domain::{check_write, DomainError, Resource};
 use crate::ids::new_id;
+use crate::monitoring::on_demand::OnDemandChecks;
+use crate::monitoring::runner::Runner;
 use crate::monitoring::{self, MonitorType};
 use crate::store;
 use crate::store::monitors::MonitorRow;
@@ -399,12 +400,13 @@ pub async fn regenerate_push_token(
 /// Starts a check of the monitor now, in the background, in every region it uses; answers
 /// the correlation id its heartbeats will carry. The results never step the state machine.
 pub async fn check_now(
-    core: &Core,
+    runner: &Runner,
+    on_demand: &OnDemandChecks,
     caller: &Caller,
     monitor_id: &str,
 ) -> Result<CheckResult, DomainError> {
     caller.require::<needs::CheckMonitor>()?;
-    let row = load(core, caller, monitor_id).await?;
+    let row = load(runner.cx(), caller, monitor_id).await?;
     if row.kind() == Some(MonitorType::Push) {
         return Err(wrong_type(
             "PUSH monitors are not checked by the service: send a heartbeat to its push URL instead.",
@@ -416,11 +418,11 @@ pub async fn check_now(
     let correlation_id = new_id();
     let id = correlation_id.clone();
     // Counted until it ends: a shutdown waits for it, or stores it as cancelled.
-    let checks = core.on_demand().clone();
+    let checks = on_demand.clone();
     let cancel = checks.cancellation();
-    let core = core.clone();
+    let core = runner.clone();
     checks.spawn(async move {
-        let ran_at = core.clock().now_ms();
+        let ran_at = core.cx().clock().now_ms();
         // Regions without a live probe (or without an answer in time) are skipped, not failed.
         let runs = m.regions().iter().map(|region| {
             let (core, m, id, cancel) = (&core, &m, &id, &cancel);

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::reads::{current, load};
 use super::view::Monitor;
 use super::{wrong_type, Versioned};
+use crate::alerting::ack_link::Links;
 use crate::audit::{self, Entry};
 use crate::auth::{caps, needs, Caller};
 use crate::cluster::feed::ChangeKind;
@@ -80,7 +81,7 @@ pub async fn resume(
         );
         // A resumed monitor's status starts now, changed or not.
         change.state.status_changed_at = now;
-        record_transition(&mut tx, cx.alert_links(), &change).await?;
+        record_transition(&mut tx, &Links::of(cx), &change).await?;
         audit::record(
             &mut *tx,
             caller,
@@ -131,7 +132,7 @@ pub async fn accept_baseline(
     );
     // A person's action, whether or not the monitor runs.
     change.even_paused = true;
-    record_transition(&mut tx, cx.alert_links(), &change).await?;
+    record_transition(&mut tx, &Links::of(cx), &change).await?;
     audit::record(
         &mut *tx,
         caller,

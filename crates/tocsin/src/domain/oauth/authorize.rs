@@ -5,11 +5,11 @@
 
 use serde::Deserialize;
 
-use crate::app::Core;
 use crate::auth::capability::Capability;
 use crate::auth::oauth::{self as rules, CONSENT_TTL_MS};
 use crate::auth::{secrets, Caller};
 use crate::config::Config;
+use crate::cx::Cx;
 use crate::store::{self, oauth as st};
 
 /// The query of `GET /auth/oauth2/authorize`.
@@ -81,7 +81,7 @@ fn registered_uris(c: &st::ClientRow) -> Vec<&str> {
 /// session). Errors about the client or its redirect URI are shown on a page; others go back
 /// to the client. With a session, the request is stored for the consent page.
 pub async fn authorize(
-    core: &Core,
+    cx: &Cx,
     caller: Option<&Caller>,
     q: &AuthorizeQuery,
 ) -> Result<Authorized, AuthorizeError> {
@@ -90,7 +90,7 @@ pub async fn authorize(
         .as_deref()
         .filter(|c| !c.is_empty())
         .ok_or_else(|| AuthorizeError::Page("The request names no client (client_id).".into()))?;
-    let client = st::find_client(core.db().reader(), client_id)
+    let client = st::find_client(cx.db().reader(), client_id)
         .await?
         .ok_or_else(|| {
             AuthorizeError::Page(
@@ -98,7 +98,7 @@ pub async fn authorize(
             )
         })?;
     let redirect_uri = redirect_uri(&client, q)?;
-    let issuer = rules::issuer(core.config());
+    let issuer = rules::issuer(cx.config());
     let back = |error: &str, description: &str| {
         AuthorizeError::Redirect(with_query(
             &redirect_uri,
@@ -111,12 +111,12 @@ pub async fn authorize(
         ))
     };
     let challenge = check_request(q, &back)?;
-    let expected_resource = resource(core.config(), q, &back)?;
+    let expected_resource = resource(cx.config(), q, &back)?;
     let scopes = scopes(q, &client, &back)?;
     let Some(caller) = caller else {
         return Ok(Authorized::SignIn);
     };
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let consent_code = secrets::generate("");
     let row = st::RequestRow {
         consent_hash: secrets::hash(&consent_code),
@@ -131,7 +131,7 @@ pub async fn authorize(
         resource: q.resource.as_ref().map(|_| expected_resource),
         expires_at: now + CONSENT_TTL_MS,
     };
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     st::purge_requests(&mut *tx, now).await?;
     st::insert_request(&mut *tx, &row).await?;
     tx.commit().await?;

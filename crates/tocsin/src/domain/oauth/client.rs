@@ -2,8 +2,8 @@
 //! alone, a confidential one by its secret (HTTP Basic or the form), compared in constant time.
 
 use super::OAuthError;
-use crate::app::Core;
 use crate::auth::secrets;
+use crate::cx::Cx;
 use crate::store::oauth as st;
 
 /// The client's credentials as the token and revocation endpoints received them.
@@ -18,7 +18,7 @@ pub struct ClientAuth {
 
 /// Identifies and authenticates the client: a public client by its id alone, a confidential
 /// one by its secret, compared in constant time.
-pub(super) async fn client_of(core: &Core, auth: &ClientAuth) -> Result<st::ClientRow, OAuthError> {
+pub(super) async fn client_of(cx: &Cx, auth: &ClientAuth) -> Result<st::ClientRow, OAuthError> {
     let (id, secret) = match &auth.basic {
         Some((id, secret)) => (id.clone(), Some(secret.clone())),
         None => (
@@ -32,7 +32,7 @@ pub(super) async fn client_of(core: &Core, auth: &ClientAuth) -> Result<st::Clie
             auth.form_secret.clone(),
         ),
     };
-    let client = st::find_client(core.db().reader(), &id)
+    let client = st::find_client(cx.db().reader(), &id)
         .await?
         .ok_or_else(OAuthError::invalid_client)?;
     match (&client.secret_hash, secret) {

@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::with_query;
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::capability::{CapSet, Capability};
 use crate::auth::oauth::{self as rules, CODE_TTL_MS};
 use crate::auth::{caps, secrets, Caller};
+use crate::cx::Cx;
 use crate::domain::input::Validate;
 use crate::domain::{DomainError, FieldError};
 use crate::ids::new_id;
@@ -54,13 +54,13 @@ pub struct ConsentAnswer {
 /// a grant (scopes: those asked for, narrowed by the person, never beyond their role) and a
 /// single-use authorization code valid 60 s.
 pub async fn consent(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     input: Consent,
 ) -> Result<ConsentAnswer, DomainError> {
     caller.require::<caps::SignedIn>()?;
     Validate::check(&input)?;
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let unknown = || {
         DomainError::field(
             "consent_code",
@@ -68,7 +68,7 @@ pub async fn consent(
         )
     };
     let hash = secrets::hash(&input.consent_code);
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     let req = st::take_request(&mut *tx, &hash)
         .await?
         .ok_or_else(unknown)?;
@@ -83,7 +83,7 @@ pub async fn consent(
         }
         return Err(unknown());
     }
-    let issuer = rules::issuer(core.config());
+    let issuer = rules::issuer(cx.config());
     if !input.accept {
         tx.commit().await?;
         return Ok(declined(&req, &issuer));

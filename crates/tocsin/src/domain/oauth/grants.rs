@@ -3,23 +3,23 @@
 
 use serde_json::json;
 
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::capability::CapSet;
 use crate::auth::{Caller, Via};
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::domain::DomainError;
 use crate::store::{self, oauth as st};
 
 /// Who the audit log names for what the token endpoint does on a grant's behalf: the grant's
 /// person, from the client's address.
 pub(super) async fn grant_actor(
-    core: &Core,
+    cx: &Cx,
     g: &st::GrantRow,
     ip: Option<String>,
     user_agent: Option<String>,
 ) -> Result<Caller, sqlx::Error> {
-    let user = store::users::get(core.db().reader(), &g.user_id).await?;
+    let user = store::users::get(cx.db().reader(), &g.user_id).await?;
     Ok(Caller {
         user_id: g.user_id.clone(),
         email_verified: user.as_ref().is_some_and(|u| u.email_verified_at.is_some()),
@@ -36,14 +36,14 @@ pub(super) async fn grant_actor(
 
 /// Revokes a grant (its codes and tokens go with it), audits why, and tells every node.
 pub(super) async fn revoke_grant(
-    core: &Core,
+    cx: &Cx,
     actor: &Caller,
     g: &st::GrantRow,
     action: &str,
     reason: &str,
 ) -> Result<(), sqlx::Error> {
-    let now = core.clock().now_ms();
-    let mut tx = core.db().begin().await?;
+    let now = cx.clock().now_ms();
+    let mut tx = cx.db().begin().await?;
     let changed = st::revoke_grant(&mut tx, &g.id, now).await?;
     if changed > 0 {
         audit::record(
@@ -60,7 +60,7 @@ pub(super) async fn revoke_grant(
         .await?;
     }
     tx.commit().await?;
-    core.announce(Notice::OAuthGrantRevoked {
+    cx.announce(Notice::OAuthGrantRevoked {
         grant_id: g.id.clone(),
     });
     Ok(())
@@ -68,12 +68,12 @@ pub(super) async fn revoke_grant(
 
 /// Revokes a grant for its person (the grants list's delete).
 pub(in crate::domain) async fn revoke_for_person(
-    core: &Core,
+    cx: &Cx,
     caller: &Caller,
     grant: &st::GrantRow,
 ) -> Result<(), DomainError> {
     revoke_grant(
-        core,
+        cx,
         caller,
         grant,
         "mcp_grant.delete",

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::OAuthError;
-use crate::app::Core;
 use crate::auth::oauth as rules;
 use crate::auth::secrets;
+use crate::cx::Cx;
 use crate::ids::new_id;
 use crate::store::oauth as st;
 
@@ -66,7 +66,7 @@ fn text_field(v: &Option<String>, name: &str, max: usize) -> Result<(), OAuthErr
 
 /// Registers a client: public (`token_endpoint_auth_method: none`) or confidential (a secret
 /// is generated, returned once and stored hashed).
-pub async fn register(core: &Core, meta: ClientMetadata) -> Result<RegisteredClient, OAuthError> {
+pub async fn register(cx: &Cx, meta: ClientMetadata) -> Result<RegisteredClient, OAuthError> {
     let uris = redirect_uris(&meta)?;
     let method = auth_method(&meta)?;
     let grant_types = grant_types(&meta)?;
@@ -74,7 +74,7 @@ pub async fn register(core: &Core, meta: ClientMetadata) -> Result<RegisteredCli
     let scope = scope(&meta)?;
     text_fields(&meta)?;
 
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     let id = format!("{}{}", rules::CLIENT_ID_PREFIX, new_id().replace('-', ""));
     let secret = (method != "none").then(|| rules::new_secret(rules::CLIENT_SECRET_PREFIX));
     let name = meta
@@ -101,7 +101,7 @@ pub async fn register(core: &Core, meta: ClientMetadata) -> Result<RegisteredCli
         metadata: serde_json::Value::Object(out.clone()).to_string(),
         created_at: now,
     };
-    st::insert_client(core.db().writer(), &row).await?;
+    st::insert_client(cx.db().writer(), &row).await?;
     Ok(RegisteredClient {
         client_id: id,
         client_id_issued_at: now / 1000,

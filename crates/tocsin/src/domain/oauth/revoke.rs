@@ -7,9 +7,9 @@ use serde::Deserialize;
 use super::client::{client_of, ClientAuth};
 use super::grants::{grant_actor, revoke_grant};
 use super::OAuthError;
-use crate::app::Core;
 use crate::auth::secrets;
 use crate::cluster::feed::Notice;
+use crate::cx::Cx;
 use crate::store::oauth as st;
 
 /// The form of `POST /auth/oauth2/revoke` (RFC 7009).
@@ -24,32 +24,32 @@ pub struct RevokeForm {
 /// token stops alone. Unknown tokens, and tokens of other clients, change nothing and answer
 /// the same (RFC 7009 section 2.2).
 pub async fn revoke(
-    core: &Core,
+    cx: &Cx,
     form: RevokeForm,
     auth: ClientAuth,
     ip: Option<String>,
     user_agent: Option<String>,
 ) -> Result<(), OAuthError> {
-    let client = client_of(core, &auth).await?;
+    let client = client_of(cx, &auth).await?;
     let presented = form
         .token
         .as_deref()
         .filter(|t| !t.is_empty())
         .ok_or_else(|| OAuthError::bad("invalid_request", "token is required"))?;
     let hash = secrets::hash(presented);
-    let Some(row) = st::find_token(core.db().reader(), &hash).await? else {
+    let Some(row) = st::find_token(cx.db().reader(), &hash).await? else {
         return Ok(());
     };
-    let Some(grant) = st::find_grant(core.db().reader(), &row.grant_id).await? else {
+    let Some(grant) = st::find_grant(cx.db().reader(), &row.grant_id).await? else {
         return Ok(());
     };
     if grant.client_id != client.id {
         return Ok(());
     }
     if row.kind == st::REFRESH {
-        let actor = grant_actor(core, &grant, ip, user_agent).await?;
+        let actor = grant_actor(cx, &grant, ip, user_agent).await?;
         revoke_grant(
-            core,
+            cx,
             &actor,
             &grant,
             "mcp_grant.revoke",
@@ -57,9 +57,9 @@ pub async fn revoke(
         )
         .await?;
     } else {
-        st::delete_token(core.db().writer(), &hash).await?;
+        st::delete_token(cx.db().writer(), &hash).await?;
         // Forgets the grant's cached tokens; the others are read again on their next use.
-        core.announce(Notice::OAuthGrantRevoked {
+        cx.announce(Notice::OAuthGrantRevoked {
             grant_id: grant.id.clone(),
         });
     }

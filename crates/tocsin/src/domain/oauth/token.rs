@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::client::{client_of, ClientAuth};
 use super::grants::{grant_actor, revoke_grant};
 use super::OAuthError;
-use crate::app::Core;
 use crate::auth::oauth::{self as rules, ACCESS_TTL_MS, REFRESH_TTL_MS};
 use crate::auth::secrets;
+use crate::cx::Cx;
 use crate::store::{self, oauth as st};
 
 /// The form of `POST /auth/oauth2/token`.
@@ -41,27 +41,27 @@ pub struct TokenAnswer {
 /// redirect URI) and the `refresh_token` grant (the presented token is spent; presenting a
 /// spent one again revokes the whole grant).
 pub async fn token(
-    core: &Core,
+    cx: &Cx,
     form: TokenForm,
     auth: ClientAuth,
     ip: Option<String>,
     user_agent: Option<String>,
 ) -> Result<TokenAnswer, OAuthError> {
-    let client = client_of(core, &auth).await?;
+    let client = client_of(cx, &auth).await?;
     if let Some(r) = form.resource.as_deref() {
-        if r.trim_end_matches('/') != rules::resource(core.config()) {
+        if r.trim_end_matches('/') != rules::resource(cx.config()) {
             return Err(OAuthError::bad(
                 "invalid_target",
                 "resource must be this server's MCP endpoint",
             ));
         }
     }
-    let now = core.clock().now_ms();
+    let now = cx.clock().now_ms();
     match form.grant_type.as_deref() {
         Some("authorization_code") => {
-            authorization_code(core, &client, &form, now, ip, user_agent).await
+            authorization_code(cx, &client, &form, now, ip, user_agent).await
         }
-        Some("refresh_token") => refresh(core, &client, &form, now, ip, user_agent).await,
+        Some("refresh_token") => refresh(cx, &client, &form, now, ip, user_agent).await,
         Some(other) => Err(OAuthError::bad(
             "unsupported_grant_type",
             format!("grant_type {other} is not supported: use authorization_code or refresh_token"),
@@ -73,7 +73,7 @@ pub async fn token(
 /// The `authorization_code` grant: the code, once, within its 60 s, with its redirect URI and
 /// PKCE verifier, for the client it was issued to.
 async fn authorization_code(
-    core: &Core,
+    cx: &Cx,
     client: &st::ClientRow,
     form: &TokenForm,
     now: i64,
@@ -89,10 +89,10 @@ async fn authorization_code(
         .as_deref()
         .ok_or_else(|| OAuthError::bad("invalid_request", "code_verifier is required (PKCE)"))?;
     let hash = secrets::hash(code);
-    let row = st::find_code(core.db().reader(), &hash)
+    let row = st::find_code(cx.db().reader(), &hash)
         .await?
         .ok_or_else(|| OAuthError::invalid_grant("The authorization code is not valid."))?;
-    let grant = st::find_grant(core.db().reader(), &row.grant_id)
+    let grant = st::find_grant(cx.db().reader(), &row.grant_id)
         .await?
         .ok_or_else(|| OAuthError::invalid_grant("The authorization code is not valid."))?;
     if grant.client_id != client.id {
@@ -102,9 +102,9 @@ async fn authorization_code(
     }
     if row.used_at.is_some() {
         // RFC 6749 section 4.1.2: a code used twice revokes what it issued.
-        let actor = grant_actor(core, &grant, ip, user_agent).await?;
+        let actor = grant_actor(cx, &grant, ip, user_agent).await?;
         revoke_grant(
-            core,
+            cx,
             &actor,
             &grant,
             "mcp_grant.revoke",
@@ -133,7 +133,7 @@ async fn authorization_code(
     if grant.status != "ACTIVE" {
         return Err(OAuthError::invalid_grant("The grant was revoked."));
     }
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     if st::use_code(&mut *tx, &hash, now).await? != 1 {
         return Err(OAuthError::invalid_grant(
             "The authorization code was already used.",
@@ -147,7 +147,7 @@ async fn authorization_code(
 /// The `refresh_token` grant: the presented refresh token is spent and a new pair issued,
 /// never wider than the grant.
 async fn refresh(
-    core: &Core,
+    cx: &Cx,
     client: &st::ClientRow,
     form: &TokenForm,
     now: i64,
@@ -160,11 +160,11 @@ async fn refresh(
         .ok_or_else(|| OAuthError::bad("invalid_request", "refresh_token is required"))?;
     let hash = secrets::hash(presented);
     let invalid = || OAuthError::invalid_grant("The refresh token is not valid.");
-    let row = st::find_token(core.db().reader(), &hash)
+    let row = st::find_token(cx.db().reader(), &hash)
         .await?
         .filter(|t| t.kind == st::REFRESH)
         .ok_or_else(invalid)?;
-    let grant = st::find_grant(core.db().reader(), &row.grant_id)
+    let grant = st::find_grant(cx.db().reader(), &row.grant_id)
         .await?
         .ok_or_else(invalid)?;
     if grant.client_id != client.id {
@@ -182,15 +182,15 @@ async fn refresh(
         }
     }
     if row.used_at.is_some() {
-        return Err(refresh_reused(core, grant, ip, user_agent).await);
+        return Err(refresh_reused(cx, grant, ip, user_agent).await);
     }
     if row.expires_at <= now || grant.status != "ACTIVE" {
         return Err(invalid());
     }
-    let mut tx = core.db().begin().await?;
+    let mut tx = cx.db().begin().await?;
     if st::spend_refresh(&mut *tx, &hash, now).await? != 1 {
         drop(tx);
-        return Err(refresh_reused(core, grant, ip, user_agent).await);
+        return Err(refresh_reused(cx, grant, ip, user_agent).await);
     }
     let answer = issue(&mut tx, &grant, now).await?;
     tx.commit().await?;
@@ -234,15 +234,15 @@ async fn issue(
 /// A spent refresh token came back: someone holds a copy, so the whole grant is revoked
 /// (OAuth 2.1 section 4.3.1) and audited.
 async fn refresh_reused(
-    core: &Core,
+    cx: &Cx,
     grant: st::GrantRow,
     ip: Option<String>,
     user_agent: Option<String>,
 ) -> OAuthError {
     let revoked = async {
-        let actor = grant_actor(core, &grant, ip, user_agent).await?;
+        let actor = grant_actor(cx, &grant, ip, user_agent).await?;
         revoke_grant(
-            core,
+            cx,
             &actor,
             &grant,
             "mcp_grant.revoke_refresh_reuse",

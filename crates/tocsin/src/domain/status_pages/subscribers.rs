@@ -38,7 +38,6 @@ use serde_json::json;
 
 use super::load;
 use crate::alerting::subscriber_mail::{self, LinkKind, SubscriberLinks};
-use crate::app::Core;
 use crate::audit::{self, Entry};
 use crate::auth::signed::Verify;
 use crate::auth::{caps, Caller};
@@ -130,7 +129,7 @@ fn links(cx: &Cx) -> SubscriberLinks {
 
 /// Subscribes `input.email` to the published page at `slug` (see the module doc).
 pub async fn subscribe(
-    core: &Core,
+    core: &Cx,
     slug: &str,
     input: Subscribe,
 ) -> Result<SubscribeAccepted, DomainError> {

@@ -65,18 +65,17 @@ async fn resolve(
 ) -> Result<Caller, DomainError> {
     let now = state.clock().now_ms();
     match credential {
-        Credential::AccessKey(token) => {
-            authenticate_key(
-                state.cx(),
-                state.token_caches(),
-                token,
-                now,
-                ip,
-                user_agent,
-                SURFACE,
-            )
-            .await
-        }
+        Credential::AccessKey(token) => authenticate_key(
+            state.cx(),
+            state.token_caches(),
+            token,
+            now,
+            ip,
+            user_agent,
+            SURFACE,
+        )
+        .await
+        .map_err(Into::into),
     }
 }
 
@@ -85,7 +84,7 @@ type Transport = StreamableHttpService<server::TocsinMcp, LocalSessionManager>;
 /// The `/mcp` routes, for [`crate::http::router`].
 pub fn router(state: &AppState) -> Router<AppState> {
     let catalog = Arc::new(tools::Catalog::build());
-    let core = state.core().clone();
+    let core = state.clone();
     let factory_core = core.clone();
     let factory_catalog = catalog.clone();
     let mut config = StreamableHttpServerConfig::default()
@@ -96,7 +95,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .with_max_request_body_bytes(crate::http::extract::BODY_LIMIT)
         // Stateless requests get a plain JSON answer when the tool sends nothing before it.
         .with_json_response(true);
-    config.session_store = Some(Arc::new(session_store::SessionTable::new(core)));
+    config.session_store = Some(Arc::new(session_store::SessionTable::new(
+        core.cx().clone(),
+    )));
     let transport: Transport = StreamableHttpService::new(
         move || {
             Ok(server::TocsinMcp::new(

@@ -19,11 +19,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 
 use super::tools::{Catalog, Output};
-use crate::app::Core;
 use crate::auth::Caller;
 use crate::domain::monitors;
 use crate::domain::status_pages;
 use crate::http::error::ApiError;
+use crate::http::AppState;
 
 const INSTRUCTIONS: &str = "Tocsin monitors websites and services, alerts people when they fail, \
 and publishes status pages. Tools act on one workspace with the capabilities of the token used. \
@@ -35,12 +35,12 @@ const STATUS_PAGE_URI: &str = "tocsin://status-pages/";
 
 #[derive(Clone)]
 pub struct TocsinMcp {
-    core: Core,
+    core: AppState,
     catalog: Arc<Catalog>,
 }
 
 impl TocsinMcp {
-    pub fn new(core: Core, catalog: Arc<Catalog>) -> Self {
+    pub fn new(core: AppState, catalog: Arc<Catalog>) -> Self {
         TocsinMcp { core, catalog }
     }
 }
@@ -201,7 +201,7 @@ impl ServerHandler for TocsinMcp {
         // Each kind is listed when the token may read it.
         let query: Option<monitors::MonitorListQuery> = serde_json::from_value(json!({})).ok();
         let listed = match &query {
-            Some(q) => monitors::list(&self.core, &caller, q).await.ok(),
+            Some(q) => monitors::list(self.core.cx(), &caller, q).await.ok(),
             None => None,
         };
         if let Some(list) = listed {
@@ -213,7 +213,7 @@ impl ServerHandler for TocsinMcp {
                 );
             }
         }
-        if let Ok(pages) = status_pages::list(&self.core, &caller).await {
+        if let Ok(pages) = status_pages::list(self.core.cx(), &caller).await {
             for p in pages {
                 out.push(
                     Resource::new(format!("{STATUS_PAGE_URI}{}", p.id), p.name.clone())
@@ -233,11 +233,11 @@ impl ServerHandler for TocsinMcp {
         let caller = caller_of(&context)?;
         let uri = request.uri.as_str();
         let read = if let Some(id) = uri.strip_prefix(MONITOR_URI) {
-            monitors::get(&self.core, &caller, id)
+            monitors::get(self.core.cx(), &caller, id)
                 .await
                 .map(|v| serde_json::to_value(v.value))
         } else if let Some(id) = uri.strip_prefix(STATUS_PAGE_URI) {
-            status_pages::get(&self.core, &caller, id)
+            status_pages::get(self.core.cx(), &caller, id)
                 .await
                 .map(|(p, _)| serde_json::to_value(p))
         } else {

@@ -8,18 +8,18 @@ use rmcp::transport::streamable_http_server::session::store::{
     SessionState, SessionStore, SessionStoreError,
 };
 
-use crate::app::Core;
+use crate::cx::Cx;
 use crate::store::mcp_sessions;
 
 /// How long a session is remembered in the table after it was opened.
 pub const SESSION_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
 
 pub struct SessionTable {
-    core: Core,
+    core: Cx,
 }
 
 impl SessionTable {
-    pub fn new(core: Core) -> Self {
+    pub fn new(core: Cx) -> Self {
         SessionTable { core }
     }
 }

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::app::Core;
+use crate::auth::error::AuthError;
 use crate::auth::{needs, Caller, Capability, Requirement};
 use crate::domain::monitors::{
     self as monitors, CreateMonitor, MonitorListQuery, MonitorPageQuery, UpdateMonitor,
@@ -27,6 +27,7 @@ use crate::domain::{
 };
 use crate::http::error::ApiError;
 use crate::http::extract::{parse_json, Validate};
+use crate::http::AppState;
 
 /// What a tool tells clients about its effects (MCP tool annotations).
 #[derive(Debug, Clone, Copy)]
@@ -96,7 +97,7 @@ pub enum Output {
     Removed(String),
 }
 
-type Run = fn(Core, Caller, Args) -> BoxFuture<'static, Result<Output, ApiError>>;
+type Run = fn(AppState, Caller, Args) -> BoxFuture<'static, Result<Output, ApiError>>;
 
 /// One tool.
 pub struct ToolDef {
@@ -109,7 +110,7 @@ pub struct ToolDef {
     pub versioned: bool,
     /// The capabilities of the REST operation's requirement.
     pub caps: &'static [Capability],
-    require: fn(&Caller) -> Result<(), DomainError>,
+    require: fn(&Caller) -> Result<(), AuthError>,
     schema: fn() -> Map<String, Value>,
     run: Run,
 }
@@ -199,109 +200,109 @@ fn table() -> Vec<ToolDef> {
         // Monitors.
         tool!(list_monitors: ListMonitorsPage, MonitorPageQuery, READ, [],
             "List the workspace's monitors, one page at a time (cursor, limit) in id order, filtered by status, type, tag, project or a search text. Same as GET /monitors/page.",
-            |core, caller, a, q| body(monitors::page(&core, &caller, &q).await?)),
+            |core, caller, a, q| body(monitors::page(core.cx(), &caller, &q).await?)),
         tool!(search_monitors: ListMonitors, MonitorListQuery, READ, [],
             "Find monitors by a search text (name or target) and filters (status, type, tag, project); answers every match. Same as GET /monitors.",
-            |core, caller, a, q| body(monitors::list(&core, &caller, &q).await?)),
+            |core, caller, a, q| body(monitors::list(core.cx(), &caller, &q).await?)),
         tool!(get_monitor: GetMonitor, NoInput, READ, [monitorId],
             "One monitor: its settings, current status and last check. Same as GET /monitors/{monitorId}.",
-            |core, caller, a, _| tagged(monitors::get(&core, &caller, a.id(0)).await?)),
+            |core, caller, a, _| tagged(monitors::get(core.cx(), &caller, a.id(0)).await?)),
         tool!(create_monitor: CreateMonitor, CreateMonitor, CREATE, [],
             "Create a monitor (name and type required; config per type). A PUSH monitor's token is in this answer only. Same as POST /monitors.",
-            |core, caller, a, q| body(monitors::create(&core, &caller, &q).await?)),
+            |core, caller, a, q| body(monitors::create(core.cx(), &caller, &q).await?)),
         tool!(update_monitor: UpdateMonitor, UpdateMonitor, OVERWRITE, [monitorId] if_match,
             "Change a monitor's settings: absent fields stay, null clears a nullable one. Pass expectedVersion to refuse the change if the monitor changed since you read it. Same as PATCH /monitors/{monitorId}.",
-            |core, caller, a, q| tagged(monitors::update(&core, &caller, a.id(0), a.expected, &q).await?)),
+            |core, caller, a, q| tagged(monitors::update(core.cx(), &caller, a.id(0), a.expected, &q).await?)),
         tool!(pause_monitor: PauseMonitor, NoInput, SET, [monitorId] if_match,
             "Stop checking a monitor; its status is kept. Same as POST /monitors/{monitorId}/pause.",
-            |core, caller, a, _| tagged(monitors::pause(&core, &caller, a.id(0), a.expected).await?)),
+            |core, caller, a, _| tagged(monitors::pause(core.cx(), &caller, a.id(0), a.expected).await?)),
         tool!(resume_monitor: ResumeMonitor, NoInput, SET, [monitorId] if_match,
             "Start checking a paused monitor again, from PENDING. Same as POST /monitors/{monitorId}/resume.",
-            |core, caller, a, _| tagged(monitors::resume(&core, &caller, a.id(0), a.expected).await?)),
+            |core, caller, a, _| tagged(monitors::resume(core.cx(), &caller, a.id(0), a.expected).await?)),
         tool!(delete_monitor: DeleteMonitor, NoInput, OVERWRITE, [monitorId] if_match,
             "Delete a monitor and all its history. Cannot be undone. Same as DELETE /monitors/{monitorId}.",
-            |core, caller, a, _| a.removed(monitors::delete(&core, &caller, a.id(0), a.expected).await)),
+            |core, caller, a, _| a.removed(monitors::delete(core.cx(), &caller, a.id(0), a.expected).await)),
         tool!(check_monitor_now: CheckMonitor, NoInput, CREATE, [monitorId],
             "Run a monitor's check now, in the background; its results are heartbeats with the returned correlationId (list_heartbeats). Same as POST /monitors/{monitorId}/check.",
-            |core, caller, a, _| body(monitors::check_now(&core, &caller, a.id(0)).await?)),
+            |core, caller, a, _| body(monitors::check_now(core.runner(), core.on_demand(), &caller, a.id(0)).await?)),
         tool!(list_heartbeats: ListHeartbeats, heartbeats::HeartbeatQuery, READ, [monitorId],
             "A monitor's check results, newest first, filtered by time range, status, region or correlationId. Same as GET /monitors/{monitorId}/heartbeats.",
-            |core, caller, a, q| body(heartbeats::list(&core, &caller, a.id(0), &q).await?)),
+            |core, caller, a, q| body(heartbeats::list(core.cx(), &caller, a.id(0), &q).await?)),
         tool!(get_uptime: GetMonitorUptime, heartbeats::RangeQuery, READ, [monitorId],
             "A monitor's uptime percentage and average response time over a time range (default: the last 24 hours). Same as GET /monitors/{monitorId}/uptime.",
-            |core, caller, a, q| body(heartbeats::uptime(&core, &caller, a.id(0), &q).await?)),
+            |core, caller, a, q| body(heartbeats::uptime(core.cx(), &caller, a.id(0), &q).await?)),
         tool!(get_hourly_stats: ListHourlyStats, heartbeats::RangeQuery, READ, [monitorId],
             "A monitor's hourly figures (checks, failures, response times) over a time range. Same as GET /monitors/{monitorId}/stats/hourly.",
-            |core, caller, a, q| body(heartbeats::hourly(&core, &caller, a.id(0), &q).await?)),
+            |core, caller, a, q| body(heartbeats::hourly(core.cx(), &caller, a.id(0), &q).await?)),
         tool!(get_monitor_stats: GetMonitorStats, NoInput, READ, [],
             "How many of the workspace's monitors are up, down, degraded, paused... Same as GET /monitors/stats.",
-            |core, caller, a, _| body(monitors::stats(&core, &caller).await?)),
+            |core, caller, a, _| body(monitors::stats(core.cx(), &caller).await?)),
         // Maintenance windows.
         tool!(list_maintenance_windows: ListMaintenanceWindows, maintenance::WindowQuery, READ, [],
             "Maintenance windows, optionally of one monitor. Same as GET /maintenance-windows.",
-            |core, caller, a, q| body(maintenance::list(&core, &caller, q).await?)),
+            |core, caller, a, q| body(maintenance::list(core.cx(), &caller, q).await?)),
         tool!(create_maintenance_window: CreateMaintenanceWindow, maintenance::CreateMaintenanceWindow, CREATE, [],
             "Schedule a maintenance window (one-off or recurring) for some monitors: checks in it alert nobody. Same as POST /maintenance-windows.",
-            |core, caller, a, q| body(maintenance::create(&core, &caller, q).await?)),
+            |core, caller, a, q| body(maintenance::create(core.cx(), &caller, q).await?)),
         tool!(delete_maintenance_window: DeleteMaintenanceWindow, NoInput, OVERWRITE, [windowId],
             "Delete a maintenance window. Same as DELETE /maintenance-windows/{windowId}.",
-            |core, caller, a, _| a.removed(maintenance::delete(&core, &caller, a.id(0)).await)),
+            |core, caller, a, _| a.removed(maintenance::delete(core.cx(), &caller, a.id(0)).await)),
         // Alerts.
         tool!(list_alerts: ListAlerts, alerts::AlertPageQuery, READ, [],
             "Alerts (a monitor that went DOWN), newest first, filtered by status or monitor, one page at a time. Same as GET /alerts.",
-            |core, caller, a, q| body(alerts::page(&core, &caller, &q).await?)),
+            |core, caller, a, q| body(alerts::page(core.cx(), &caller, &q).await?)),
         tool!(acknowledge_alert: AcknowledgeAlert, NoInput, SET, [alertId],
             "Acknowledge an alert: escalation stops, and everyone sees who took it. Same as POST /alerts/{alertId}/acknowledge.",
-            |core, caller, a, _| body(alerts::acknowledge(&core, &caller, a.id(0)).await?)),
+            |core, caller, a, _| body(alerts::acknowledge(core.cx(), &caller, a.id(0)).await?)),
         // Notification channels.
         tool!(list_notification_channels: ListNotificationChannels, pagination::PageParams, READ, [],
             "Notification channels (email, Slack, webhooks...), secrets masked, one page at a time. Same as GET /notification-channels.",
-            |core, caller, a, q| body(channels::list(&core, &caller, &q).await?)),
+            |core, caller, a, q| body(channels::list(core.cx(), &caller, &q).await?)),
         tool!(test_notification_channel: TestNotificationChannel, NoInput, CREATE, [channelId],
             "Send a test message through a channel; answers the delivery. Same as POST /notification-channels/{channelId}/test.",
-            |core, caller, a, _| body(channels::send_test(&core, &caller, a.id(0)).await?)),
+            |core, caller, a, _| body(channels::send_test(core.cx(), &caller, a.id(0)).await?)),
         // Status pages.
         tool!(list_status_pages: ListStatusPages, NoInput, READ, [],
             "The workspace's status pages. Same as GET /status-pages.",
-            |core, caller, a, _| body(status_pages::list(&core, &caller).await?)),
+            |core, caller, a, _| body(status_pages::list(core.cx(), &caller).await?)),
         tool!(get_status_page: GetStatusPage, NoInput, READ, [pageId],
             "One status page. Same as GET /status-pages/{pageId}.",
-            |core, caller, a, _| versioned(status_pages::get(&core, &caller, a.id(0)).await?)),
+            |core, caller, a, _| versioned(status_pages::get(core.cx(), &caller, a.id(0)).await?)),
         // Incidents.
         tool!(list_incidents: ListIncidents, incidents::IncidentQuery, READ, [],
             "Incidents of the workspace's status pages, filtered by page, status or visibility. Same as GET /incidents.",
-            |core, caller, a, q| body(incidents::list(&core, &caller, q).await?)),
+            |core, caller, a, q| body(incidents::list(core.cx(), &caller, q).await?)),
         tool!(get_incident: GetIncident, NoInput, READ, [incidentId],
             "One incident with its updates. Same as GET /incidents/{incidentId}.",
-            |core, caller, a, _| versioned(incidents::get(&core, &caller, a.id(0)).await?)),
+            |core, caller, a, _| versioned(incidents::get(core.cx(), &caller, a.id(0)).await?)),
         tool!(open_incident: CreateIncident, incidents::CreateIncident, CREATE, [],
             "Open an incident on a status page (draft or published). Same as POST /incidents.",
-            |core, caller, a, q| body(incidents::create(&core, &caller, q).await?)),
+            |core, caller, a, q| body(incidents::create(core.cx(), &caller, q).await?)),
         tool!(update_incident: UpdateIncident, incidents::UpdateIncident, OVERWRITE, [incidentId] if_match,
             "Change an incident's title, impact, components or schedule. Same as PATCH /incidents/{incidentId}.",
-            |core, caller, a, q| versioned(incidents::update(&core, &caller, a.id(0), a.expected, q).await?)),
+            |core, caller, a, q| versioned(incidents::update(core.cx(), &caller, a.id(0), a.expected, q).await?)),
         tool!(post_incident_update: PostIncidentUpdate, incidents::PostIncidentUpdate, CREATE, [incidentId] if_match,
             "Post an update on an incident (its new status and a message). Same as POST /incidents/{incidentId}/updates.",
-            |core, caller, a, q| versioned(incidents::post_update(&core, &caller, a.id(0), a.expected, q).await?)),
+            |core, caller, a, q| versioned(incidents::post_update(core.cx(), &caller, a.id(0), a.expected, q).await?)),
         tool!(resolve_incident: ResolveIncident, incidents::ResolveIncident, SET, [incidentId] if_match,
             "Resolve an incident, with an optional closing message. Same as POST /incidents/{incidentId}/resolve.",
-            |core, caller, a, q| versioned(incidents::resolve(&core, &caller, a.id(0), a.expected, q).await?)),
+            |core, caller, a, q| versioned(incidents::resolve(core.cx(), &caller, a.id(0), a.expected, q).await?)),
         tool!(publish_incident: PublishIncident, NoInput, SET, [incidentId] if_match,
             "Publish a draft incident on its status page. Same as POST /incidents/{incidentId}/publish.",
-            |core, caller, a, _| versioned(incidents::publish(&core, &caller, a.id(0), a.expected).await?)),
+            |core, caller, a, _| versioned(incidents::publish(core.cx(), &caller, a.id(0), a.expected).await?)),
         // Postmortems.
         tool!(list_postmortems: ListPostmortems, postmortems::PostmortemQuery, READ, [],
             "Postmortems, optionally of one incident. Same as GET /postmortems.",
-            |core, caller, a, q| body(postmortems::list(&core, &caller, q).await?)),
+            |core, caller, a, q| body(postmortems::list(core.cx(), &caller, q).await?)),
         tool!(get_postmortem: GetPostmortem, NoInput, READ, [postmortemId],
             "One postmortem (Markdown and rendered HTML). Same as GET /postmortems/{postmortemId}.",
-            |core, caller, a, _| versioned(postmortems::get(&core, &caller, a.id(0)).await?)),
+            |core, caller, a, _| versioned(postmortems::get(core.cx(), &caller, a.id(0)).await?)),
         tool!(create_postmortem: CreatePostmortem, postmortems::CreatePostmortem, CREATE, [],
             "Write a postmortem (Markdown) for a resolved incident; it stays a draft until published. Same as POST /postmortems.",
-            |core, caller, a, q| body(postmortems::create(&core, &caller, q).await?)),
+            |core, caller, a, q| body(postmortems::create(core.cx(), &caller, q).await?)),
         tool!(publish_postmortem: PublishPostmortem, NoInput, SET, [postmortemId] if_match,
             "Publish a postmortem on its incident's status page. Same as POST /postmortems/{postmortemId}/publish.",
-            |core, caller, a, _| versioned(postmortems::publish(&core, &caller, a.id(0), a.expected).await?)),
+            |core, caller, a, _| versioned(postmortems::publish(core.cx(), &caller, a.id(0), a.expected).await?)),
     ]
 }
 
@@ -414,7 +415,7 @@ impl ToolDef {
     /// operation.
     pub async fn call(
         &self,
-        core: Core,
+        core: AppState,
         caller: Caller,
         arguments: Option<Map<String, Value>>,
     ) -> Result<Output, ApiError> {

@@ -74,7 +74,7 @@ async fn incidents(
     headers: HeaderMap,
 ) -> ApiResult<Private<axum::Json<PublicIncidentPage>>> {
     let r = readable(&state, &headers, &p.slug).await?;
-    let core = state.core();
+    let core = state.cx();
     let after = q.after();
     // The key is `<created_at>:<id>` of the last incident of the previous page.
     let key = after

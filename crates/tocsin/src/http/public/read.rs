@@ -17,7 +17,7 @@ pub(super) async fn rendered(
     state: &AppState,
     slug: &str,
 ) -> Result<Option<Arc<Rendered>>, DomainError> {
-    Ok(state.core().status_pages().get(state.core(), slug).await?)
+    Ok(state.status_pages().get(state.cx(), slug).await?)
 }
 
 /// The rendered page published at `slug`, or 404 `STATUS_PAGE_NOT_FOUND`, whoever asks: for
@@ -50,7 +50,7 @@ pub(super) async fn published_postmortem(
     p: &PostmortemPath,
 ) -> Result<(Arc<Rendered>, Postmortem), DomainError> {
     let row = crate::store::postmortems::published_on_page(
-        state.core().db().reader(),
+        state.db().reader(),
         &r.snapshot.page_id,
         &p.postmortem_id,
     )
@@ -82,7 +82,7 @@ pub(super) async fn admitted(
     let page_cookie = cookie(headers, &gate.cookie_name());
     let session = cookie(headers, crate::auth::SESSION_COOKIE);
     crate::public::admission::admits(
-        state.core(),
+        state.cx(),
         gate,
         page_cookie,
         session,

@@ -20,7 +20,7 @@ use crate::public::html::SignIn;
 /// The page shown instead of a private page to someone it does not admit (401).
 pub(super) fn sign_in_page(state: &AppState, r: &Rendered, slug: &str, wrong: bool) -> Response {
     let action = format!("/s/{slug}/access");
-    let page_url = crate::domain::status_pages::page_url(state.core(), slug);
+    let page_url = crate::domain::status_pages::page_url(state.cx(), slug);
     let kind = match r.snapshot.gate.password_hash() {
         Some(_) => SignIn::Password {
             action: &action,

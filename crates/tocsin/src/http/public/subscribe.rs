@@ -67,7 +67,7 @@ pub(super) async fn subscribe_form(
         email,
         component_ids: (!components.is_empty()).then_some(components),
     };
-    match ops::subscribe(&state, &p.slug, input).await {
+    match ops::subscribe(state.cx(), &p.slug, input).await {
         Ok(_) => subscribe_answer(
             StatusCode::OK,
             "Check your inbox",

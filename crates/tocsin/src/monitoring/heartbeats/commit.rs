@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 
 use super::push_step;
 use super::task::{Committed, Prepared, WriterTask};
+use crate::monitoring::push_record::Skip;
 use crate::monitoring::rollup;
-use crate::push::record::Skip;
 use crate::store::heartbeats::{self as hb_store, DetailRow, HeartbeatRow};
 use crate::store::monitors::{self, StateUpdate};
 

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::submission::{HeartbeatRef, NewHeartbeat};
 use super::task::WriterTask;
-use crate::push::record::Skip;
+use crate::monitoring::push_record::Skip;
 use crate::store::Db;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

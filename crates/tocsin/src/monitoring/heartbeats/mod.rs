@@ -33,7 +33,7 @@
 //! the previous transaction was committing), writes it in one transaction (the counters of the
 //! scheduled cycles that carry them, multi-row inserts of the heartbeats and their details, the
 //! hourly rollup rows of [`super::rollup`], and for push items their idempotency claims,
-//! monitor state and events via [`crate::push::record`]; each table one statement per batch,
+//! monitor state and events via [`crate::monitoring::push_record`]; each table one statement per batch,
 //! see [`crate::store::batch`]),
 //! commits, and only then answers each waiter: when [`HeartbeatWriter::submit`] resolves, the
 //! heartbeat is durable and readable. A submission therefore waits at most for the commit in

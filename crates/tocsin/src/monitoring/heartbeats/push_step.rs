@@ -1,5 +1,5 @@
 //! The push step of a write: what the push check-ins and missed deadlines in a batch mean for
-//! their monitors (`crate::push::record`), planned against the committed monitor rows before
+//! their monitors (`crate::monitoring::push_record`), planned against the committed monitor rows before
 //! the heartbeats are inserted (refusing repeats, gone monitors and deadlines no longer
 //! missed), then applied to those inserted (state and events, in the same transaction).
 
@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::task::Prepared;
 use crate::alerting::ack_link::Links;
-use crate::push::record::{self as push_record, Skip};
+use crate::monitoring::push_record::{self as push_record, Skip};
 use crate::store::Tx;
 
 /// The push items of one batch, with their index in it, and what [`plan`] decided for them.

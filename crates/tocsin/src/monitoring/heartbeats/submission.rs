@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tocsin_checks::{AssertionResult, Timings};
 use tocsin_core::state::Status;
 
-use crate::push::record::PushEffect;
+use crate::monitoring::push_record::PushEffect;
 use crate::store::monitors::StateUpdate;
 
 /// Response bodies are stored up to this many bytes (cut at a character boundary).
@@ -41,7 +41,7 @@ pub struct NewHeartbeat {
     pub assertion_results: Option<Vec<AssertionResult>>,
     pub correlation_id: Option<String>,
     /// Set by push ingestion and the push watcher: what the heartbeat means for its monitor,
-    /// applied in the same transaction (see [`crate::push::record`]).
+    /// applied in the same transaction (see [`crate::monitoring::push_record`]).
     pub push: Option<PushEffect>,
     /// Set by a scheduled cycle that changes no status: the monitor's new counters, written in
     /// the same transaction as the heartbeat and only while the monitor is active; when it is

@@ -17,7 +17,7 @@ use super::submission::{
 };
 use super::timings::pack_timings;
 use crate::monitoring::histogram::to_units;
-use crate::push::record::{PushEffect, Skip};
+use crate::monitoring::push_record::{PushEffect, Skip};
 use crate::store::heartbeats::{self as hb_store, DetailRow, HeartbeatRow};
 use crate::store::monitors::StateUpdate;
 use crate::store::Db;

@@ -23,7 +23,9 @@ pub fn rfc(ms: i64) -> String {
 /// Runs every cycle due at `now_ms`, as the scheduler's loop would; the (monitor id, report)
 /// of each cycle that ran.
 pub async fn run_due(srv: &TestServer, now_ms: i64) -> Vec<(String, CycleReport)> {
-    scheduler::run_due(&srv.state, now_ms).await.unwrap()
+    scheduler::run_due(srv.state.runner(), now_ms)
+        .await
+        .unwrap()
 }
 
 /// Moves `clock` one interval on and runs whatever is due; the reports of the cycles that ran.

@@ -214,7 +214,7 @@ impl TestServer {
     /// a verified address grants (invitations, email-domain pages) but are not about the
     /// emailed link.
     pub async fn verify_email(&self, email: &str) {
-        let found = tocsin::domain::email_verification::verify_by_operator(&self.state, email)
+        let found = tocsin::domain::email_verification::verify_by_operator(self.state.cx(), email)
             .await
             .unwrap();
         assert!(found.is_some(), "no user {email}");

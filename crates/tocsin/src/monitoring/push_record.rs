@@ -1,5 +1,6 @@
 //! What a push, or a missed deadline, does to its monitor, inside the heartbeat writer's
-//! transaction (see the [module docs](super) for the rules).
+//! transaction (see [`crate::push`] for the rules). It lives with the writer that runs it, so
+//! that storage of results does not reach up into push ingestion.
 //!
 //! The writer calls [`plan`] before inserting the batch's heartbeats, to learn which push
 //! items must not be recorded at all (an Idempotency-Key retry, a monitor deleted since the
@@ -14,14 +15,16 @@ use chrono::Duration;
 use tocsin_core::state::{push_down, step, CycleInput, MonitorState, Verdict};
 use tocsin_core::PushStatus;
 
-use super::IDEMPOTENCY_WINDOW_MS;
+use super::transition::{record_transitions, ChangeEvent, StatusChange};
+use super::MonitorType;
 use crate::alerting::ack_link::Links;
 use crate::clock::from_ms;
-use crate::monitoring::transition::{record_transitions, ChangeEvent, StatusChange};
-use crate::monitoring::MonitorType;
 use crate::store::events::EventRow;
 use crate::store::monitors::{MonitorRow, StateUpdate};
 use crate::store::{push as store, Tx};
+
+/// How long an Idempotency-Key collapses retries.
+pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// What a heartbeat handed to the writer by push ingestion means for its monitor.
 #[derive(Debug, Clone, PartialEq, Eq)]
