@@ -57,6 +57,12 @@ function choices(s: FieldSchema): string[] {
   return out;
 }
 
+/** A type's description as one line for people: "A bot's sendMessage." */
+function about(description: string): string {
+  const s = description.replace(/^The `config` of an? \w+ channel: /, '').replace(/`/g, '');
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
 export function schemaOf(type: string): ConfigSchema | undefined {
   return CHANNEL_SCHEMAS[type];
 }
@@ -87,26 +93,27 @@ export function ConfigFields(props: { type: string; stored?: Record<string, unkn
   return (
     <fieldset class="config" key={props.type}>
       <legend>{props.type} settings</legend>
-      {schema.description && <p class="hint">{schema.description.replace(/^The `config` of an? \w+ channel: /, '').replace(/`/g, '')}</p>}
+      {schema.description && <p class="hint">{about(schema.description)}</p>}
       {keys(schema).map((k) => {
         const s = schema.properties[k];
         const kind = kindOf(s);
-        const required = schema.required.includes(k);
+        const stored = props.stored?.[k];
+        // A stored secret needs no new value: a blank keeps it.
+        const kept = kind === 'secret' && props.stored !== undefined && stored !== undefined && stored !== null;
+        const required = schema.required.includes(k) && !kept;
         const id = `ch-cfg-${k}`;
         const label = `${s.title ?? k}${required ? ' (required)' : ''}`;
-        const stored = props.stored?.[k];
         const value = initial(kind, stored);
         const describedBy = s.description ? `${id}-hint` : undefined;
         let input;
         if (kind === 'secret') {
-          const kept = props.stored !== undefined && stored !== undefined && stored !== null;
           input = (
             <input
               id={id}
               name={k}
               type="password"
               autocomplete="new-password"
-              required={required && !kept}
+              required={required}
               placeholder={kept ? 'Stored: leave blank to keep' : ''}
               aria-describedby={describedBy}
             />
