@@ -25,6 +25,7 @@ import { Escalation } from './screens/escalation';
 import { McpGrants } from './screens/mcp-grants';
 import { Settings } from './screens/settings';
 import { VerifyEmailBanner } from './verify-email';
+import { EmailBanner, loadEmailReadiness } from './email-banner';
 
 export const session = signal<Session | null | undefined>(undefined);
 const workspaces = signal<Schemas['MyWorkspace'][]>([]);
@@ -35,6 +36,7 @@ export async function refreshSession() {
   sessionLost.value = false;
   if (s) {
     startLive();
+    loadEmailReadiness();
     workspaces.value = await call(api.GET('/workspaces')).catch(() => []);
   } else {
     stopLive();
@@ -166,6 +168,11 @@ export function App() {
   useEffect(() => {
     refreshSession();
   }, []);
+  // What needs email changes with the work done on the screens: read it again on each move.
+  const p = path.value;
+  useEffect(() => {
+    if (session.value) loadEmailReadiness();
+  }, [p]);
   if (session.value === undefined) {
     return (
       <main id="main" class="loading" aria-busy="true">
@@ -181,6 +188,9 @@ export function App() {
       <Header />
       {session.value && session.value.user.emailVerified === false && !sessionLost.value && (
         <VerifyEmailBanner email={session.value.user.email} />
+      )}
+      {session.value && !sessionLost.value && (
+        <EmailBanner role={workspaces.value.find((w) => w.id === session.value?.workspace.id)?.role} />
       )}
       <Screen />
     </>

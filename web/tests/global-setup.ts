@@ -1,40 +1,13 @@
-// Starts what the browser tests run against: the real `tocsin serve` (the debug binary the
-// Rust tests built, or $TOCSIN_BIN) on a free port with a fresh data directory and a 1 s
-// minimum check interval, and a loopback HTTP target whose answer the tests switch between
-// 200 and 500 (`POST /__status/500`).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+// Starts what the browser tests run against: the real `tocsin serve` (see server.ts) with an
+// SMTP relay that is a real SMTP server on loopback keeping every mail (see mail.ts), and a
+// loopback HTTP target whose answer the tests switch between 200 and 500
+// (`POST /__status/500`). Tests of a server without email start their own (server.ts).
+import { createServer } from 'node:http';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AddressInfo } from 'node:net';
-
-function listen(server: Server): Promise<number> {
-  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok((server.address() as AddressInfo).port)));
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  const port = await listen(s);
-  await new Promise((ok) => s.close(ok));
-  return port;
-}
-
-async function waitReady(url: string, child: ChildProcess) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`tocsin exited with ${child.exitCode}`);
-    try {
-      const r = await fetch(`${url}/healthz`);
-      if (r.ok) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('tocsin did not become ready');
-}
+import { listen, startTocsin } from './server';
+import { startMailSink } from './mail';
 
 export default async function globalSetup() {
   let status = 200;
@@ -50,29 +23,18 @@ export default async function globalSetup() {
   });
   const targetPort = await listen(target);
 
-  const dir = mkdtempSync(join(tmpdir(), 'tocsin-web-'));
-  writeFileSync(join(dir, 'tocsin.toml'), 'min_interval_seconds = 1\n');
-  const port = await freePort();
-  const bin = process.env.TOCSIN_BIN ?? fileURLToPath(new URL('../../target/debug/tocsin', import.meta.url));
-  const env = { ...process.env };
-  delete env.TOCSIN_DATABASE_URL;
-  delete env.TOCSIN_LISTEN;
-  delete env.TOCSIN_DATA_DIR;
-  const child = spawn(
-    bin,
-    ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', join(dir, 'data'), '--config', join(dir, 'tocsin.toml')],
-    { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  await waitReady(url, child);
-  process.env.TOCSIN_URL = url;
-  process.env.TOCSIN_BIN_PATH = bin;
-  process.env.TOCSIN_DATA_PATH = join(dir, 'data');
+  const mailDir = join(mkdtempSync(join(tmpdir(), 'tocsin-mail-')), 'mail');
+  const sink = await startMailSink(mailDir);
+  const tocsin = await startTocsin({ smtpPort: sink.port });
+  process.env.TOCSIN_URL = tocsin.url;
+  process.env.TOCSIN_BIN_PATH = tocsin.bin;
+  process.env.TOCSIN_DATA_PATH = tocsin.dataDir;
+  process.env.TOCSIN_MAIL_DIR = mailDir;
   process.env.TARGET_URL = `http://127.0.0.1:${targetPort}`;
 
   return async () => {
-    child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    await tocsin.stop();
     target.close();
+    await sink.stop();
   };
 }

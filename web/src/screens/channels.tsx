@@ -1,123 +1,266 @@
-// Notification channels: the list, a create form (the address field each common type needs,
-// a JSON box for the others), send a test, and each channel's delivery history.
-import { useEffect, useState } from 'preact/hooks';
+// Notification channels: the list with enable/disable, edit, delete (confirmed) and a test
+// whose delivery is followed until it settles; a create form whose settings are generated from
+// the type's config schema (channel-form.tsx); and each channel's delivery history.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { onLive } from '../live';
 import { api, ApiError, call, type Schemas } from '../api/client';
+import { ConfigFields, readConfig } from '../channel-form';
+import { ConfirmButton } from '../confirm';
+import { emailReadiness, loadEmailReadiness } from '../email-banner';
 import { when } from '../format';
 import { Badge, Empty, ErrorNote, Field, useLoad } from '../ui';
 
+type Channel = Schemas['NotificationChannel'];
 type ChannelType = Schemas['ChannelType'];
+type Delivery = Schemas['Delivery'];
 const TYPES: ChannelType[] = [
   'WEBHOOK', 'SLACK', 'DISCORD', 'TEAMS', 'GOOGLE_CHAT', 'MATTERMOST', 'EMAIL', 'TELEGRAM',
   'PAGERDUTY', 'OPSGENIE', 'NTFY', 'PUSHOVER', 'GOTIFY', 'MATRIX', 'TWILIO_SMS',
 ];
-/** The one config key a type's address goes in, for the types that need only an address. */
-const URL_KEY: Partial<Record<ChannelType, string>> = {
-  WEBHOOK: 'url', SLACK: 'webhookUrl', DISCORD: 'webhookUrl', TEAMS: 'webhookUrl',
-  GOOGLE_CHAT: 'webhookUrl', MATTERMOST: 'webhookUrl',
-};
 
 export function Channels() {
   const channels = useLoad(() => call(api.GET('/notification-channels', { params: { query: { limit: 200 } } })), []);
-  const [type, setType] = useState<ChannelType>('WEBHOOK');
-  const [error, setError] = useState<unknown>(null);
-  const [secret, setSecret] = useState<string | null>(null);
   const [open, setOpen] = useState<string | null>(null);
-  const [note, setNote] = useState('');
-
-  const create = async (e: Event) => {
-    e.preventDefault();
-    const form = e.target as HTMLFormElement;
-    const f = new FormData(form);
-    setError(null);
-    setSecret(null);
-    try {
-      let config: Record<string, unknown> = {};
-      const key = URL_KEY[type];
-      if (key) config[key] = String(f.get('address') ?? '');
-      else if (type === 'EMAIL') config.to = String(f.get('address') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-      const extra = String(f.get('extra') ?? '').trim();
-      if (extra) {
-        try {
-          config = { ...config, ...JSON.parse(extra) };
-        } catch {
-          throw new ApiError(400, 'VALIDATION_ERROR', 'Fix the settings', 'extra', { extra: ['Not valid JSON.'] });
-        }
-      }
-      const c = await call(
-        api.POST('/notification-channels', {
-          body: { name: String(f.get('name')), type, config, events: null, isDefault: f.get('isDefault') === 'on' },
-        }),
-      );
-      const s = (c.config as Record<string, unknown>).secret;
-      if (type === 'WEBHOOK' && typeof s === 'string' && s.startsWith('whsec_')) setSecret(s);
-      form.reset();
-      channels.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
-  const test = async (id: string) => {
-    setNote('');
-    try {
-      const d = await call(api.POST('/notification-channels/{channel_id}/test', { params: { path: { channel_id: id } } }));
-      setNote(`Test sent: ${d.status}${d.responseStatus ? ` (HTTP ${d.responseStatus})` : ''}${d.error ? ` — ${d.error}` : ''}`);
-      setOpen(id);
-    } catch (err) {
-      setError(err);
-    }
-  };
-  const fe = (n: string) => (error instanceof ApiError ? error.forField(n) : undefined);
-  const key = URL_KEY[type];
+  const [editing, setEditing] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
   const list = channels.data?.notificationChannels ?? [];
+  const changed = () => {
+    channels.reload();
+    loadEmailReadiness();
+  };
   return (
     <main id="main">
       <h1>Notification channels</h1>
-      <ErrorNote error={channels.error} />
-      {note && <p class="notice" role="status">{note}</p>}
+      <ErrorNote error={channels.error ?? error} />
       {channels.data && list.length === 0 && (
         <Empty title="No notification channels yet">
-          <p>Channels are where alerts go: a webhook, Slack, email… Add one below; mark it default to cover every monitor.</p>
+          <p>Channels are where alerts go: a webhook, Slack, Telegram, email… Add one below; mark it default to cover every monitor.</p>
         </Empty>
       )}
-      {list.map((c) => (
-        <article class="card" data-channel-id={c.id}>
-          <div class="title-row">
-            <h2>{c.name} <span class="muted">{c.type}</span> {c.isDefault && <span class="badge s-up">default</span>}</h2>
-            <div class="actions">
-              <button type="button" onClick={() => test(c.id)}>Send test</button>
-              <button type="button" onClick={() => setOpen(open === c.id ? null : c.id)} aria-expanded={open === c.id}>Deliveries</button>
-            </div>
-          </div>
-          {open === c.id && <Deliveries id={c.id} />}
-        </article>
-      ))}
-      <form class="card form" onSubmit={create}>
-        <h2>New channel</h2>
-        <ErrorNote error={error} />
-        {secret && (
-          <p class="notice" role="status">Signing secret (shown once): <code>{secret}</code></p>
-        )}
-        <Field label="Type" id="ch-type">
-          <select id="ch-type" value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value as ChannelType)}>
-            {TYPES.map((t) => <option value={t}>{t}</option>)}
+      {list.map((c) =>
+        editing === c.id ? (
+          <ChannelForm
+            key={`edit-${c.id}`}
+            channel={c}
+            onDone={() => {
+              setEditing(null);
+              changed();
+            }}
+          />
+        ) : (
+          <ChannelCard
+            key={c.id}
+            c={c}
+            open={open === c.id}
+            onToggle={() => setOpen(open === c.id ? null : c.id)}
+            onTested={() => setOpen(c.id)}
+            onEdit={() => setEditing(c.id)}
+            onChanged={changed}
+            onError={setError}
+          />
+        ),
+      )}
+      <ChannelForm key="new" onDone={changed} />
+    </main>
+  );
+}
+
+function ChannelCard(props: {
+  c: Channel;
+  open: boolean;
+  onToggle: () => void;
+  onTested: () => void;
+  onEdit: () => void;
+  onChanged: () => void;
+  onError: (e: unknown) => void;
+}) {
+  const { c } = props;
+  const [test, setTest] = useState<Delivery | null>(null);
+  const path = { channel_id: c.id };
+  const setEnabled = async (enabled: boolean) => {
+    props.onError(null);
+    try {
+      await call(api.PATCH('/notification-channels/{channel_id}', { params: { path, header: {} }, body: { enabled } }));
+      props.onChanged();
+    } catch (e) {
+      props.onError(e);
+    }
+  };
+  const remove = async () => {
+    props.onError(null);
+    try {
+      await call(api.DELETE('/notification-channels/{channel_id}', { params: { path, header: {} } }));
+      props.onChanged();
+    } catch (e) {
+      props.onError(e);
+    }
+  };
+  const sendTest = async () => {
+    props.onError(null);
+    try {
+      setTest(await call(api.POST('/notification-channels/{channel_id}/test', { params: { path } })));
+      props.onTested();
+    } catch (e) {
+      props.onError(e);
+    }
+  };
+  return (
+    <article class={`card channel${c.enabled ? '' : ' disabled'}`} data-channel-id={c.id} aria-labelledby={`ch-h-${c.id}`}>
+      <div class="title-row">
+        <h2 id={`ch-h-${c.id}`}>
+          {c.name} <span class="muted">{c.type}</span> {c.isDefault && <span class="badge s-up">default</span>}{' '}
+          {!c.enabled && <span class="badge s-paused">disabled</span>}
+        </h2>
+        <div class="actions">
+          <button type="button" onClick={sendTest} aria-label={`Send test to ${c.name}`}>Send test</button>
+          <button type="button" onClick={props.onEdit} aria-label={`Edit ${c.name}`}>Edit</button>
+          <button type="button" onClick={() => setEnabled(!c.enabled)} aria-label={`${c.enabled ? 'Disable' : 'Enable'} ${c.name}`}>
+            {c.enabled ? 'Disable' : 'Enable'}
+          </button>
+          <button type="button" onClick={props.onToggle} aria-expanded={props.open} aria-label={`Deliveries of ${c.name}`}>Deliveries</button>
+          <ConfirmButton label="Delete" subject={c.name} question={`Delete ${c.name} and its delivery history?`} onConfirm={remove} />
+        </div>
+      </div>
+      {test && <TestOutcome channelId={c.id} first={test} />}
+      {props.open && <Deliveries id={c.id} />}
+    </article>
+  );
+}
+
+/** Follows a test's delivery until it settles: the answer of `POST .../test` is still PENDING. */
+function TestOutcome({ channelId, first }: { channelId: string; first: Delivery }) {
+  const [d, setD] = useState<Delivery>(first);
+  useEffect(() => {
+    setD(first);
+    let stop = false;
+    let timer: number | undefined;
+    const started = Date.now();
+    const poll = async () => {
+      const page = await call(
+        api.GET('/notification-channels/{channel_id}/deliveries', {
+          params: { path: { channel_id: channelId }, query: { event: 'test', limit: 20 } },
+        }),
+      ).catch(() => null);
+      if (stop) return;
+      const now = page?.deliveries.find((x) => x.id === first.id);
+      if (now) setD(now);
+      // Deliveries go out in the background, usually within a second; stop after two minutes.
+      if ((!now || now.status === 'PENDING') && Date.now() - started < 120_000) timer = window.setTimeout(poll, 700);
+    };
+    timer = window.setTimeout(poll, 300);
+    return () => {
+      stop = true;
+      clearTimeout(timer);
+    };
+  }, [first.id]);
+  const detail = [
+    d.responseStatus != null ? `HTTP ${d.responseStatus}` : '',
+    d.latencyMs != null ? `${d.latencyMs} ms` : '',
+  ].filter(Boolean).join(', ');
+  let text: string;
+  if (d.status === 'PENDING') text = 'Test sent: waiting for the delivery…';
+  else if (d.status === 'DELIVERED') text = `Test delivered${detail ? ` (${detail})` : ''}.`;
+  else text = `Test failed${detail ? ` (${detail})` : ''}: ${d.error ?? 'no detail'}${d.status === 'RETRYING' ? ' It will be retried.' : ''}`;
+  return (
+    <p class={`notice test-outcome${d.status === 'DELIVERED' ? ' ok' : d.status === 'PENDING' ? '' : ' error'}`} role="status" aria-busy={d.status === 'PENDING'}>
+      <Badge status={d.status} /> {text}
+    </p>
+  );
+}
+
+/** Creates a channel, or edits `channel` (name, settings, events untouched, default flag). */
+function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => void }) {
+  const [type, setType] = useState<ChannelType>(channel?.type ?? 'WEBHOOK');
+  const [error, setError] = useState<unknown>(null);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [formKey, setFormKey] = useState(0);
+  const first = useRef<HTMLInputElement>(null);
+  const editing = channel !== undefined;
+  useEffect(() => {
+    if (editing) first.current?.focus();
+  }, []);
+  const noEmail = emailReadiness.value?.smtpConfigured === false;
+  const stored = channel?.config as Record<string, unknown> | undefined;
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.target as HTMLFormElement);
+    setError(null);
+    setSecret(null);
+    setBusy(true);
+    try {
+      const config = readConfig(type, f, stored);
+      const name = String(f.get('name') ?? '');
+      const isDefault = f.get('isDefault') === 'on';
+      if (channel) {
+        const path = { channel_id: channel.id };
+        // The version the edit starts from, so a change made meanwhile is not overwritten.
+        const got = await api.GET('/notification-channels/{channel_id}', { params: { path } });
+        const etag = got.response.headers.get('etag');
+        await call(
+          api.PATCH('/notification-channels/{channel_id}', {
+            params: { path, header: etag ? { 'If-Match': etag } : {} },
+            body: { name, config, isDefault },
+          }),
+        );
+      } else {
+        const c = await call(api.POST('/notification-channels', { body: { name, type, config, events: null, isDefault } }));
+        const s = (c.config as Record<string, unknown>).secret;
+        if (type === 'WEBHOOK' && typeof s === 'string' && s.startsWith('whsec_')) setSecret(s);
+        setFormKey((k) => k + 1);
+      }
+      onDone();
+    } catch (err) {
+      setError(err);
+    }
+    setBusy(false);
+  };
+  const fe = (n: string) => (error instanceof ApiError ? error.forField(n) : undefined);
+  const prefix = editing ? `ch-${channel.id}` : 'ch';
+  return (
+    <form class="card form channel-form" onSubmit={submit} aria-label={editing ? `Edit ${channel.name}` : 'New channel'} key={formKey}>
+      <h2>{editing ? `Edit ${channel.name}` : 'New channel'}</h2>
+      <ErrorNote error={error} />
+      {secret && (
+        <p class="notice" role="status">
+          Signing secret (shown once): <code>{secret}</code>
+        </p>
+      )}
+      {editing ? (
+        <p>
+          Type: <strong>{channel.type}</strong>
+        </p>
+      ) : (
+        <Field label="Type" id={`${prefix}-type`} error={fe('type')}>
+          <select id={`${prefix}-type`} value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value as ChannelType)}>
+            {TYPES.map((t) => (
+              <option value={t} disabled={t === 'EMAIL' && noEmail}>
+                {t === 'EMAIL' && noEmail ? 'EMAIL (this server sends no email)' : t}
+              </option>
+            ))}
           </select>
         </Field>
-        <Field label="Name" id="ch-name" error={fe('name')}>
-          <input id="ch-name" name="name" required />
-        </Field>
-        {(key || type === 'EMAIL') && (
-          <Field label={type === 'EMAIL' ? 'Send to (comma separated)' : 'Webhook URL'} id="ch-address" error={fe(key ? `config.${key}` : 'config.to')}>
-            <input id="ch-address" name="address" required />
-          </Field>
+      )}
+      <Field label="Name" id={`${prefix}-name`} error={fe('name')}>
+        <input id={`${prefix}-name`} name="name" required defaultValue={channel?.name ?? ''} ref={first} />
+      </Field>
+      <ConfigFields type={type} stored={stored} error={error} />
+      <label class="check">
+        <input type="checkbox" name="isDefault" defaultChecked={channel?.isDefault ?? false} /> Default: alerts of every monitor that
+        names no channel come here
+      </label>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {editing ? 'Save channel' : 'Create channel'}
+        </button>
+        {editing && (
+          <button type="button" onClick={onDone}>
+            Cancel
+          </button>
         )}
-        <Field label={key || type === 'EMAIL' ? 'Other settings (JSON, optional)' : 'Settings (JSON)'} id="ch-extra" error={fe('extra') ?? fe('config')} hint="The channel type's config keys, as in the API documentation.">
-          <textarea id="ch-extra" name="extra" class="code" />
-        </Field>
-        <label class="check"><input type="checkbox" name="isDefault" /> Default: alerts of every monitor that names no channel come here</label>
-        <button type="submit" class="primary">Create channel</button>
-      </form>
-    </main>
+      </div>
+    </form>
   );
 }
 

@@ -40,25 +40,32 @@ use crate::store::{self, channels::ChannelRow};
 
 const MAX_NAME_CHARS: usize = 100;
 
-const CONFIG_DESCRIPTION: &str = "The type's settings. EMAIL `{to: [address]}` (1 to 20 \
-addresses, sent with the server's SMTP relay; refused on a server without one); WEBHOOK `{url, secret?, headers?}` (Standard Webhooks; `secret` is \
-`whsec_<base64>`, generated when absent and shown only in the create response; header values \
-are secrets); SLACK, DISCORD (`username?`), TEAMS, GOOGLE_CHAT, MATTERMOST (`channel?`, \
-`username?`) `{webhookUrl}`; TELEGRAM `{botToken, chatId, apiUrl?}`; PAGERDUTY `{routingKey, \
-apiUrl?}`; OPSGENIE `{apiKey, apiUrl?, priority?: P1..P5}`; NTFY `{topic, serverUrl?, token?, \
-priority?: 1..5}`; PUSHOVER `{userKey, apiToken, apiUrl?, priority?: -2..2, sound?}`; GOTIFY \
-`{serverUrl, appToken, priority?: 0..10}`; MATRIX `{homeserverUrl, accessToken, roomId}`; \
-TWILIO_SMS `{accountSid, authToken, from, to, apiUrl?}` where `to` is one E.164 number or an \
-array of 1 to 10 (one SMS each; a failed attempt is retried to every number). `apiUrl`/`serverUrl` override the \
-provider's address (self-hosted servers). Secrets (tokens, keys, webhook URLs, the webhook \
-secret) read back as `********`; send `********` to keep one unchanged.";
+const CONFIG_DESCRIPTION: &str = "The type's settings: the `<Type>ChannelConfig` schema whose \
+`x-channel-type` is the channel's `type` applies (`TelegramChannelConfig` for TELEGRAM, ...; keys \
+of other types are refused). EMAIL sends with the server's SMTP relay and is refused on a server \
+without one. A WEBHOOK `secret` is generated when absent and shown only in the create response. \
+`apiUrl`/`serverUrl` override the provider's address (self-hosted servers). Secrets (the keys \
+marked `format: password`, and every WEBHOOK header value) read back as `********`; send \
+`********` to keep one unchanged.";
 
-fn config_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({"type": "object", "additionalProperties": true, "description": CONFIG_DESCRIPTION})
+fn config_schema(generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "additionalProperties": true,
+        "description": CONFIG_DESCRIPTION,
+        "anyOf": channels::config_schemas(generator),
+    })
 }
 
-fn optional_config_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({"type": ["object", "null"], "additionalProperties": true, "description": CONFIG_DESCRIPTION})
+fn optional_config_schema(generator: &mut SchemaGenerator) -> Schema {
+    let mut any_of = channels::config_schemas(generator);
+    any_of.push(json_schema!({"type": "null"}));
+    json_schema!({
+        "type": ["object", "null"],
+        "additionalProperties": true,
+        "description": CONFIG_DESCRIPTION,
+        "anyOf": any_of,
+    })
 }
 
 fn events_schema(_: &mut SchemaGenerator) -> Schema {
@@ -164,8 +171,26 @@ fn all_events() -> Vec<String> {
         .collect()
 }
 
+/// Keys with a hand-built schema are made optional by `serde(default)`, which also writes
+/// `default: null` into the schema; generated clients read a default as "always sent", so it
+/// is dropped (absent and `null` mean the same to these operations).
+fn no_null_defaults(schema: &mut Schema) {
+    let props = schema
+        .as_object_mut()
+        .and_then(|o| o.get_mut("properties"))
+        .and_then(Value::as_object_mut);
+    for p in props.into_iter().flat_map(|p| p.values_mut()) {
+        if let Some(o) = p.as_object_mut() {
+            if o.get("default") == Some(&Value::Null) {
+                o.remove("default");
+            }
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = no_null_defaults)]
 pub struct CreateChannel {
     /// 1 to 100 characters.
     pub name: String,
@@ -174,6 +199,7 @@ pub struct CreateChannel {
     #[schemars(schema_with = "config_schema")]
     pub config: Value,
     /// The events the channel takes (default: all).
+    #[serde(default)]
     #[schemars(schema_with = "optional_events_schema")]
     pub events: Option<Vec<String>>,
     /// Default false.
@@ -357,10 +383,14 @@ pub async fn list(
 /// keeps a stored secret.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = no_null_defaults)]
 pub struct UpdateChannel {
     pub name: Option<String>,
+    // `default`: absent is allowed (and the schema, built by hand, says so through it).
+    #[serde(default)]
     #[schemars(schema_with = "optional_config_schema")]
     pub config: Option<Value>,
+    #[serde(default)]
     #[schemars(schema_with = "optional_events_schema")]
     pub events: Option<Vec<String>>,
     pub is_default: Option<bool>,

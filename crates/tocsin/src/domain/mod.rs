@@ -15,6 +15,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod channels;
 pub mod deliveries;
+pub mod email_readiness;
 pub mod email_verification;
 pub mod error;
 pub mod escalation;

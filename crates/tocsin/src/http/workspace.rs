@@ -10,6 +10,7 @@ use axum::Json;
 
 use super::extract::{ApiJson, IfMatch, Tagged};
 use crate::auth::caps;
+use crate::domain::email_readiness::{self, EmailReadiness};
 use crate::domain::workspaces::{
     self, MyWorkspace, PlanView, UpdateSettings, WorkspacePath, WorkspaceSettings,
 };
@@ -48,6 +49,14 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("getWorkspacePlan")
                     .tag("Workspace")
                     .summary("The workspace's plan, quotas and usage")
+            }),
+        )
+        .api_route(
+            "/workspace/email-readiness",
+            get_with(get_email_readiness, |op| {
+                op.id("getEmailReadiness").tag("Workspace").summary(
+                    "Whether this server sends email (it has an SMTP relay) and what of the workspace needs it: subscribers, enabled EMAIL channels, pending invitations, published status pages",
+                )
             }),
         )
         .api_route(
@@ -120,6 +129,13 @@ async fn get_plan(
     caller: Auth<caps::IdentityRead>,
 ) -> ApiResult<Json<PlanView>> {
     Ok(Json(workspaces::plan(state.cx(), &caller).await?))
+}
+
+async fn get_email_readiness(
+    State(state): State<AppState>,
+    caller: Auth<caps::IdentityRead>,
+) -> ApiResult<Json<EmailReadiness>> {
+    Ok(Json(email_readiness::get(&state, &caller).await?))
 }
 
 async fn list_mine(

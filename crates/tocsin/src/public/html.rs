@@ -373,7 +373,17 @@ pub fn page(s: &Snapshot) -> Html {
                             @for i in list { (incident(s, i, 4)) }
                         }
                     }
-                    section.subscribe aria-labelledby="h-subscribe" {
+                    @if !s.email {
+                        section.subscribe aria-labelledby="h-subscribe" {
+                            h2 #h-subscribe { "Updates" }
+                            p.fine {
+                                "Updates by email are not available on this server. Follow the "
+                                a href={ (base) "feed.rss" } { "RSS" } " or "
+                                a href={ (base) "feed.atom" } { "Atom" } " feed to hear of incidents."
+                            }
+                        }
+                    }
+                    @if s.email { section.subscribe aria-labelledby="h-subscribe" {
                         h2 #h-subscribe { "Get updates by email" }
                         form method="post" action={ (base) "subscribe" } {
                             label for="sub-email" { "Email address" }
@@ -394,7 +404,7 @@ pub fn page(s: &Snapshot) -> Html {
                             }
                             p.fine { "We email a link to confirm first. Every email has a link to unsubscribe." }
                         }
-                    }
+                    } }
                 }
                 footer.bottom {
                     div.wrap {

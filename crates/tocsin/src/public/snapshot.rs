@@ -195,6 +195,9 @@ pub struct Snapshot {
     pub valid_until_ms: Option<i64>,
     /// Who may read the page.
     pub gate: super::access::Gate,
+    /// Whether this server sends email (it has an SMTP relay): without it the page offers
+    /// no subscribe form, since no confirmation could reach anyone.
+    pub email: bool,
 }
 
 /// Builds the snapshot of a published page.
@@ -416,6 +419,7 @@ pub async fn build(cx: &Cx, page: &PageRow) -> Result<Snapshot, sqlx::Error> {
         // answers 500 rather than admitting readers by a guessed rule.
         gate: super::access::Gate::of(page, cx.link_secret())
             .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        email: cx.config().smtp.is_some(),
     })
 }
 

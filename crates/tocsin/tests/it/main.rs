@@ -21,6 +21,7 @@ mod dashboard;
 mod delivery;
 mod delivery_binary;
 mod detection;
+mod email_readiness;
 mod errors;
 mod escalation;
 mod flapping;

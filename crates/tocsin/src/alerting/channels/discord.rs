@@ -2,6 +2,7 @@
 //! posted as one embed: the title in the severity's colour, the facts as inline fields, the
 //! Acknowledge link in the description (webhooks cannot carry link buttons), the event's time.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -12,16 +13,26 @@ use super::{
 
 pub struct Discord;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a DISCORD channel: a channel webhook.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "DiscordChannelConfig", extend("x-channel-type" = "DISCORD"))]
 struct Config {
+    /// The channel webhook's URL (https://discord.com/api/webhooks/...); it is the credential.
+    #[schemars(title = "Webhook URL", extend("format" = "password"))]
     webhook_url: String,
+    /// The name the messages are posted under (1 to 80 characters); the webhook's own by default.
+    #[schemars(title = "Post as")]
     username: Option<String>,
 }
 
 impl Provider for Discord {
     fn kind(&self) -> ChannelType {
         ChannelType::Discord
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

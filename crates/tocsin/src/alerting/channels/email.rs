@@ -4,6 +4,7 @@
 //! link to the alert. A server without SMTP settings refuses to create or enable an EMAIL
 //! channel (`domain::channels`): its mails could never leave.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -14,9 +15,13 @@ use super::{
 
 pub struct Email;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of an EMAIL channel: sent with the server's SMTP relay (a server without one refuses EMAIL channels).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "EmailChannelConfig", extend("x-channel-type" = "EMAIL"))]
 struct Config {
+    /// 1 to 20 email addresses; each gets the message.
+    #[schemars(title = "Send to")]
     to: Vec<String>,
 }
 
@@ -35,6 +40,10 @@ fn address(s: &str) -> bool {
 impl Provider for Email {
     fn kind(&self) -> ChannelType {
         ChannelType::Email
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn validate(&self, config: &Value) -> Result<(), Vec<ConfigError>> {

@@ -2,6 +2,7 @@
 //! token, is the credential), posted as a `cardsV2` card: header, the facts as decorated text,
 //! and Acknowledge / Open alert buttons. `text` is the notification's fallback line.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -12,15 +13,23 @@ use super::{
 
 pub struct GoogleChat;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a GOOGLE_CHAT channel: a space's incoming webhook.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "GoogleChatChannelConfig", extend("x-channel-type" = "GOOGLE_CHAT"))]
 struct Config {
+    /// The space's incoming webhook URL (https://chat.googleapis.com/v1/spaces/...); with its key and token it is the credential.
+    #[schemars(title = "Webhook URL", extend("format" = "password"))]
     webhook_url: String,
 }
 
 impl Provider for GoogleChat {
     fn kind(&self) -> ChannelType {
         ChannelType::GoogleChat
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

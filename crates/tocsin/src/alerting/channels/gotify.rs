@@ -3,6 +3,7 @@
 //! priority (0-10) by severity unless set, and the Acknowledge link (or the alert) opened when
 //! the notification is clicked.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -14,17 +15,30 @@ use super::{
 
 pub struct Gotify;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a GOTIFY channel: a message to a Gotify server.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "GotifyChannelConfig", extend("x-channel-type" = "GOTIFY"))]
 struct Config {
+    /// The Gotify server's address.
+    #[schemars(title = "Server URL")]
     server_url: String,
+    /// The application's token.
+    #[schemars(title = "App token", extend("format" = "password"))]
     app_token: String,
+    /// 0 to 10; by default it follows the severity.
+    #[schemars(title = "Priority")]
+    #[schemars(range(min = 0, max = 10))]
     priority: Option<u8>,
 }
 
 impl Provider for Gotify {
     fn kind(&self) -> ChannelType {
         ChannelType::Gotify
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

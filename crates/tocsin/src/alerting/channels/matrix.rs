@@ -3,6 +3,7 @@
 //! is the message id, so a retried attempt is the same event to the homeserver (it
 //! deduplicates per access token). Plain `body` plus an HTML `formatted_body`.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -13,11 +14,19 @@ use super::{
 
 pub struct Matrix;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a MATRIX channel: a message to a room.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "MatrixChannelConfig", extend("x-channel-type" = "MATRIX"))]
 struct Config {
+    /// The homeserver's address (https://matrix.org, say).
+    #[schemars(title = "Homeserver URL")]
     homeserver_url: String,
+    /// The access token of the account that posts (it must have joined the room).
+    #[schemars(title = "Access token", extend("format" = "password"))]
     access_token: String,
+    /// The room, as `!id:server` or `#alias:server`.
+    #[schemars(title = "Room")]
     room_id: String,
 }
 
@@ -28,6 +37,10 @@ fn segment(s: &str) -> String {
 impl Provider for Matrix {
     fn kind(&self) -> ChannelType {
         ChannelType::Matrix
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

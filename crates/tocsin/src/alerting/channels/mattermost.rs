@@ -2,6 +2,7 @@
 //! the credential), posted as Markdown text with one message attachment: the severity's
 //! colour, the facts as short fields, the title linking to the alert, and the Acknowledge link.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -12,17 +13,29 @@ use super::{
 
 pub struct Mattermost;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a MATTERMOST channel: an incoming webhook.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "MattermostChannelConfig", extend("x-channel-type" = "MATTERMOST"))]
 struct Config {
+    /// The incoming webhook's URL; it is the credential.
+    #[schemars(title = "Webhook URL", extend("format" = "password"))]
     webhook_url: String,
+    /// The channel to post in instead of the webhook's own (1 to 64 characters).
+    #[schemars(title = "Channel")]
     channel: Option<String>,
+    /// The name the messages are posted under (1 to 64 characters).
+    #[schemars(title = "Post as")]
     username: Option<String>,
 }
 
 impl Provider for Mattermost {
     fn kind(&self) -> ChannelType {
         ChannelType::Mattermost
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

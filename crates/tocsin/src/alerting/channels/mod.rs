@@ -30,7 +30,7 @@ pub mod telegram;
 pub mod twilio_sms;
 pub mod webhook;
 
-use schemars::JsonSchema;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -191,6 +191,12 @@ pub trait Provider: Sync {
         &[]
     }
 
+    /// The documented shape of its `config`: the schema of the same typed config `validate`
+    /// parses (so the document names exactly the keys it accepts), named `<Type>ChannelConfig`
+    /// and marked with `x-channel-type`; secret keys carry `format: password` (checked
+    /// against [`Provider::secrets`] by a test), so a form can mask them.
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema;
+
     /// Checks a config; problems carry `config.<key>` paths.
     fn validate(&self, config: &Value) -> Result<(), Vec<ConfigError>>;
 
@@ -217,6 +223,29 @@ pub fn provider(kind: ChannelType) -> &'static dyn Provider {
         ChannelType::Mattermost => &mattermost::Mattermost,
         ChannelType::TwilioSms => &twilio_sms::TwilioSms,
     }
+}
+
+/// The per-type config schemas, one for each type in [`ChannelType::ALL`] order.
+pub fn config_schemas(generator: &mut SchemaGenerator) -> Vec<Schema> {
+    ChannelType::ALL
+        .iter()
+        .map(|t| provider(*t).config_schema(generator))
+        .collect()
+}
+
+/// The schema of a key that takes one text or a list of them (`to` of `TWILIO_SMS`).
+pub(crate) fn one_or_many_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "anyOf": [
+            {"type": "string"},
+            {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 10}
+        ]
+    })
+}
+
+/// The schema of a key that takes an integer or its text (`chatId` of `TELEGRAM`).
+pub(crate) fn integer_or_text_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["integer", "string"]})
 }
 
 /// What every read shows in place of a secret.
@@ -471,6 +500,55 @@ mod tests {
         let kept = keep_secrets(ChannelType::Webhook, &changed, &stored);
         assert_eq!(kept["secret"], "whsec_new");
         assert_eq!(kept["headers"]["Authorization"], "Bearer t");
+    }
+
+    /// The keys each schema marks `format: password`, `key.*` for an object's values.
+    fn masked_keys(schema: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        for (key, prop) in schema["properties"].as_object().unwrap() {
+            if prop["format"] == "password" {
+                out.push(key.clone());
+            }
+            if prop["additionalProperties"]["format"] == "password" {
+                out.push(format!("{key}.*"));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn every_schema_names_its_type_and_marks_exactly_the_masked_keys() {
+        let mut generator = schemars::SchemaGenerator::default();
+        let refs = config_schemas(&mut generator);
+        let defs = generator.definitions().clone();
+        for (t, r) in ChannelType::ALL.iter().zip(refs) {
+            let name = r.as_value()["$ref"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string();
+            assert!(name.ends_with("ChannelConfig"), "{name}");
+            let schema = &defs[&name];
+            assert_eq!(schema["x-channel-type"], json!(t.as_str()), "{name}");
+            assert_eq!(schema["additionalProperties"], json!(false), "{name}");
+            let mut secrets: Vec<String> = provider(*t)
+                .secrets()
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            secrets.sort();
+            assert_eq!(masked_keys(schema), secrets, "{name}");
+            for (key, prop) in schema["properties"].as_object().unwrap() {
+                assert!(prop["title"].is_string(), "{name}.{key} has no title");
+                assert!(
+                    prop["description"].is_string(),
+                    "{name}.{key} has no description"
+                );
+            }
+        }
     }
 
     #[test]

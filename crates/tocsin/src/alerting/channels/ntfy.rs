@@ -3,6 +3,7 @@
 //! access token is a secret). Priority (1-5) and tags follow the severity unless set; the
 //! alert link is the click action and Acknowledge a `view` action button.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -16,18 +17,33 @@ pub struct Ntfy;
 
 const DEFAULT_SERVER: &str = "https://ntfy.sh";
 
-#[derive(Debug, Deserialize)]
+/// The `config` of an NTFY channel: a JSON publish to an ntfy server.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "NtfyChannelConfig", extend("x-channel-type" = "NTFY"))]
 struct Config {
+    /// The topic to publish to: 1 to 64 characters of A-Z, a-z, 0-9, - and _.
+    #[schemars(title = "Topic")]
     topic: String,
+    /// The ntfy server; https://ntfy.sh by default.
+    #[schemars(title = "Server URL")]
     server_url: Option<String>,
+    /// An access token, for topics that need one.
+    #[schemars(title = "Access token", extend("format" = "password"))]
     token: Option<String>,
+    /// 1 (min) to 5 (max); by default it follows the severity.
+    #[schemars(title = "Priority")]
+    #[schemars(range(min = 1, max = 5))]
     priority: Option<u8>,
 }
 
 impl Provider for Ntfy {
     fn kind(&self) -> ChannelType {
         ChannelType::Ntfy
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

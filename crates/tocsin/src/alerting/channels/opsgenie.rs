@@ -4,6 +4,7 @@
 //! = the alert id: opening and escalating create it (Opsgenie deduplicates open alerts by
 //! alias), acknowledging and resolving call `acknowledge` and `close` on that alias.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,12 +19,19 @@ pub struct Opsgenie;
 
 const DEFAULT_API: &str = "https://api.opsgenie.com";
 
-#[derive(Debug, Deserialize)]
+/// The `config` of an OPSGENIE channel: the Alert API, one Opsgenie alert per alert.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "OpsgenieChannelConfig", extend("x-channel-type" = "OPSGENIE"))]
 struct Config {
+    /// An API integration's key (sent as `Authorization: GenieKey`).
+    #[schemars(title = "API key", extend("format" = "password"))]
     api_key: String,
+    /// The Alert API's address; https://api.opsgenie.com by default, https://api.eu.opsgenie.com in the EU.
+    #[schemars(title = "API URL")]
     api_url: Option<String>,
-    /// P1 .. P5; by default P1 for outages, P3 for warnings, P5 otherwise.
+    /// P1 to P5; by default P1 for outages, P3 for warnings, P5 otherwise.
+    #[schemars(title = "Priority", extend("enum" = ["P1", "P2", "P3", "P4", "P5", null]))]
     priority: Option<String>,
 }
 
@@ -36,6 +44,10 @@ fn segment(s: &str) -> String {
 impl Provider for Opsgenie {
     fn kind(&self) -> ChannelType {
         ChannelType::Opsgenie
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

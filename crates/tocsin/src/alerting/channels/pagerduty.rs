@@ -5,6 +5,7 @@
 //! acknowledges and `alert.resolved` resolves it. Events without an alert trigger on the
 //! message id.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -19,10 +20,16 @@ pub struct PagerDuty;
 
 const DEFAULT_API: &str = "https://events.pagerduty.com";
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a PAGERDUTY channel: Events API v2, one incident per alert.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "PagerDutyChannelConfig", extend("x-channel-type" = "PAGERDUTY"))]
 struct Config {
+    /// The Events API v2 integration (routing) key of the service.
+    #[schemars(title = "Integration key", extend("format" = "password"))]
     routing_key: String,
+    /// The Events API's address; https://events.pagerduty.com by default.
+    #[schemars(title = "API URL")]
     api_url: Option<String>,
 }
 
@@ -38,6 +45,10 @@ pub fn action(event: AlertEvent) -> &'static str {
 impl Provider for PagerDuty {
     fn kind(&self) -> ChannelType {
         ChannelType::Pagerduty
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

@@ -4,6 +4,7 @@
 //! repeats every 60 s for an hour until acknowledged in Pushover. HTML text, and the
 //! Acknowledge link as the supplementary URL.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -17,19 +18,36 @@ pub struct Pushover;
 
 const DEFAULT_API: &str = "https://api.pushover.net";
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a PUSHOVER channel: the Messages API.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "PushoverChannelConfig", extend("x-channel-type" = "PUSHOVER"))]
 struct Config {
+    /// The user or group key to send to.
+    #[schemars(title = "User key", extend("format" = "password"))]
     user_key: String,
+    /// The application's API token.
+    #[schemars(title = "API token", extend("format" = "password"))]
     api_token: String,
+    /// The Messages API's address; https://api.pushover.net by default.
+    #[schemars(title = "API URL")]
     api_url: Option<String>,
+    /// -2 (lowest) to 2 (emergency, repeated until acknowledged in Pushover); by default it follows the severity.
+    #[schemars(title = "Priority")]
+    #[schemars(range(min = -2, max = 2))]
     priority: Option<i8>,
+    /// A Pushover sound name; the user's default otherwise.
+    #[schemars(title = "Sound")]
     sound: Option<String>,
 }
 
 impl Provider for Pushover {
     fn kind(&self) -> ChannelType {
         ChannelType::Pushover
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

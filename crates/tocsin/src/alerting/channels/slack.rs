@@ -3,6 +3,7 @@
 //! notification carries the one-click link. `text` is the fallback Slack shows in
 //! notifications.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -13,9 +14,13 @@ use super::{
 
 pub struct Slack;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a SLACK channel: an incoming webhook.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "SlackChannelConfig", extend("x-channel-type" = "SLACK"))]
 struct Config {
+    /// The incoming webhook's URL (https://hooks.slack.com/services/...); it is the credential.
+    #[schemars(title = "Webhook URL", extend("format" = "password"))]
     webhook_url: String,
 }
 
@@ -73,6 +78,10 @@ pub fn blocks(msg: &Message) -> Value {
 impl Provider for Slack {
     fn kind(&self) -> ChannelType {
         ChannelType::Slack
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

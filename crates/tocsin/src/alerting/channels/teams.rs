@@ -2,6 +2,7 @@
 //! the credential), posted as a message with one Adaptive Card (1.4): the title in the
 //! severity's colour, the facts as a FactSet, and Acknowledge / Open alert as `Action.OpenUrl`.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -13,15 +14,23 @@ use super::{
 
 pub struct Teams;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a TEAMS channel: an incoming webhook or Workflows URL.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "TeamsChannelConfig", extend("x-channel-type" = "TEAMS"))]
 struct Config {
+    /// The incoming webhook's or workflow's URL; it is the credential.
+    #[schemars(title = "Webhook URL", extend("format" = "password"))]
     webhook_url: String,
 }
 
 impl Provider for Teams {
     fn kind(&self) -> ChannelType {
         ChannelType::Teams
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

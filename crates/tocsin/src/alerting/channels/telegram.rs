@@ -2,6 +2,7 @@
 //! a secret, `apiUrl` defaults to `https://api.telegram.org`) with `parse_mode: HTML` (only the
 //! tags Telegram allows: `<b>`, `<a>`), and the Acknowledge link as an inline keyboard button.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -14,12 +15,20 @@ pub struct Telegram;
 
 const DEFAULT_API: &str = "https://api.telegram.org";
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a TELEGRAM channel: a bot's `sendMessage`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "TelegramChannelConfig", extend("x-channel-type" = "TELEGRAM"))]
 struct Config {
+    /// The bot's token, from @BotFather.
+    #[schemars(title = "Bot token", extend("format" = "password"))]
     bot_token: String,
     /// A numeric chat id or `@channelusername`.
+    #[schemars(title = "Chat")]
+    #[schemars(schema_with = "super::integer_or_text_schema")]
     chat_id: Value,
+    /// The Bot API's address; https://api.telegram.org by default.
+    #[schemars(title = "API URL")]
     api_url: Option<String>,
 }
 
@@ -38,6 +47,10 @@ fn chat_id(v: &Value) -> Option<String> {
 impl Provider for Telegram {
     fn kind(&self) -> ChannelType {
         ChannelType::Telegram
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

@@ -13,6 +13,7 @@
 //! reaching someone twice is better than a partial retry bookkeeping per number.
 
 use base64::Engine;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -28,14 +29,26 @@ pub struct TwilioSms;
 
 const DEFAULT_API: &str = "https://api.twilio.com";
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a TWILIO_SMS channel: one SMS per number through Twilio's Messages API.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "TwilioSmsChannelConfig", extend("x-channel-type" = "TWILIO_SMS"))]
 struct Config {
+    /// The account SID (AC...).
+    #[schemars(title = "Account SID")]
     account_sid: String,
+    /// The account's auth token.
+    #[schemars(title = "Auth token", extend("format" = "password"))]
     auth_token: String,
+    /// The sending number (E.164, +15551234567) or messaging service SID.
+    #[schemars(title = "From")]
     from: String,
-    /// One number, or an array of them (checked by [`recipients`]).
+    /// One E.164 number or a list of 1 to 10 (one SMS each; a failed attempt is retried to every number).
+    #[schemars(title = "To")]
+    #[schemars(schema_with = "super::one_or_many_schema")]
     to: Value,
+    /// Twilio's API address; https://api.twilio.com by default.
+    #[schemars(title = "API URL")]
     api_url: Option<String>,
 }
 
@@ -85,6 +98,10 @@ fn e164(s: &str) -> bool {
 impl Provider for TwilioSms {
     fn kind(&self) -> ChannelType {
         ChannelType::TwilioSms
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -22,11 +23,19 @@ use super::{
 
 pub struct Webhook;
 
-#[derive(Debug, Deserialize)]
+/// The `config` of a WEBHOOK channel: a signed Standard Webhooks POST.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "WebhookChannelConfig", extend("x-channel-type" = "WEBHOOK"))]
 struct Config {
+    /// The http(s) URL the notification is POSTed to.
+    #[schemars(title = "URL")]
     url: String,
+    /// The signing secret, `whsec_` and the base64 of 24 to 64 bytes; generated when absent (and shown only in the create response).
+    #[schemars(title = "Signing secret", extend("format" = "password"))]
     secret: Option<String>,
+    /// Extra request headers, at most 20, name to value (their values are secrets: they usually carry credentials).
+    #[schemars(title = "Headers", extend("additionalProperties" = {"type": "string", "format": "password"}))]
     #[serde(default)]
     headers: BTreeMap<String, String>,
 }
@@ -68,6 +77,10 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<Strin
 impl Provider for Webhook {
     fn kind(&self) -> ChannelType {
         ChannelType::Webhook
+    }
+
+    fn config_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<Config>()
     }
 
     fn secrets(&self) -> &'static [&'static str] {

@@ -25,6 +25,8 @@
 //!   following the link confirms nothing. Confirming sets `verifiedAt` (the first time is
 //!   kept); from then on the subscriber is sent the page's incident news. A verify link of a
 //!   subscription that was unsubscribed since verifies nothing.
+//! - On a server without an SMTP relay nothing can be confirmed, so a well-formed request for
+//!   a page the caller may read is refused with 409 `SMTP_NOT_CONFIGURED` ([`no_email`]).
 //! - **Unsubscribe** sets `unsubscribedAt`; queued email to the subscriber is then refused by
 //!   the delivery worker. The row stays (its state shows in the admin list) until an admin
 //!   deletes it, which deletes its email history too.
@@ -127,6 +129,20 @@ fn links(cx: &Cx) -> SubscriberLinks {
     SubscriberLinks::new(cx.config().public_url.as_str(), cx.link_secret())
 }
 
+/// The code of a subscription refused because this server sends no email.
+pub const NO_EMAIL_CODE: &str = "SMTP_NOT_CONFIGURED";
+
+/// The refusal of a subscription on a server without an SMTP relay: no confirmation could
+/// ever reach the address, so it is said at once rather than "check your inbox".
+pub fn no_email() -> DomainError {
+    DomainError::Conflict(
+        NO_EMAIL_CODE,
+        "This server sends no email (it has no SMTP relay configured), so it cannot take \
+         subscriptions: follow the page's RSS or Atom feed instead."
+            .into(),
+    )
+}
+
 /// Subscribes `input.email` to the published page at `slug` (see the module doc).
 pub async fn subscribe(
     core: &Cx,
@@ -156,6 +172,9 @@ pub async fn subscribe(
             fields: errors,
             form: Vec::new(),
         });
+    }
+    if core.config().smtp.is_none() {
+        return Err(no_email());
     }
     let email = normalized_email(&input.email);
     let encoded = json!(chosen).to_string();

@@ -86,6 +86,12 @@ pub(super) async fn subscribe_form(
             subscribe_answer(StatusCode::BAD_REQUEST, "Not subscribed", &why, &back)
         }
         Err(DomainError::NotFound(_)) => not_found_page(),
+        Err(DomainError::Conflict(ops::NO_EMAIL_CODE, _)) => subscribe_answer(
+            StatusCode::CONFLICT,
+            "Email updates are not available",
+            "This server does not send email, so it cannot take subscriptions. Follow the page's RSS or Atom feed to hear of incidents.",
+            &back,
+        ),
         Err(e) => unavailable_page(&e),
     }
 }
