@@ -23,6 +23,7 @@ import { Maintenance } from './screens/maintenance';
 import { Projects } from './screens/projects';
 import { Escalation } from './screens/escalation';
 import { McpGrants } from './screens/mcp-grants';
+import { Billing, BillingBanner } from './screens/billing';
 import { Settings } from './screens/settings';
 import { VerifyEmailBanner } from './verify-email';
 
@@ -65,6 +66,7 @@ const NAV: [string, string][] = [
   ['/projects', 'Projects'],
   ['/escalation', 'Escalation'],
   ['/mcp-grants', 'MCP grants'],
+  ['/billing', 'Billing'],
   ['/settings', 'Settings'],
 ];
 
@@ -145,6 +147,7 @@ function Screen() {
   if (p === '/projects') return <Projects />;
   if (p === '/escalation') return <Escalation />;
   if (p === '/mcp-grants') return <McpGrants />;
+  if (p === '/billing') return <Billing />;
   if (p === '/settings') return <Settings />;
   if (p === '/status-pages') return <StatusPages />;
   if (p.startsWith('/status-pages/')) {
@@ -182,6 +185,7 @@ export function App() {
       {session.value && session.value.user.emailVerified === false && !sessionLost.value && (
         <VerifyEmailBanner email={session.value.user.email} />
       )}
+      {session.value && !sessionLost.value && <BillingBanner key={session.value.workspace.id} />}
       <Screen />
     </>
   );

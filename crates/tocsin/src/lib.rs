@@ -7,6 +7,7 @@ pub mod app;
 pub mod audit;
 pub mod auth;
 pub mod bench;
+pub mod billing;
 pub mod cache;
 pub mod cli;
 pub mod clock;

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::Core;
 use crate::auth::TokenCaches;
+use crate::billing::Billing;
 use crate::clock::SharedClock;
 use crate::cluster::feed::{Feed, Notice};
 use crate::config::Config;
@@ -36,7 +37,7 @@ pub fn openapi_text() -> String {
 pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result<AppState> {
     let db = Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    Ok(assemble(Core::new(config, db, clock).await?))
+    assemble(Core::new(config, db, clock).await?)
 }
 
 /// [`start`] for the commands that act on an existing installation: refuses (instead of
@@ -44,16 +45,17 @@ pub async fn start(config: Config, clock: Option<SharedClock>) -> anyhow::Result
 pub async fn start_existing(config: Config) -> anyhow::Result<AppState> {
     let db = Db::connect_existing(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    Ok(assemble(Core::new(config, db, None).await?))
+    assemble(Core::new(config, db, None).await?)
 }
 
 /// The HTTP edge's state over `core`, with the credential caches built here and registered on
-/// the change feed.
-fn assemble(core: Core) -> AppState {
+/// the change feed, and the billing engine.
+fn assemble(core: Core) -> anyhow::Result<AppState> {
     let tokens = TokenCaches::default();
     let push_tokens = Arc::new(PushTokens::default());
     register_appliers(core.feed(), core.db(), &tokens, &push_tokens);
-    AppState::new(core, tokens, push_tokens)
+    let billing = Billing::new(core.config(), core.mailer().cloned())?;
+    Ok(AppState::new(core, tokens, push_tokens, billing))
 }
 
 /// Registers on `feed` the caches that follow committed changes: the API keys, the OAuth

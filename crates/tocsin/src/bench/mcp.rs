@@ -167,6 +167,7 @@ async fn call(fx: &Fixture, core: &Core, token: &str) -> anyhow::Result<RequestS
         method: Method::POST,
         path: "/mcp".into(),
         rotate: None,
+        bodies: None,
         headers: vec![
             (
                 header::CONTENT_TYPE,

@@ -1,5 +1,6 @@
 //! The state HTTP handlers get: the application [`Core`], the credential caches the composition
 //! root built and registered on the change feed (API keys, OAuth access tokens, push tokens),
+//! the billing engine,
 //! plus what only the HTTP edge needs (rate limiters, the current-workspace cache, the builds
 //! of `GET /monitors`). It derefs to the core, and axum's `FromRef` hands the core alone to
 //! anything that needs no more.
@@ -17,6 +18,7 @@ use crate::auth::key_cache::KeyCache;
 use crate::auth::oauth::TokenCache;
 use crate::auth::rate_limit::Limiters;
 use crate::auth::TokenCaches;
+use crate::billing::Billing;
 use crate::cache::TtlCache;
 use crate::cluster::feed::Notice;
 use crate::domain::workspaces::CurrentWorkspace;
@@ -32,13 +34,20 @@ struct Inner {
     limits: Limiters,
     workspaces: TtlCache<String, CurrentWorkspace>,
     monitor_lists: MonitorLists,
+    billing: Billing,
 }
 
 impl AppState {
     /// The edge's state over `core`, with the credential caches the composition root built
     /// and registered on the change feed.
-    pub fn new(core: Core, tokens: TokenCaches, push_tokens: Arc<PushTokens>) -> AppState {
+    pub fn new(
+        core: Core,
+        tokens: TokenCaches,
+        push_tokens: Arc<PushTokens>,
+        billing: Billing,
+    ) -> AppState {
         AppState(Arc::new(Inner {
+            billing,
             tokens,
             push_tokens,
             limits: Limiters::new(
@@ -69,6 +78,10 @@ impl AppState {
     /// The push monitors' tokens in memory (see [`crate::push::tokens`]).
     pub fn push_tokens(&self) -> &PushTokens {
         &self.0.push_tokens
+    }
+    /// The billing engine (see [`crate::billing`]).
+    pub fn billing(&self) -> &Billing {
+        &self.0.billing
     }
     pub fn limits(&self) -> &Limiters {
         &self.0.limits
