@@ -23,6 +23,7 @@ import { Maintenance } from './screens/maintenance';
 import { Projects } from './screens/projects';
 import { Escalation } from './screens/escalation';
 import { McpGrants } from './screens/mcp-grants';
+import { Billing, BillingBanner } from './screens/billing';
 import { Settings } from './screens/settings';
 import { VerifyEmailBanner } from './verify-email';
 import { EmailBanner, loadEmailReadiness } from './email-banner';
@@ -67,6 +68,7 @@ const NAV: [string, string][] = [
   ['/projects', 'Projects'],
   ['/escalation', 'Escalation'],
   ['/mcp-grants', 'MCP grants'],
+  ['/billing', 'Billing'],
   ['/settings', 'Settings'],
 ];
 
@@ -147,6 +149,7 @@ function Screen() {
   if (p === '/projects') return <Projects />;
   if (p === '/escalation') return <Escalation />;
   if (p === '/mcp-grants') return <McpGrants />;
+  if (p === '/billing') return <Billing />;
   if (p === '/settings') return <Settings />;
   if (p === '/status-pages') return <StatusPages />;
   if (p.startsWith('/status-pages/')) {
@@ -192,6 +195,7 @@ export function App() {
       {session.value && !sessionLost.value && (
         <EmailBanner role={workspaces.value.find((w) => w.id === session.value?.workspace.id)?.role} />
       )}
+      {session.value && !sessionLost.value && <BillingBanner key={session.value.workspace.id} />}
       <Screen />
     </>
   );

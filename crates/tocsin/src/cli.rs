@@ -44,6 +44,17 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Print the OpenAPI document.
     Openapi,
+    /// Print the `Stripe-Signature` header Stripe would send for the body on standard input
+    /// (for checking the webhook signer against Stripe's own libraries).
+    #[command(hide = true)]
+    StripeSign {
+        /// The webhook signing secret (`whsec_...`).
+        #[arg(long)]
+        secret: String,
+        /// The signature's time, Unix seconds (default: now).
+        #[arg(long)]
+        timestamp: Option<i64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -234,6 +245,13 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Openapi => {
             print!("{}", crate::server::openapi_text());
+            Ok(())
+        }
+        Command::StripeSign { secret, timestamp } => {
+            let mut body = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut body)?;
+            let t = timestamp.unwrap_or_else(|| chrono::Utc::now().timestamp());
+            println!("{}", crate::billing::signature::sign(&secret, t, &body));
             Ok(())
         }
     }

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::alerting::ack_link::Links;
 use crate::alerting::deliver::DeliveryQueue;
 use crate::auth::TokenCaches;
+use crate::billing::Billing;
 use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::{Feed, Notice};
 use crate::cluster::lease::Role;
@@ -107,7 +108,9 @@ async fn assemble(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow:
     let tokens = TokenCaches::default();
     let push_tokens = Arc::new(PushTokens::default());
     register_appliers(cx.feed(), cx.db(), &tokens, &push_tokens);
+    let billing = Billing::new(cx.config(), mailer.clone())?;
     Ok(AppState::new(Handles {
+        billing,
         alert_links: Links::of(&cx),
         cx,
         runner,

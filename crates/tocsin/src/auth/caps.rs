@@ -10,6 +10,7 @@ requirement!(IdentityRead => [C::IdentityRead]);
 requirement!(WorkspaceManage => [C::WorkspaceManage]);
 requirement!(MembersManage => [C::MembersManage]);
 requirement!(AuditRead => [C::AuditRead]);
+requirement!(BillingManage => [C::BillingManage]);
 // Operations on the signed-in person's own account (API keys, switching workspace):
 // a session is required; no token may act for them.
 requirement!(SignedIn => [] person);

@@ -56,3 +56,10 @@ pub type ListPostmortems = PostmortemsRead;
 pub type GetPostmortem = PostmortemsRead;
 pub type CreatePostmortem = PostmortemsWrite;
 pub type PublishPostmortem = PostmortemsWrite;
+
+// Billing (session only: `billing:manage`, owners).
+pub type GetBillingSubscription = BillingManage;
+pub type GetBillingUsage = BillingManage;
+pub type ListBillingPlans = BillingManage;
+pub type CreateBillingCheckout = BillingManage;
+pub type CreateBillingPortal = BillingManage;

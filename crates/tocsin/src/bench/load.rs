@@ -46,6 +46,11 @@ pub struct Template {
     )>,
     headers: HeaderMap,
     body: Bytes,
+    /// Bodies taken in turn instead of `body`, with the shared position.
+    bodies: Option<(
+        std::sync::Arc<super::scenario::SignedBodies>,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    )>,
 }
 
 impl Template {
@@ -90,6 +95,7 @@ impl Template {
             rotate,
             headers,
             body: spec.body.clone(),
+            bodies: spec.bodies.clone().map(|b| (b, std::sync::Arc::default())),
         })
     }
 
@@ -99,7 +105,17 @@ impl Template {
     }
 
     fn request(&self) -> Request<Full<Bytes>> {
-        let mut req = Request::new(Full::new(self.body.clone()));
+        let signed = match &self.bodies {
+            Some((b, next)) if !b.items.is_empty() => Some((
+                &b.header,
+                &b.items[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % b.items.len()],
+            )),
+            _ => None,
+        };
+        let body = signed
+            .map(|(_, (body, _))| body.clone())
+            .unwrap_or_else(|| self.body.clone());
+        let mut req = Request::new(Full::new(body));
         *req.method_mut() = self.method.clone();
         *req.uri_mut() = match &self.rotate {
             Some((uris, next)) if !uris.is_empty() => {
@@ -108,6 +124,9 @@ impl Template {
             _ => self.uri.clone(),
         };
         *req.headers_mut() = self.headers.clone();
+        if let Some((name, (_, value))) = signed {
+            req.headers_mut().insert(name.clone(), value.clone());
+        }
         req
     }
 }

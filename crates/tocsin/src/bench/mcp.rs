@@ -168,6 +168,7 @@ async fn call(fx: &Fixture, core: &AppState, token: &str) -> anyhow::Result<Requ
         method: Method::POST,
         path: "/mcp".into(),
         rotate: None,
+        bodies: None,
         headers: vec![
             (
                 header::CONTENT_TYPE,

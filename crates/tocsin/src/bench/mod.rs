@@ -20,6 +20,7 @@
 //! so the figures describe the server, with the client's cost visible as one extra busy thread.
 
 pub mod alerting;
+pub mod billing;
 pub mod connections;
 pub mod cpu;
 pub mod load;
@@ -485,7 +486,8 @@ fn execute_requests(plan: &Plan) -> anyhow::Result<RequestResults> {
                 .thread_name("bench-server")
                 .enable_all()
                 .build()?;
-            let server = LocalServer::start(&server_rt, database_url.as_deref())?;
+            let server =
+                LocalServer::start_with(&server_rt, database_url.as_deref(), billing::configure)?;
             let mut fixture = Fixture::in_process(server.state.clone());
             fixture.push_tokens = plan.push_tokens;
             let host = server.addr.to_string();

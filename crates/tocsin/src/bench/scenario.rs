@@ -28,6 +28,16 @@ pub struct RequestSpec {
     pub rotate: Option<std::sync::Arc<Vec<String>>>,
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub body: Bytes,
+    /// When set, requests take these bodies in turn instead of `body`, each with its own
+    /// value of the named header (signed webhook events: one signature per body).
+    pub bodies: Option<std::sync::Arc<SignedBodies>>,
+}
+
+/// Bodies sent in turn, each with its own value of one header.
+#[derive(Debug)]
+pub struct SignedBodies {
+    pub header: HeaderName,
+    pub items: Vec<(Bytes, HeaderValue)>,
 }
 
 impl RequestSpec {
@@ -38,6 +48,7 @@ impl RequestSpec {
             rotate: None,
             headers: Vec::new(),
             body: Bytes::new(),
+            bodies: None,
         }
     }
 
@@ -49,6 +60,7 @@ impl RequestSpec {
             rotate: Some(std::sync::Arc::new(paths)),
             headers: Vec::new(),
             body: Bytes::new(),
+            bodies: None,
         }
     }
 
@@ -205,6 +217,11 @@ pub fn all() -> Vec<Scenario> {
             name: "mcp-get-monitor-oauth",
             about: "The same call with an OAuth access token (a grant made by sign-in, authorize with PKCE, consent and the code exchange)",
             setup: |fx| Box::pin(async move { super::mcp::get_monitor_oauth(fx).await }),
+        },
+        Scenario {
+            name: "billing-webhook",
+            about: "POST /billing/stripe/webhook: distinct signed customer.subscription.updated events, each applied (plan change and audit entry)",
+            setup: |fx| Box::pin(async move { super::billing::setup(fx).await }),
         },
         Scenario {
             name: "status-summary",

@@ -104,4 +104,13 @@ pub struct ServeArgs {
     /// `ip` (port 53) (default: the system's resolvers, from /etc/resolv.conf).
     #[arg(long, env = "TOCSIN_DNS_RESOLVER")]
     pub dns_resolver: Option<String>,
+    /// Stripe's secret API key (`sk_...`) for selling plans (default: none, billing is off).
+    #[arg(long, env = "TOCSIN_STRIPE_SECRET_KEY")]
+    pub stripe_secret_key: Option<String>,
+    /// Stripe's webhook signing secrets (`whsec_...`), comma-separated while one is rotated.
+    #[arg(long, env = "TOCSIN_STRIPE_WEBHOOK_SECRET")]
+    pub stripe_webhook_secret: Option<String>,
+    /// Stripe's API root (default `https://api.stripe.com`).
+    #[arg(long, env = "TOCSIN_STRIPE_API_URL")]
+    pub stripe_api_url: Option<String>,
 }

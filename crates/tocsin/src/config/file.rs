@@ -56,6 +56,12 @@ pub struct FileConfig {
     pub shutdown_grace_seconds: Option<u64>,
     /// The DNS server custom-domain verification asks, `ip:port` (default: the system's).
     pub dns_resolver: Option<String>,
+    /// Stripe's secret API key (`sk_...`); without it billing is off.
+    pub stripe_secret_key: Option<String>,
+    /// Stripe's webhook signing secrets (`whsec_...`), comma-separated while one is rotated.
+    pub stripe_webhook_secret: Option<String>,
+    /// Stripe's API root (default `https://api.stripe.com`).
+    pub stripe_api_url: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +92,11 @@ pub struct PlanQuota {
     /// The shortest check interval allowed, in seconds.
     #[serde(default, alias = "min_interval_seconds")]
     pub min_interval_seconds: Option<u64>,
+    /// The Stripe price (`price_...`) that sells this plan; the operator's setting, never
+    /// shown through the API.
+    #[serde(default, alias = "stripe_price", skip_serializing)]
+    #[schemars(skip)]
+    pub stripe_price: Option<String>,
 }
 
 pub(super) fn load_file(path: Option<&Path>) -> Result<FileConfig, ConfigError> {

@@ -46,6 +46,14 @@ impl Plans {
     pub fn quota(&self, plan: &str) -> PlanQuota {
         self.quotas.get(plan).cloned().unwrap_or_default()
     }
+
+    /// The plan a Stripe price sells, if one does.
+    pub fn by_price(&self, price: &str) -> Option<&str> {
+        self.quotas
+            .iter()
+            .find(|(_, q)| q.stripe_price.as_deref() == Some(price))
+            .map(|(name, _)| name.as_str())
+    }
 }
 
 /// The validated configuration.
@@ -101,7 +109,31 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// The DNS server custom-domain verification asks; `None` for the system's resolvers.
     pub dns_resolver: Option<SocketAddr>,
+    /// Selling plans through Stripe; `None` (no secret key) turns billing off.
+    pub stripe: Option<Stripe>,
 }
+
+/// The Stripe settings (see `crate::billing`).
+#[derive(Clone)]
+pub struct Stripe {
+    pub secret_key: String,
+    /// Every secret a webhook signature may be made with (several while one is rotated).
+    pub webhook_secrets: Vec<String>,
+    pub api_url: Url,
+}
+
+// The secrets stay out of logs and panics.
+impl std::fmt::Debug for Stripe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stripe")
+            .field("api_url", &self.api_url.as_str())
+            .field("webhook_secrets", &self.webhook_secrets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Default of `stripe_api_url`.
+pub const DEFAULT_STRIPE_API_URL: &str = "https://api.stripe.com";
 
 /// The connection settings' defaults: a request head is a few hundred bytes, so 10 s is
 /// generous even on a bad mobile link; 60 s of keep-alive outlasts a dashboard's polling
@@ -223,6 +255,7 @@ fn unreachable_config() -> Config {
         streams: crate::live::Limits::default(),
         shutdown_grace: Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
         dns_resolver: None,
+        stripe: None,
     }
 }
 
@@ -395,5 +428,41 @@ mod tests {
         args.max_connections = Some(0);
         let err = Config::resolve(&args).unwrap_err().to_string();
         assert!(err.contains("max-connections"), "{err}");
+    }
+
+    #[test]
+    fn stripe_settings_from_flags_and_file_with_prices_per_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.toml");
+        std::fs::write(
+            &file,
+            "stripe_secret_key = \"sk_test_1\"\nstripe_webhook_secret = \"whsec_a, whsec_b\"\n\
+             [plans]\ndefault = \"free\"\n[plans.quotas.free]\nmonitors = 5\n\
+             [plans.quotas.team]\nmonitors = 50\nstripe_price = \"price_team\"\n",
+        )
+        .unwrap();
+        let mut args = ServeArgs::default();
+        assert!(
+            Config::resolve(&args).unwrap().stripe.is_none(),
+            "off by default"
+        );
+        args.store.config = Some(file.clone());
+        let c = Config::resolve(&args).unwrap();
+        let s = c.stripe.clone().unwrap();
+        assert_eq!(s.webhook_secrets, vec!["whsec_a", "whsec_b"]);
+        assert_eq!(s.api_url.as_str(), "https://api.stripe.com/");
+        assert_eq!(c.plans.by_price("price_team"), Some("team"));
+        assert_eq!(c.plans.by_price("price_other"), None);
+        assert!(
+            !format!("{s:?}").contains("sk_test_1"),
+            "the key stays out of logs"
+        );
+        args.stripe_api_url = Some("ftp://x".into());
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("stripe-api-url"), "{err}");
+        args.stripe_api_url = None;
+        std::fs::write(&file, "stripe_secret_key = \"sk_test_1\"\n").unwrap();
+        let err = Config::resolve(&args).unwrap_err().to_string();
+        assert!(err.contains("stripe-webhook-secret"), "{err}");
     }
 }

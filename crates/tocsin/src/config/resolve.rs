@@ -62,6 +62,7 @@ impl Config {
         let (max_connections, max_connections_per_ip) = connections(args, &file)?;
         let streams = streams(args, &file)?;
         let dns_resolver = dns_resolver(args, &file)?;
+        let stripe = stripe(args, &file)?;
         Ok(Config {
             listen,
             data_dir,
@@ -104,6 +105,7 @@ impl Config {
             streams,
             shutdown_grace,
             dns_resolver,
+            stripe,
         })
     }
 }
@@ -250,6 +252,53 @@ fn plans(file: &FileConfig) -> Result<Plans, ConfigError> {
         default,
         quotas: p.quotas.clone(),
     })
+}
+
+/// The Stripe settings: all of them need the secret key; a webhook secret is required with it
+/// (an unverifiable webhook would have to be refused anyway).
+fn stripe(args: &ServeArgs, file: &FileConfig) -> Result<Option<Stripe>, ConfigError> {
+    let nonempty = |s: &String| !s.trim().is_empty();
+    let Some(secret_key) = args
+        .stripe_secret_key
+        .clone()
+        .or(file.stripe_secret_key.clone())
+        .filter(nonempty)
+    else {
+        return Ok(None);
+    };
+    let webhook_secrets: Vec<String> = args
+        .stripe_webhook_secret
+        .clone()
+        .or(file.stripe_webhook_secret.clone())
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if webhook_secrets.is_empty() {
+        return Err(invalid(
+            "stripe-webhook-secret",
+            "is required with --stripe-secret-key: the endpoint's signing secret (whsec_...) from Stripe's dashboard",
+        ));
+    }
+    let api_text = args
+        .stripe_api_url
+        .clone()
+        .or(file.stripe_api_url.clone())
+        .filter(nonempty)
+        .unwrap_or_else(|| DEFAULT_STRIPE_API_URL.into());
+    let api_url = Url::parse(&api_text).map_err(|e| invalid("stripe-api-url", e.to_string()))?;
+    if !matches!(api_url.scheme(), "http" | "https") || api_url.host().is_none() {
+        return Err(invalid(
+            "stripe-api-url",
+            "must be an http:// or https:// URL with a host",
+        ));
+    }
+    Ok(Some(Stripe {
+        secret_key: secret_key.trim().to_string(),
+        webhook_secrets,
+        api_url,
+    }))
 }
 
 fn min_interval_seconds(file: &FileConfig) -> Result<u64, ConfigError> {

@@ -13,6 +13,7 @@
 pub mod alerts;
 pub mod api_keys;
 pub mod audit;
+pub mod billing;
 pub mod channels;
 pub mod deliveries;
 pub mod email_readiness;

@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod auth_routes;
+pub mod billing;
 pub mod channels;
 pub mod custom_domains;
 pub mod dashboard;
@@ -73,6 +74,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .merge(auth_routes::router())
         .merge(oauth::router())
+        .merge(billing::webhook_router())
         .merge(alerts::link_router())
         .merge(public::pages_router())
         .merge(dashboard::router())

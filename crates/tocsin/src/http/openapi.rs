@@ -24,6 +24,7 @@ pub fn api_routes() -> ApiRouter<AppState> {
         .merge(super::api_keys::router())
         .merge(super::mcp_grants::router())
         .merge(super::audit::router())
+        .merge(super::billing::router())
         .merge(super::monitors::router())
         .merge(super::projects::router())
         .merge(super::maintenance::router())

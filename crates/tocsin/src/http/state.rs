@@ -1,6 +1,6 @@
 //! The state HTTP handlers get: the context ([`Cx`]) and the handles of the engines the edge
 //! talks to (the check runner, the delivery queue, the live hub, the rendered pages, the
-//! on-demand checks, the mailer, the metrics), the credential caches the composition root
+//! on-demand checks, the mailer, the metrics, billing), the credential caches the composition root
 //! built and registered on the change feed (API keys, OAuth access tokens, push tokens), plus
 //! what only the HTTP edge needs (rate limiters, the current-workspace cache, the builds of
 //! `GET /monitors`). Each is reached by its own accessor: a handler names the engine it
@@ -18,6 +18,7 @@ use crate::auth::key_cache::KeyCache;
 use crate::auth::oauth::TokenCache;
 use crate::auth::rate_limit::Limiters;
 use crate::auth::TokenCaches;
+use crate::billing::Billing;
 use crate::cache::TtlCache;
 use crate::clock::SharedClock;
 use crate::cluster::feed::{Feed, Notice};
@@ -62,6 +63,8 @@ pub struct Handles {
     /// The accepted on-demand checks still running (see [`crate::monitoring::on_demand`]).
     pub on_demand: OnDemandChecks,
     pub metrics: Metrics,
+    /// The billing engine (see [`crate::billing`]).
+    pub billing: Billing,
 }
 
 struct Inner {
@@ -173,6 +176,10 @@ impl AppState {
     }
     pub fn metrics(&self) -> &Metrics {
         &self.0.parts.metrics
+    }
+    /// The billing engine (see [`crate::billing`]).
+    pub fn billing(&self) -> &Billing {
+        &self.0.parts.billing
     }
     pub fn limits(&self) -> &Limiters {
         &self.0.limits

@@ -12,6 +12,7 @@ pub mod alerts;
 pub mod api_keys;
 pub mod audit;
 pub mod batch;
+pub mod billing;
 pub mod channels;
 pub mod corrupt;
 pub mod data_dir;

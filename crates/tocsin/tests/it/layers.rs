@@ -40,7 +40,10 @@ const LAYERS: Layers = &[
     ("metrics", &["telemetry"]),
     ("push ingestion", &["push"]),
     ("monitoring", &["monitoring"]),
-    ("alerting, probes, audit", &["alerting", "probes", "audit"]),
+    (
+        "alerting, probes, audit, billing",
+        &["alerting", "probes", "audit", "billing"],
+    ),
     ("credentials", &["auth"]),
     ("live fan-out", &["live"]),
     ("context", &["cx"]),

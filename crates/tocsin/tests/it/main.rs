@@ -7,6 +7,7 @@ mod alerting_e2e;
 mod alerts;
 mod api_keys;
 mod auth;
+mod billing;
 mod channels;
 mod check_policy;
 mod cli;

@@ -5,6 +5,9 @@
 //! by the project's schemars from the REST route's own request type (the path's ids and the
 //! `If-Match` version become arguments beside the body's or query's fields); its result is the
 //! REST response's JSON. The `tools/list` document is built once, in [`Catalog::build`].
+//!
+//! Billing (`/billing/...`) has no tool, on purpose: its operations need `billing:manage`, a
+//! session-only capability no token can hold, so an agent never buys or reads a subscription.
 
 use std::collections::HashMap;
 use std::sync::Arc;
