@@ -1,7 +1,8 @@
 // Starts what the browser tests run against: the real `tocsin serve` (the debug binary the
 // Rust tests built, or $TOCSIN_BIN) on a free port with a fresh data directory and a 1 s
 // minimum check interval, and a loopback HTTP target whose answer the tests switch between
-// 200 and 500 (`POST /__status/500`).
+// 200 and 500 (`POST /__status/500`), that always fails at `/__down`, and that keeps the
+// webhook deliveries posted to `/__hook` (`GET /__hooks`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -38,7 +39,33 @@ async function waitReady(url: string, child: ChildProcess) {
 
 export default async function globalSetup() {
   let status = 200;
+  // Webhook deliveries posted to `/__hook`, read back with `GET /__hooks`.
+  const hooks: unknown[] = [];
   const target = createServer((req, res) => {
+    if (req.url === '/__hook' && req.method === 'POST') {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        try {
+          hooks.push(JSON.parse(body));
+        } catch {
+          /* not JSON: not ours */
+        }
+        res.end('ok');
+      });
+      return;
+    }
+    if (req.url === '/__hooks') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(hooks));
+      return;
+    }
+    // Always failing, whatever the switch says.
+    if (req.url === '/__down') {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('broken');
+      return;
+    }
     const m = req.url?.match(/^\/__status\/(\d{3})$/);
     if (m && req.method === 'POST') {
       status = Number(m[1]);
