@@ -134,7 +134,12 @@ function WindowForm(props: {
   const recurring = (): Schemas['MaintenanceRecurringInput'] | null => {
     if (!freq) return null;
     const r: Schemas['MaintenanceRecurringInput'] = { frequency: freq as Schemas['Frequency'] };
-    const wall = startIso ? new Date(wallOf(Date.parse(startIso), zone)) : null;
+    let wall: Date | null = null;
+    try {
+      wall = startIso ? new Date(wallOf(Date.parse(startIso), zone)) : null;
+    } catch {
+      // An unknown zone: the server names the field when the form is sent.
+    }
     if (freq === 'weekly') r.dayOfWeek = wall?.getUTCDay() ?? 0;
     if (freq === 'monthly') r.dayOfMonth = wall?.getUTCDate() ?? 1;
     if (freq === 'cron') r.expression = expression.trim();

@@ -28,6 +28,7 @@ pub mod monitors;
 pub mod next;
 pub mod nul;
 pub mod oauth;
+pub mod people_page;
 pub mod openapi;
 pub mod ops;
 pub mod postmortems;
