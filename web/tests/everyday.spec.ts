@@ -77,7 +77,7 @@ test('the acknowledge link opens a styled page, and the alert link the dashboard
     name: 'Hook', type: 'WEBHOOK', config: { url: `${TARGET()}/__hook` },
   });
   const monitor = await rest(page, 'POST', '/monitors', {
-    name: 'Payments API', type: 'HTTP', url: `${TARGET()}/__down`, interval: 1, notificationChannelIds: [channel.id],
+    name: 'Payments API', type: 'HTTP', url: `${TARGET()}/__down`, interval: 2, timeout: 1, notificationChannelIds: [channel.id],
   });
   // The webhook's alert.opened for this monitor carries both links.
   let links: { acknowledge: string; alert: string } | undefined;

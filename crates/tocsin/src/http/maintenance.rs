@@ -73,7 +73,7 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("createMaintenanceWindow")
                     .tag(TAG)
                     .summary("Schedule a maintenance window for a monitor (`maintenance:write`)")
-                    .description(format!("{SEVERAL}\n\n{SCHEDULE}"))
+                    .description(&format!("{SEVERAL}\n\n{SCHEDULE}"))
             }),
         )
         .api_route(

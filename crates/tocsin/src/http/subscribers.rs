@@ -18,7 +18,7 @@ use aide::openapi::{MediaType, Operation, Response as OaResponse, SchemaObject};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use maud::{html, Markup};
