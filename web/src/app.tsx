@@ -7,12 +7,13 @@ import { api, authPost, call, getSession, sessionLost, type Schemas, type Sessio
 import { liveMode, startLive, stopLive } from './live';
 import { Link, match, navigate, path } from './router';
 import { localNext } from './next';
+import { workspaceZone } from './format';
 import { SignIn, SignUp } from './screens/auth';
 import { Consent } from './screens/consent';
 import { MonitorList } from './screens/monitors';
 import { MonitorDetail } from './screens/monitor-detail';
 import { MonitorForm } from './screens/monitor-form';
-import { Alerts } from './screens/alerts';
+import { AlertDetail, Alerts } from './screens/alerts';
 import { ApiKeys } from './screens/api-keys';
 import { StatusPageDetail, StatusPages } from './screens/status-pages';
 import { statusPageScreen } from './screens/status-page-admin';
@@ -38,6 +39,11 @@ export async function refreshSession() {
   if (s) {
     startLive();
     loadEmailReadiness();
+    // Dates show in the workspace's zone unless this browser chose another (format.ts).
+    call(api.GET('/workspace/settings')).then(
+      (w) => (workspaceZone.value = w.timezone),
+      () => undefined,
+    );
     workspaces.value = await call(api.GET('/workspaces')).catch(() => []);
   } else {
     stopLive();
@@ -142,6 +148,7 @@ function Screen() {
   if ((m = match('/monitors/:id/edit', p))) return <MonitorForm id={m.id} />;
   if ((m = match('/monitors/:id', p))) return <MonitorDetail id={m.id} />;
   if (p === '/alerts') return <Alerts />;
+  if ((m = match('/alerts/:id', p))) return <AlertDetail id={m.id} />;
   if (p === '/api-keys') return <ApiKeys />;
   if (p === '/channels') return <Channels />;
   if (p === '/maintenance') return <Maintenance />;

@@ -4,6 +4,7 @@
 // half-height bar, MAINTENANCE a hollow outline, PENDING a short stub. Screen readers get one
 // sentence with the counts instead of forty marks.
 import { Component } from 'preact';
+import { when } from './format';
 
 export interface Beat {
   status: string;
@@ -13,7 +14,6 @@ export interface Beat {
   at: string;
 }
 
-const time = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium' });
 
 function label(beats: Beat[]): string {
   if (!beats.length) return 'No checks yet';
@@ -48,7 +48,7 @@ export class BeatBar extends Component<Props> {
         {shown.map((b) => (
           <span
             class={`beat b-${b.status.toLowerCase()}`}
-            title={`${time.format(new Date(b.at))}: ${b.status}, ${b.latency < 10 ? b.latency.toFixed(1) : Math.round(b.latency)} ms`}
+            title={`${when(b.at, 'short')}: ${b.status}, ${b.latency < 10 ? b.latency.toFixed(1) : Math.round(b.latency)} ms`}
           />
         ))}
       </span>

@@ -1,7 +1,8 @@
 // Starts what the browser tests run against: the real `tocsin serve` (see server.ts) with an
 // SMTP relay that is a real SMTP server on loopback keeping every mail (see mail.ts), and a
 // loopback HTTP target whose answer the tests switch between 200 and 500
-// (`POST /__status/500`). Tests of a server without email start their own (server.ts).
+// (`POST /__status/500`), that always fails at `/__down`, and that keeps the webhook
+// deliveries posted to `/__hook` (`GET /__hooks`). Tests of a server without email start their own (server.ts).
 import { createServer } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,33 @@ import { startMailSink } from './mail';
 
 export default async function globalSetup() {
   let status = 200;
+  // Webhook deliveries posted to `/__hook`, read back with `GET /__hooks`.
+  const hooks: unknown[] = [];
   const target = createServer((req, res) => {
+    if (req.url === '/__hook' && req.method === 'POST') {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        try {
+          hooks.push(JSON.parse(body));
+        } catch {
+          /* not JSON: not ours */
+        }
+        res.end('ok');
+      });
+      return;
+    }
+    if (req.url === '/__hooks') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(hooks));
+      return;
+    }
+    // Always failing, whatever the switch says.
+    if (req.url === '/__down') {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('broken');
+      return;
+    }
     const m = req.url?.match(/^\/__status\/(\d{3})$/);
     if (m && req.method === 'POST') {
       status = Number(m[1]);

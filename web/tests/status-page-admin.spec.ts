@@ -178,8 +178,11 @@ test('a postmortem is written in Markdown with a preview, and published', async 
   await page.getByLabel('Publish on the public page now').check();
   await page.getByRole('button', { name: 'Open incident' }).click();
   const incident = page.locator('.incident').first();
-  await incident.getByRole('button', { name: 'Resolve' }).click();
-  await expect(incident.locator('.badge')).toHaveText('RESOLVED');
+  // Resolving asks for the closing message.
+  await incident.getByRole('button', { name: 'Resolve…' }).click();
+  await incident.getByLabel('Closing message').fill('Resolved: all writes go through again.');
+  await incident.getByRole('button', { name: 'Resolve incident' }).click();
+  await expect(incident.locator('.title-row .badge')).toHaveText('RESOLVED');
 
   await page.getByRole('link', { name: 'Postmortems' }).click();
   await expect(page.getByRole('heading', { name: 'No postmortems yet' })).toBeVisible();

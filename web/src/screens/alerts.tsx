@@ -8,6 +8,16 @@ import { Badge, Empty, ErrorNote } from '../ui';
 
 type Filter = 'open' | 'acknowledged' | 'resolved';
 
+/** Acknowledges alert `id`, then reloads; a refusal is shown. */
+async function acknowledge(id: string, reload: () => unknown, fail: (e: unknown) => void) {
+  try {
+    await call(api.POST('/alerts/{alert_id}/acknowledge', { params: { path: { alert_id: id } } }));
+    reload();
+  } catch (e) {
+    fail(e);
+  }
+}
+
 export function Alerts() {
   const [filter, setFilter] = useState<Filter>('open');
   const [alerts, setAlerts] = useState<Schemas['Alert'][] | null>(null);
@@ -31,14 +41,7 @@ export function Alerts() {
     call(api.GET('/monitors')).then((ms: Monitor[]) => setNames(Object.fromEntries(ms.map((m) => [m.id, m.name]))), () => undefined);
   }, []);
 
-  const ack = async (id: string) => {
-    try {
-      await call(api.POST('/alerts/{alert_id}/acknowledge', { params: { path: { alert_id: id } } }));
-      load();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const ack = (id: string) => acknowledge(id, load, setError);
 
   return (
     <main id="main">
@@ -80,6 +83,75 @@ export function Alerts() {
             </li>
           ))}
         </ul>
+      )}
+    </main>
+  );
+}
+
+/** One alert, where a notification's alert link leads: what happened, acknowledge, and whom
+ *  it reached. */
+export function AlertDetail({ id }: { id: string }) {
+  const [alert, setAlert] = useState<Schemas['Alert'] | null>(null);
+  const [monitor, setMonitor] = useState<string | null>(null);
+  const [deliveries, setDeliveries] = useState<Schemas['Delivery'][]>([]);
+  const [error, setError] = useState<unknown>(null);
+  const load = () =>
+    call(api.GET('/alerts/{alert_id}', { params: { path: { alert_id: id } } })).then((a) => {
+      setAlert(a);
+      setError(null);
+      call(api.GET('/monitors/{monitor_id}', { params: { path: { monitor_id: a.monitorId } } })).then(
+        (m) => setMonitor(m.name),
+        () => undefined,
+      );
+      call(api.GET('/alerts/{alert_id}/deliveries', { params: { path: { alert_id: id }, query: { event: null } } })).then(
+        (p) => setDeliveries(p.deliveries),
+        () => undefined,
+      );
+    }, setError);
+  useEffect(() => {
+    load();
+    return onLive((kind) => {
+      if (kind === 'alert' || kind === 'poll') load();
+    });
+  }, [id]);
+  const ack = () => acknowledge(id, load, setError);
+  return (
+    <main id="main">
+      <p>
+        <Link href="/alerts">All alerts</Link>
+      </p>
+      <ErrorNote error={error} />
+      {alert && (
+        <section class="card alert" data-alert-id={alert.id}>
+          <div class="title-row">
+            <h1>
+              Alert: <Link href={`/monitors/${alert.monitorId}`}>{monitor ?? alert.monitorId}</Link> <Badge status={alert.status} />
+            </h1>
+            {alert.status === 'OPEN' && (
+              <button type="button" class="primary" onClick={ack}>
+                Acknowledge
+              </button>
+            )}
+          </div>
+          <p>{alert.cause}</p>
+          <p class="muted">
+            Opened {when(alert.openedAt)}
+            {alert.acknowledgedAt && ` · acknowledged ${when(alert.acknowledgedAt)} by ${alert.acknowledgedBy ?? 'someone'}`}
+            {alert.resolvedAt && ` · resolved ${when(alert.resolvedAt)}`}
+          </p>
+          <h2>Notifications</h2>
+          {deliveries.length === 0 ? (
+            <p class="muted">No notification was sent for this alert.</p>
+          ) : (
+            <ul>
+              {deliveries.map((d) => (
+                <li>
+                  {d.event}: {d.status} ({when(d.createdAt)})
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
       )}
     </main>
   );

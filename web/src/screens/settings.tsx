@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { refreshSession } from '../app';
-import { when } from '../format';
+import { chooseZone, chosenZone, when, workspaceZone } from '../format';
 import { ErrorNote, Field, useLoad } from '../ui';
 
 type Settings = Schemas['WorkspaceSettings'];
@@ -78,6 +78,7 @@ export function Settings() {
       setCurrent(s);
       setEtag(tag);
       setForm({ name: s.name, slug: s.slug, timezone: s.timezone });
+      workspaceZone.value = s.timezone;
       setSaid('Settings saved.');
       if (body.name !== undefined) refreshSession();
     } catch (err) {
@@ -131,6 +132,15 @@ export function Settings() {
           <button type="submit" class="primary" disabled={busy}>Save settings</button>
         </form>
       )}
+      <section class="card form" aria-labelledby="dates-h">
+        <h2 id="dates-h">Dates in this browser</h2>
+        <Field label="Show dates in" id="date-zone" hint="Your choice, kept in this browser; the workspace's time zone otherwise.">
+          <select id="date-zone" value={chosenZone.value} onChange={(e) => chooseZone((e.target as HTMLSelectElement).value)}>
+            <option value="">The workspace's time zone{workspaceZone.value ? ` (${workspaceZone.value})` : ''}</option>
+            {zones().map((z) => <option value={z}>{z}</option>)}
+          </select>
+        </Field>
+      </section>
       <section class="card" aria-labelledby="plan-h">
         <h2 id="plan-h">Plan{plan.data ? `: ${plan.data.plan}` : ''}</h2>
         <ErrorNote error={plan.error} />

@@ -33,14 +33,29 @@ function fromPage(p: Schemas['StatusPage']): Form {
 
 const orNull = (s: string) => (s.trim() === '' ? null : s.trim());
 
-function ColourField(props: { id: string; label: string; hint: string; value: string; error?: string; onInput: (v: string) => void }) {
+/** `#rgb` or `#rrggbb` as `#rrggbb` (what a colour input takes), else null. */
+function sixDigits(v: string): string | null {
+  if (!isHex(v)) return null;
+  return v.length === 4 ? `#${v[1]}${v[1]}${v[2]}${v[2]}${v[3]}${v[3]}`.toLowerCase() : v.toLowerCase();
+}
+
+function ColourField(props: {
+  id: string;
+  label: string;
+  hint: string;
+  value: string;
+  /** The colour the page uses when none is set (the public pages' own, page.css). */
+  fallback: string;
+  error?: string;
+  onInput: (v: string) => void;
+}) {
   return (
     <Field label={props.label} id={props.id} error={props.error} hint={props.hint}>
       <div class="colour-pair">
         <input
           id={props.id}
           value={props.value}
-          placeholder="#0b5cad"
+          placeholder={props.fallback}
           aria-describedby={`${props.id}-hint`}
           aria-invalid={props.error ? 'true' : undefined}
           onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
@@ -48,7 +63,7 @@ function ColourField(props: { id: string; label: string; hint: string; value: st
         <input
           type="color"
           aria-label={`${props.label}: picker`}
-          value={isHex(props.value) && props.value.length === 7 ? props.value : '#000000'}
+          value={sixDigits(props.value) ?? props.fallback}
           onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
         />
       </div>
@@ -139,8 +154,8 @@ export function Branding({ id }: { id: string }) {
             <input id="b-favicon" type="url" value={form.faviconUrl} placeholder="https://example.com/favicon.ico" onInput={(e) => put({ faviconUrl: (e.target as HTMLInputElement).value })} />
           </Field>
           <div class="grid2">
-            <ColourField id="b-primary" label="Brand colour" hint="Header and links, #rgb or #rrggbb." value={form.primaryColor} error={fe('branding.primaryColor')} onInput={(v) => put({ primaryColor: v })} />
-            <ColourField id="b-bg" label="Background colour" hint="Light scheme only; dark keeps its own." value={form.backgroundColor} error={fe('branding.backgroundColor')} onInput={(v) => put({ backgroundColor: v })} />
+            <ColourField id="b-primary" label="Brand colour" hint="Header and links, #rgb or #rrggbb." value={form.primaryColor} fallback="#0b5cad" error={fe('branding.primaryColor')} onInput={(v) => put({ primaryColor: v })} />
+            <ColourField id="b-bg" label="Background colour" hint="Light scheme only; dark keeps its own." value={form.backgroundColor} fallback="#f6f8fa" error={fe('branding.backgroundColor')} onInput={(v) => put({ backgroundColor: v })} />
           </div>
           <div class="grid2">
             <Field label="Language" id="b-lang" error={fe('branding.language')} hint="Dates are written in it.">

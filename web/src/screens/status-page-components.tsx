@@ -2,7 +2,7 @@
 // public page shows components in page order, a group where its first member stands, so
 // the editor moves groups as blocks and components within their group; the draft order is
 // saved in one `PUT /status-pages/{page_id}/components` (which keeps each component by id).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, call, type Schemas } from '../api/client';
 import { moveTo, Sortable, SortableHelp, type Controls } from '../sortable';
 import { ErrorNote } from '../ui';
@@ -37,12 +37,21 @@ export function ComponentsEditor(props: {
   monitors: Schemas['Monitor'][];
   onSaved: () => void;
 }) {
-  const [blocks, setBlocks] = useState(() => toBlocks(props.components));
+  // The draft remembers which saved list it was made from: a new list (a component added or
+  // removed, a save) starts a fresh draft in the same render, so nothing looks unsaved.
+  const [draft, setDraft] = useState(() => ({ from: props.components, blocks: toBlocks(props.components) }));
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => setBlocks(toBlocks(props.components)), [props.components]);
+  const blocks = draft.from === props.components ? draft.blocks : toBlocks(props.components);
+  const setBlocks = (next: Block[] | ((bs: Block[]) => Block[])) =>
+    setDraft((d) => {
+      const base = d.from === props.components ? d.blocks : toBlocks(props.components);
+      return { from: props.components, blocks: typeof next === 'function' ? next(base) : next };
+    });
 
-  const saved = props.components.map((c) => c.id).join();
+  // Compared in block order: the saved list may hold a group's members apart (a component
+  // added to a group lands last), which the page shows gathered, so that is no change.
+  const saved = flat(toBlocks(props.components)).map((c) => c.id).join();
   const dirty = flat(blocks).map((c) => c.id).join() !== saved;
 
   const put = async (list: Comp[]) => {

@@ -10,9 +10,24 @@ import { Badge, Empty, ErrorNote, Field, useLoad } from '../ui';
 import { ComponentsEditor } from './status-page-components';
 import { StatusPageTabs } from './status-page-admin';
 
+/** A slug made from a page's name: lowercase ASCII letters and digits, other runs as one hyphen. */
+export function slugOf(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
+    .replace(/-+$/, '');
+}
+
 export function StatusPages() {
   const pages = useLoad(() => call(api.GET('/status-pages')), []);
   const [error, setError] = useState<unknown>(null);
+  // The slug follows the name until the person edits it.
+  const [slug, setSlug] = useState('');
+  const [slugEdited, setSlugEdited] = useState(false);
   const create = async (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.target as HTMLFormElement);
@@ -50,10 +65,21 @@ export function StatusPages() {
         <h2>New status page</h2>
         <ErrorNote error={error} />
         <Field label="Name" id="sp-name" error={fe('name')}>
-          <input id="sp-name" name="name" required />
+          <input id="sp-name" name="name" required onInput={(e) => !slugEdited && setSlug(slugOf((e.target as HTMLInputElement).value))} />
         </Field>
         <Field label="Address (slug)" id="sp-slug" error={fe('slug')} hint="3 to 48 lowercase letters, digits and hyphens: the page is at /s/<slug>.">
-          <input id="sp-slug" name="slug" required pattern="[a-z0-9-]{3,48}" />
+          {/* Browsers compile `pattern` with the `v` flag, where a bare `-` in a class is an error. */}
+          <input
+            id="sp-slug"
+            name="slug"
+            required
+            pattern="[a-z0-9\-]{3,48}"
+            value={slug}
+            onInput={(e) => {
+              setSlugEdited(true);
+              setSlug((e.target as HTMLInputElement).value);
+            }}
+          />
         </Field>
         <button type="submit" class="primary">Create status page</button>
       </form>
@@ -62,6 +88,12 @@ export function StatusPages() {
 }
 
 const STATUSES: Schemas['IncidentStatus'][] = ['INVESTIGATING', 'IDENTIFIED', 'MONITORING', 'RESOLVED'];
+const SEVERITIES: [Schemas['IncidentSeverity'], string][] = [
+  ['NONE', 'None'],
+  ['MINOR', 'Minor'],
+  ['MAJOR', 'Major'],
+  ['CRITICAL', 'Critical'],
+];
 
 export function StatusPageDetail({ id }: { id: string }) {
   const path = { page_id: id };
@@ -112,6 +144,7 @@ export function StatusPageDetail({ id }: { id: string }) {
             title: String(f.get('title')),
             message: String(f.get('message')) || null,
             status: String(f.get('status')) as Schemas['IncidentStatus'],
+            severity: String(f.get('severity') || 'NONE') as Schemas['IncidentSeverity'],
             visibility: f.get('publish') ? 'PUBLISHED' : 'DRAFT',
             affectedComponentIds: f.getAll('affected').map(String),
           },
@@ -168,11 +201,18 @@ export function StatusPageDetail({ id }: { id: string }) {
           <Field label="First update" id="i-message" error={fe('message')}>
             <textarea id="i-message" name="message" required />
           </Field>
-          <Field label="Status" id="i-status">
-            <select id="i-status" name="status">
-              {STATUSES.slice(0, 3).map((s) => <option value={s}>{s}</option>)}
-            </select>
-          </Field>
+          <div class="grid3">
+            <Field label="Status" id="i-status">
+              <select id="i-status" name="status">
+                {STATUSES.slice(0, 3).map((s) => <option value={s}>{s}</option>)}
+              </select>
+            </Field>
+            <Field label="Severity" id="i-severity" error={fe('severity')}>
+              <select id="i-severity" name="severity">
+                {SEVERITIES.map(([v, label]) => <option value={v}>{label}</option>)}
+              </select>
+            </Field>
+          </div>
           {list.length > 0 && (
             <fieldset>
               <legend>Affected components</legend>
@@ -191,12 +231,16 @@ export function StatusPageDetail({ id }: { id: string }) {
 
 function IncidentCard({ incident: i, onChange }: { incident: Schemas['Incident']; onChange: () => void }) {
   const [error, setError] = useState<unknown>(null);
+  const [resolving, setResolving] = useState(false);
   const path = { incident_id: i.id };
+  // The update history, read with the incident (`IncidentWithUpdates`), again after each change.
+  const history = useLoad(() => call(api.GET('/incidents/{incident_id}', { params: { path } })), [i.id, i.updatedAt]);
   const run = async (f: () => Promise<unknown>) => {
     setError(null);
     try {
       await f();
       onChange();
+      history.reload();
     } catch (e) {
       setError(e);
     }
@@ -213,18 +257,44 @@ function IncidentCard({ incident: i, onChange }: { incident: Schemas['Incident']
       form.reset();
     });
   };
+  const resolve = (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.target as HTMLFormElement);
+    const message = String(f.get('message') ?? '').trim();
+    run(async () => {
+      await call(api.POST('/incidents/{incident_id}/resolve', { params: { path }, body: { message: message || null } }));
+      setResolving(false);
+    });
+  };
+  const fe = (n: string) => (error instanceof ApiError ? error.forField(n) : undefined);
+  const severity = SEVERITIES.find(([v]) => v === i.severity)?.[1];
+  const updates = [...(history.data?.updates ?? [])].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   return (
     <article class="card incident" data-incident-id={i.id}>
       <div class="title-row">
-        <h3>{i.title} <Badge status={i.status} /> <span class="muted">{i.visibility}</span></h3>
+        <h3>
+          {i.title} <Badge status={i.status} /> <span class="muted">{i.visibility}</span>
+          {i.severity && i.severity !== 'NONE' && <span class={`severity sev-${i.severity.toLowerCase()}`}>{severity} severity</span>}
+        </h3>
         <div class="actions">
           {i.visibility !== 'PUBLISHED' && <button type="button" onClick={() => run(() => call(api.POST('/incidents/{incident_id}/publish', { params: { path } })))}>Publish</button>}
-          {i.status !== 'RESOLVED' && <button type="button" onClick={() => run(() => call(api.POST('/incidents/{incident_id}/resolve', { params: { path }, body: {} })))}>Resolve</button>}
+          {i.status !== 'RESOLVED' && !resolving && <button type="button" onClick={() => setResolving(true)}>Resolve…</button>}
         </div>
       </div>
       <p class="muted">Opened {when(i.createdAt)}{i.resolvedAt && ` · resolved ${when(i.resolvedAt)}`}</p>
       <ErrorNote error={error} />
-      {i.status !== 'RESOLVED' && (
+      {resolving && (
+        <form class="inline-form resolve-form" onSubmit={resolve} aria-label={`Resolve ${i.title}`}>
+          <Field label="Closing message" id={`r-${i.id}`} error={fe('message')} hint="Shown as the last update: what was wrong and that it is fixed.">
+            <textarea id={`r-${i.id}`} name="message" required rows={2} />
+          </Field>
+          <div class="actions">
+            <button type="submit" class="primary">Resolve incident</button>
+            <button type="button" onClick={() => setResolving(false)}>Cancel</button>
+          </div>
+        </form>
+      )}
+      {i.status !== 'RESOLVED' && !resolving && (
         <form class="inline-form" onSubmit={post}>
           <Field label="Update" id={`u-${i.id}`}>
             <input id={`u-${i.id}`} name="message" required />
@@ -236,6 +306,20 @@ function IncidentCard({ incident: i, onChange }: { incident: Schemas['Incident']
           </Field>
           <button type="submit">Post update</button>
         </form>
+      )}
+      {updates.length > 0 && (
+        <details class="history" open={updates.length <= 5}>
+          <summary>Update history ({updates.length})</summary>
+          <ol class="updates" aria-label={`Updates of ${i.title}`}>
+            {updates.map((u) => (
+              <li data-update-id={u.id}>
+                <Badge status={u.status} /> <time dateTime={u.createdAt}>{when(u.createdAt)}</time>
+                {u.systemGenerated && <span class="muted"> (written by Tocsin)</span>}
+                <p>{u.message}</p>
+              </li>
+            ))}
+          </ol>
+        </details>
       )}
     </article>
   );

@@ -6,14 +6,19 @@
 
 use aide::axum::routing::{get_with, post_with};
 use aide::axum::ApiRouter;
+use axum::extract::Request;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
+use maud::html;
+
 use super::extract::{ApiQuery, IfMatch, Tagged};
+use super::people_page::PeoplePage;
 use crate::alerting::ack_link::ACK_PATH;
 use crate::auth::{caps, needs};
 use crate::domain::alerts::{self as ops, Alert, AlertPage, AlertPageQuery, AlertPath, LinkCheck};
@@ -34,13 +39,18 @@ pub fn router() -> ApiRouter<AppState> {
                 )
             }),
         )
-        .api_route(
-            "/alerts/{alert_id}",
-            get_with(get_one, |op| {
-                op.id("getAlert")
-                    .tag(TAG)
-                    .summary("One alert, with its version as `ETag`: it changes when the alert is acknowledged, resolved or escalated (`monitors:read`)")
-            }),
+        .merge(
+            ApiRouter::<AppState>::new()
+                .api_route(
+                    "/alerts/{alert_id}",
+                    get_with(get_one, |op| {
+                        op.id("getAlert")
+                            .tag(TAG)
+                            .summary("One alert, with its version as `ETag`: it changes when the alert is acknowledged, resolved or escalated (`monitors:read`)")
+                            .description("A browser opening this address (an `Accept` header that names `text/html` first, as a followed link's does) is sent with 303 to the dashboard's page of the alert, `/app/alerts/{alert_id}`, which asks it to sign in first if need be; an API client gets the record.")
+                    }),
+                )
+                .route_layer(axum::middleware::from_fn(to_dashboard)),
         )
         .api_route(
             "/alerts/{alert_id}/acknowledge",
@@ -105,6 +115,33 @@ async fn deliveries(
     ))
 }
 
+/// A person following a notification's alert link (`ack_link::Links::alert`) lands on the
+/// dashboard's page of the alert rather than on JSON; API clients, which do not put HTML first
+/// in `Accept`, are not redirected.
+async fn to_dashboard(req: Request, next: Next) -> Response {
+    if req.method() == Method::GET && wants_html(req.headers()) {
+        let id = req.uri().path().strip_prefix("/alerts/").unwrap_or("");
+        // Alert ids are plain tokens; anything else goes on to the route's own not-found.
+        if !id.is_empty()
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Redirect::to(&format!("/app/alerts/{id}")).into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// Whether the first media range of `Accept` is HTML (a browser's navigation).
+fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(',').next())
+        .is_some_and(|first| first.trim().to_ascii_lowercase().starts_with("text/html"))
+}
+
 #[derive(Debug, Deserialize)]
 struct LinkQuery {
     #[serde(default)]
@@ -127,109 +164,54 @@ async fn use_link(State(state): State<AppState>, Query(q): Query<LinkQuery>) -> 
 
 fn failed(e: &crate::domain::DomainError) -> Response {
     tracing::warn!(error = %e, "acknowledge link failed");
-    html(
-        StatusCode::SERVICE_UNAVAILABLE,
+    PeoplePage::text(
         "Try again",
-        "<p>The alert could not be acknowledged just now. Try again in a moment.</p>",
+        "The alert could not be acknowledged just now. Try again in a moment.",
     )
+    .respond(StatusCode::SERVICE_UNAVAILABLE)
 }
 
 fn link_page(found: LinkCheck, token: &str) -> Response {
-    match found {
-        LinkCheck::Open {
-            monitor, cause, ..
-        } => html(
+    let (status, title, body) = match found {
+        LinkCheck::Open { monitor, cause, .. } => (
             StatusCode::OK,
             "Acknowledge this alert?",
-            &format!(
-                "<p><strong>{}</strong> is down: {}</p>\
-                 <form method=\"post\" action=\"{ACK_PATH}?token={}\">\
-                 <button type=\"submit\">Acknowledge</button></form>\
-                 <p>Acknowledging stops escalation and tells the people already notified.</p>",
-                escape(&monitor),
-                escape(&cause),
-                escape(token)
-            ),
+            html! {
+                p { strong { (monitor) } " is down: " (cause) }
+                form method="post" action={ (ACK_PATH) "?token=" (token) } {
+                    button type="submit" { "Acknowledge" }
+                }
+                p.fine { "Acknowledging stops escalation and tells the people already notified." }
+            },
         ),
-        LinkCheck::Acknowledged { monitor } => html(
+        LinkCheck::Acknowledged { monitor } => (
             StatusCode::OK,
             "Alert acknowledged",
-            &format!(
-                "<p>The alert for <strong>{}</strong> is acknowledged: escalation has stopped.</p>",
-                escape(&monitor)
-            ),
+            html! {
+                p { "The alert for " strong { (monitor) } " is acknowledged: escalation has stopped." }
+                p { a href="/app/alerts" { "Open the alerts in the dashboard" } }
+            },
         ),
-        LinkCheck::Done { resolved: true } => html(
+        LinkCheck::Done { resolved: true } => (
             StatusCode::CONFLICT,
             "Already resolved",
-            "<p>This alert is already resolved: there is nothing left to acknowledge.</p>",
+            html! { p { "This alert is already resolved: there is nothing left to acknowledge." } },
         ),
-        LinkCheck::Done { resolved: false } => html(
+        LinkCheck::Done { resolved: false } => (
             StatusCode::CONFLICT,
             "Already acknowledged",
-            "<p>This alert was already acknowledged; the link works once.</p>",
+            html! { p { "This alert was already acknowledged; the link works once." } },
         ),
-        LinkCheck::Expired => html(
+        LinkCheck::Expired => (
             StatusCode::GONE,
             "Link expired",
-            "<p>This acknowledge link has expired (links work for 24 hours). Acknowledge the alert from the dashboard or the API.</p>",
+            html! { p { "This acknowledge link has expired (links work for 24 hours). Acknowledge the alert from the dashboard or the API." } },
         ),
-        LinkCheck::Invalid => html(
+        LinkCheck::Invalid => (
             StatusCode::BAD_REQUEST,
             "Link not valid",
-            "<p>This acknowledge link is not valid: open it exactly as it was sent, or acknowledge the alert from the dashboard or the API.</p>",
+            html! { p { "This acknowledge link is not valid: open it exactly as it was sent, or acknowledge the alert from the dashboard or the API." } },
         ),
-    }
-}
-
-fn html(status: StatusCode, title: &str, body: &str) -> Response {
-    let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <meta name=\"robots\" content=\"noindex\"><title>{title} · Tocsin</title></head>\
-         <body><h1>{title}</h1>{body}</body></html>"
-    );
-    (
-        status,
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-            (header::REFERRER_POLICY, "no-referrer"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                crate::http::subscribers::PERSON_PAGE_CSP,
-            ),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        ],
-        page,
-    )
-        .into_response()
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_is_escaped() {
-        assert_eq!(
-            escape("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
-    }
+    };
+    PeoplePage::new(title, body).respond(status)
 }

@@ -13,10 +13,11 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use maud::{html, Markup, DOCTYPE};
+use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::extract::ApiJson;
+use super::people_page::PeoplePage;
 use crate::auth::{SESSION_COOKIE, SESSION_TTL_MS};
 use crate::domain::email_verification::{self, LinkOutcome};
 use crate::domain::users::{self, SessionAnswer, SignIn, SignUp, SignedIn};
@@ -227,32 +228,5 @@ fn link_page(outcome: Result<LinkOutcome, DomainError>, token: &str) -> Response
 }
 
 fn page(status: StatusCode, title: &str, body: Markup) -> Response {
-    let html = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="robots" content="noindex";
-                title { (title) }
-            }
-            body { main { h1 { (title) } (body) } }
-        }
-    };
-    (
-        status,
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-            // The token is in the address: it must not leave in a Referer.
-            (header::REFERRER_POLICY, "no-referrer"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-            ),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        ],
-        html.into_string(),
-    )
-        .into_response()
+    PeoplePage::new(title, body).respond(status)
 }

@@ -21,9 +21,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::http::{header, StatusCode, Uri};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 use tokio::sync::broadcast::error::TryRecvError;
 use tokio::sync::broadcast::Receiver;
@@ -245,20 +245,7 @@ fn not_found() -> Response {
 /// A page for people (custom domains are visited by browsers, not API clients), in the look
 /// of the public pages' own error pages.
 fn page(status: StatusCode, title: &str, text: &str) -> Response {
-    let mut r = (status, crate::public::html::message(title, text)).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    r.headers_mut().insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(crate::http::subscribers::PERSON_PAGE_CSP),
-    );
-    r.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
+    crate::http::people_page::PeoplePage::text(title, text).respond(status)
 }
 
 #[cfg(test)]

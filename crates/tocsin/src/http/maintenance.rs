@@ -18,6 +18,14 @@ use crate::http::AppState;
 
 const TAG: &str = "Maintenance";
 
+/// How several monitors share one maintenance: a window belongs to one monitor.
+const SEVERAL: &str = "Several monitors: a window holds one monitor (`monitorId`). Work that \
+    touches several monitors is one window per monitor, created with the same title, \
+    description, schedule and `excludeFromUptime`; the dashboard creates them together from \
+    one form, lists windows that agree on all of those as one maintenance, and edits them \
+    together (each changed, created for a monitor added, deleted for one taken out). Each \
+    stays its own record: listed, read, changed and announced to subscribers on its own.";
+
 /// What every window operation's description says about the schedule.
 const SCHEDULE: &str = "While a window is active its monitor's status is MAINTENANCE: checks \
     keep running and store heartbeats with status MAINTENANCE, no alert opens and no \
@@ -65,7 +73,7 @@ pub fn router() -> ApiRouter<AppState> {
                 op.id("createMaintenanceWindow")
                     .tag(TAG)
                     .summary("Schedule a maintenance window for a monitor (`maintenance:write`)")
-                    .description(SCHEDULE)
+                    .description(&format!("{SEVERAL}\n\n{SCHEDULE}"))
             }),
         )
         .api_route(

@@ -31,6 +31,7 @@ pub mod nul;
 pub mod oauth;
 pub mod openapi;
 pub mod ops;
+pub mod people_page;
 pub mod postmortems;
 pub mod probe_socket;
 pub mod projects;

@@ -61,28 +61,11 @@ fn refused(path: &str, field: Option<String>) -> Response {
     if !crate::http::for_people(path) {
         return nul_refused(field).into_response();
     }
-    let mut r = (
-        axum::http::StatusCode::BAD_REQUEST,
-        crate::public::html::message(
-            "This link is not valid",
-            "It holds a character no link of ours has. Open it exactly as it was sent.",
-        ),
+    crate::http::people_page::PeoplePage::text(
+        "This link is not valid",
+        "It holds a character no link of ours has. Open it exactly as it was sent.",
     )
-        .into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        header::HeaderValue::from_static(crate::http::subscribers::PERSON_PAGE_CSP),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        header::HeaderValue::from_static("nosniff"),
-    );
-    r
+    .respond(axum::http::StatusCode::BAD_REQUEST)
 }
 
 fn without_nul_in_path(uri: &Uri) -> Option<Uri> {

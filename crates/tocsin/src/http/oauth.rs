@@ -11,7 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, options, post};
 use axum::{Json, Router};
 use base64::engine::general_purpose::STANDARD;
@@ -196,31 +196,17 @@ async fn register(
     }
 }
 
-/// A page for the person when the request cannot go back to the client.
+/// A page for the person when the request cannot go back to the client (the people pages'
+/// layout, `super::people_page`).
 fn error_page(status: StatusCode, message: &str) -> Response {
-    let body = maud::html! {
-        (maud::DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "Authorization failed" }
-            }
-            body {
-                main {
-                    h1 { "This authorization request cannot be completed" }
-                    p { (message) }
-                    p { "Go back to the application and start again, or tell its developer." }
-                }
-            }
-        }
-    };
-    let mut r = (status, Html(body.into_string())).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'"),
-    );
-    r
+    super::people_page::PeoplePage::new(
+        "This authorization request cannot be completed",
+        maud::html! {
+            p { (message) }
+            p { "Go back to the application and start again, or tell its developer." }
+        },
+    )
+    .respond(status)
 }
 
 /// A 302 Found to `to`, as the authorization flow's redirects are.

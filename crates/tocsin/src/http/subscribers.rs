@@ -8,8 +8,8 @@
 //! `GET .../verify` and `GET .../unsubscribe` only show a button, whose `POST` confirms or
 //! unsubscribes, so a link preview or a mail scanner fetching the link cannot subscribe or
 //! unsubscribe anyone; mail clients' RFC 8058 one-click unsubscribe is that same `POST` (its
-//! `List-Unsubscribe=One-Click` body is not needed). Every page carries a CSP (no script, no
-//! loads, forms to this origin only).
+//! `List-Unsubscribe=One-Click` body is not needed). The pages wear the status page's look
+//! through the shared layout (`super::people_page`: its CSP, no script, forms to this origin).
 
 use aide::axum::routing::{delete_with, get_with, post_with};
 use aide::axum::ApiRouter;
@@ -18,10 +18,10 @@ use aide::openapi::{MediaType, Operation, Response as OaResponse, SchemaObject};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use maud::{html, Markup, DOCTYPE};
+use maud::{html, Markup};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -30,15 +30,17 @@ use crate::alerting::subscriber_mail::{UNSUBSCRIBE_PATH, VERIFY_PATH};
 use crate::auth::caps;
 use crate::domain::pagination::PageParams;
 use crate::domain::status_pages::subscribers::{
-    self as ops, LinkOutcome, Subscribe, SubscribeAccepted, Subscriber, SubscriberPage,
+    self as ops, LinkOutcome, PageLook, Subscribe, SubscribeAccepted, Subscriber, SubscriberPage,
     SubscriberPath,
 };
 use crate::domain::status_pages::PagePath;
 use crate::domain::DomainError;
 use crate::http::auth::{client_ip, Auth};
 use crate::http::error::{ApiError, ApiResult, ErrorBody};
+use crate::http::people_page::{Brand, PeoplePage};
 use crate::http::public::SlugPath;
 use crate::http::AppState;
+use crate::public::link_words::link_words;
 
 const TAG: &str = "Subscribers";
 
@@ -214,29 +216,12 @@ async fn unsubscribe(State(state): State<AppState>, Query(q): Query<LinkQuery>) 
     )
 }
 
-/// The pages for people have no script, style or image of their own; their one form posts
-/// back to this origin.
-pub const PERSON_PAGE_CSP: &str =
-    "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-/// A small HTML page for a person who followed a link.
-pub struct PersonPage(StatusCode, String);
+/// A page for a person who followed a link (the shared layout of `super::people_page`).
+pub struct PersonPage(Response);
 
 impl IntoResponse for PersonPage {
     fn into_response(self) -> Response {
-        (
-            self.0,
-            [
-                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-                (header::CACHE_CONTROL, "no-store"),
-                // The token is in the address: it must not leave in a Referer.
-                (header::REFERRER_POLICY, "no-referrer"),
-                (header::CONTENT_SECURITY_POLICY, PERSON_PAGE_CSP),
-                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            ],
-            self.1,
-        )
-            .into_response()
+        self.0
     }
 }
 
@@ -293,82 +278,103 @@ impl aide::OperationOutput for PersonPage {
     }
 }
 
-fn page(status: StatusCode, title: &str, body: Markup) -> PersonPage {
-    let html = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="robots" content="noindex";
-                title { (title) }
-            }
-            body { main { h1 { (title) } (body) } }
-        }
+/// A page in the look of the status page the link belongs to, in its language (`lang`).
+fn branded(
+    status: StatusCode,
+    title: &str,
+    body: Markup,
+    look: &PageLook,
+    lang: &str,
+) -> PersonPage {
+    let page = PeoplePage {
+        title,
+        body,
+        lang,
+        brand: Brand::Page {
+            name: &look.name,
+            url: Some(&look.url),
+            colour: look.colour.as_deref(),
+        },
     };
-    PersonPage(status, html.into_string())
+    PersonPage(page.respond(status))
+}
+
+/// A page about a link that names no page we know: the product's look, in English.
+fn plain(status: StatusCode, title: &str, text: &str) -> PersonPage {
+    PersonPage(PeoplePage::text(title, text).respond(status))
 }
 
 fn outcome_page(outcome: Result<LinkOutcome, DomainError>, token: &str) -> PersonPage {
-    match outcome {
-        Ok(LinkOutcome::Verified {
-            page_name,
-            page_url,
-        }) => page(
-            StatusCode::OK,
-            "Subscription confirmed",
-            html! {
-                p { "You will receive email about incidents on " a href=(page_url) { (page_name) } "." }
-                p { "Every email has a link to unsubscribe." }
-            },
-        ),
-        Ok(LinkOutcome::ConfirmVerify { page_name }) => page(
-            StatusCode::OK,
-            "Confirm your subscription?",
-            html! {
-                p { "Receive email about incidents on " strong { (page_name) } "?" }
-                form method="post" action={ (VERIFY_PATH) "?token=" (token) } {
-                    button type="submit" { "Confirm the subscription" }
-                }
-            },
-        ),
-        Ok(LinkOutcome::ConfirmUnsubscribe { page_name }) => page(
-            StatusCode::OK,
-            "Unsubscribe?",
-            html! {
-                p { "Stop receiving email about incidents on " strong { (page_name) } "?" }
-                form method="post" action={ (UNSUBSCRIBE_PATH) "?token=" (token) } {
-                    button type="submit" { "Unsubscribe" }
-                }
-            },
-        ),
-        Ok(LinkOutcome::Unsubscribed { page_name }) => page(
-            StatusCode::OK,
-            "Unsubscribed",
-            html! { p { "You will receive no more email about " strong { (page_name) } "." } },
-        ),
-        Ok(LinkOutcome::NotActive) => page(
-            StatusCode::CONFLICT,
-            "Subscription ended",
-            html! { p { "This subscription was ended since this link was sent: subscribe again on the status page to receive updates." } },
-        ),
-        Ok(LinkOutcome::Expired) => page(
-            StatusCode::GONE,
-            "Link expired",
-            html! { p { "This link has expired. Subscribe again on the status page for a new confirmation link, or use the unsubscribe link of a more recent email." } },
-        ),
-        Ok(LinkOutcome::Invalid) => page(
-            StatusCode::BAD_REQUEST,
-            "Link not valid",
-            html! { p { "This link is not valid: open it exactly as it was sent." } },
-        ),
-        Err(e) => {
-            tracing::warn!(error = %e, "a subscriber link could not be followed");
-            page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Try again",
-                html! { p { "This could not be done just now. Try again in a moment." } },
+    let page = match &outcome {
+        Ok(LinkOutcome::Verified { page })
+        | Ok(LinkOutcome::ConfirmVerify { page })
+        | Ok(LinkOutcome::ConfirmUnsubscribe { page })
+        | Ok(LinkOutcome::Unsubscribed { page })
+        | Ok(LinkOutcome::NotActive { page }) => page.clone(),
+        Ok(LinkOutcome::Expired) => {
+            return plain(
+                StatusCode::GONE,
+                "Link expired",
+                "This link has expired. Subscribe again on the status page for a new confirmation link, or use the unsubscribe link of a more recent email.",
             )
         }
-    }
+        Ok(LinkOutcome::Invalid) => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "Link not valid",
+                "This link is not valid: open it exactly as it was sent.",
+            )
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "a subscriber link could not be followed");
+            return plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again",
+                "This could not be done just now. Try again in a moment.",
+            );
+        }
+    };
+    let (w, lang) = link_words(&page.language);
+    let name = &page.name;
+    let (status, title, body) = match &outcome {
+        Ok(LinkOutcome::Verified { .. }) => (
+            StatusCode::OK,
+            w.confirmed_title,
+            html! {
+                p { (w.confirmed_before) a href=(page.url) { (name) } (w.confirmed_after) }
+                p.fine { (w.confirmed_fine) }
+            },
+        ),
+        Ok(LinkOutcome::ConfirmVerify { .. }) => (
+            StatusCode::OK,
+            w.confirm_title,
+            html! {
+                p { (w.confirm_before) strong { (name) } (w.confirm_after) }
+                form method="post" action={ (VERIFY_PATH) "?token=" (token) } {
+                    button type="submit" { (w.confirm_button) }
+                }
+            },
+        ),
+        Ok(LinkOutcome::ConfirmUnsubscribe { .. }) => (
+            StatusCode::OK,
+            w.leave_title,
+            html! {
+                p { (w.leave_before) strong { (name) } (w.leave_after) }
+                form method="post" action={ (UNSUBSCRIBE_PATH) "?token=" (token) } {
+                    button type="submit" { (w.leave_button) }
+                }
+            },
+        ),
+        Ok(LinkOutcome::Unsubscribed { .. }) => (
+            StatusCode::OK,
+            w.left_title,
+            html! { p { (w.left_before) strong { (name) } (w.left_after) } },
+        ),
+        _ => (
+            StatusCode::CONFLICT,
+            w.ended_title,
+            html! { p { (w.ended_text) } },
+        ),
+    };
+    branded(status, title, body, &page, lang)
 }

@@ -17,6 +17,10 @@ use super::snapshot::{local, Day, PageStatus, Snapshot};
 use crate::domain::incidents::IncidentWithUpdates;
 use crate::domain::status_pages::branding::is_hex_colour;
 
+/// The product's icon, the favicon of every page that has none of its own (inline, so it
+/// needs no route and no load beyond the `img-src data:` every such page's CSP allows).
+pub const ICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Ccircle cx='8' cy='8' r='8' fill='%230b5cad'/%3E%3Cpath d='M8 3.2a3 3 0 0 0-3 3v2.6L3.8 10.6h8.4L11 8.8V6.2a3 3 0 0 0-3-3zM6.6 11.4a1.4 1.4 0 0 0 2.8 0z' fill='%23fff'/%3E%3C/svg%3E";
+
 /// Styles every page shares; the page's colours and custom CSS follow them.
 const BASE_CSS: &str = include_str!("page.css");
 
@@ -287,7 +291,7 @@ pub fn page(s: &Snapshot) -> Html {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="color-scheme" content="light dark";
                 title { (sum.page.name) " status" }
-                @if let Some(f) = &b.favicon_url { link rel="icon" href=(f); }
+                link rel="icon" href=(b.favicon_url.as_deref().unwrap_or(ICON));
                 link rel="alternate" type="application/rss+xml" title={ (sum.page.name) " incidents (RSS)" } href={ (base) "feed.rss" };
                 link rel="alternate" type="application/atom+xml" title={ (sum.page.name) " incidents (Atom)" } href={ (base) "feed.atom" };
                 style { (PreEscaped(&style)) }
@@ -438,7 +442,7 @@ pub fn postmortem(s: &Snapshot, title: &str, body_html: &str, published_ms: i64)
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="color-scheme" content="light dark";
                 title { (title) " · " (sum.page.name) " status" }
-                @if let Some(f) = &b.favicon_url { link rel="icon" href=(f); }
+                link rel="icon" href=(b.favicon_url.as_deref().unwrap_or(ICON));
                 style { (PreEscaped(&style)) }
             }
             body {
@@ -459,43 +463,6 @@ pub fn postmortem(s: &Snapshot, title: &str, body_html: &str, published_ms: i64)
         body: body.into_string(),
         csp: csp_for(&style),
     }
-}
-
-/// A page for people saying something went wrong (404 and the like).
-pub fn message(title: &str, text: &str) -> String {
-    message_in("en", title, text)
-}
-
-/// [`message`] in language `lang` (the `<html lang>` of the words given).
-pub fn message_in(lang: &str, title: &str, text: &str) -> String {
-    html! {
-        (DOCTYPE)
-        html lang=(lang) {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) }
-            }
-            body { main { h1 { (title) } p { (text) } } }
-        }
-    }
-    .into_string()
-}
-
-/// [`message`] with a link under the text (back to where the person came from).
-pub fn message_with_link(title: &str, text: &str, href: &str, link: &str) -> String {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) }
-            }
-            body { main { h1 { (title) } p { (text) } p { a href=(href) { (link) } } } }
-        }
-    }
-    .into_string()
 }
 
 /// What the sign-in page of a private status page offers.
@@ -525,6 +492,7 @@ pub fn sign_in(kind: &SignIn<'_>, language: &str) -> Html {
                 meta name="color-scheme" content="light dark";
                 meta name="robots" content="noindex";
                 title { (t.title) }
+                link rel="icon" href=(ICON);
                 style { (PreEscaped(style)) }
             }
             body {
@@ -558,7 +526,7 @@ pub fn sign_in(kind: &SignIn<'_>, language: &str) -> Html {
     Html {
         body: body.into_string(),
         csp: format!(
-            "default-src 'none'; style-src 'sha256-{hash}'; form-action 'self'; \
+            "default-src 'none'; style-src 'sha256-{hash}'; img-src data:; form-action 'self'; \
              base-uri 'none'; frame-ancestors 'none'"
         ),
     }

@@ -287,7 +287,7 @@ const SIGN_IN_NL: SignInText = SignInText {
 };
 
 /// The base language of a tag (`pt-BR` → `pt`), lowercase.
-fn base(language: &str) -> String {
+pub(super) fn base(language: &str) -> String {
     language
         .split(['-', '_'])
         .next()

@@ -16,4 +16,5 @@ pub mod feed;
 pub mod html;
 pub mod keys;
 pub mod lang;
+pub mod link_words;
 pub mod snapshot;

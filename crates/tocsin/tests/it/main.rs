@@ -41,6 +41,7 @@ mod openapi;
 mod ops_binary;
 mod page_news;
 mod page_time;
+mod people_pages;
 mod postmortems;
 mod private_pages;
 mod probes;

@@ -247,35 +247,48 @@ pub async fn subscribe(
     })
 }
 
+/// The status page a link belongs to, as its pages for people show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageLook {
+    pub name: String,
+    /// The page's public address.
+    pub url: String,
+    /// Its primary colour, when it has one.
+    pub colour: Option<String>,
+    /// Its language (the branding's), which the pages are written in where they can be.
+    pub language: String,
+}
+
 /// What a verify or unsubscribe link found or did, for the page shown to the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkOutcome {
     /// The verify link is good; the page asks to confirm (GET).
     ConfirmVerify {
-        page_name: String,
+        page: PageLook,
     },
     /// The subscription is confirmed (now or before).
     Verified {
-        page_name: String,
-        page_url: String,
+        page: PageLook,
     },
     /// The unsubscribe link is good; the page asks to confirm (GET).
     ConfirmUnsubscribe {
-        page_name: String,
+        page: PageLook,
     },
     /// The subscription is ended (now or before).
     Unsubscribed {
-        page_name: String,
+        page: PageLook,
     },
     /// A verify link of a subscription ended since: nothing was verified.
-    NotActive,
+    NotActive {
+        page: PageLook,
+    },
     Expired,
     /// Not a link this server signed, or its subscriber was deleted.
     Invalid,
 }
 
-/// A link's subscriber with its page's name and public address.
-type Found = (SubscriberRow, String, String);
+/// A link's subscriber with its page.
+type Found = (SubscriberRow, PageLook);
 
 /// The subscriber a link names, or what to tell the person instead.
 async fn resolve(
@@ -293,43 +306,44 @@ async fn resolve(
     let Some(row) = store::subscribers::by_id(cx.db().reader(), &id).await? else {
         return Ok(Err(LinkOutcome::Invalid));
     };
-    let (name, url) =
-        match store::status_pages::by_id(cx.db().reader(), &row.status_page_id).await? {
-            Some(p) => (p.name, links.page_url(&p.slug)),
-            None => return Ok(Err(LinkOutcome::Invalid)),
-        };
-    Ok(Ok((row, name, url)))
+    let look = match store::status_pages::by_id(cx.db().reader(), &row.status_page_id).await? {
+        Some(p) => {
+            let branding = super::stored_branding(&p);
+            PageLook {
+                url: links.page_url(&p.slug),
+                colour: branding.primary_color,
+                language: branding.language,
+                name: p.name,
+            }
+        }
+        None => return Ok(Err(LinkOutcome::Invalid)),
+    };
+    Ok(Ok((row, look)))
 }
 
 /// Follows a verify link: `apply` false only checks it (the page for `GET`, which a mail
 /// scanner may fetch), true confirms the subscription (`POST`, from that page's button).
 pub async fn verify_link(cx: &Cx, token: &str, apply: bool) -> Result<LinkOutcome, DomainError> {
-    let (row, page_name, page_url) = match resolve(cx, LinkKind::Verify, token).await? {
+    let (row, page) = match resolve(cx, LinkKind::Verify, token).await? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
     if row.unsubscribed_at.is_some() {
-        return Ok(LinkOutcome::NotActive);
+        return Ok(LinkOutcome::NotActive { page });
     }
     if !apply {
         return Ok(if row.verified_at.is_some() {
-            LinkOutcome::Verified {
-                page_name,
-                page_url,
-            }
+            LinkOutcome::Verified { page }
         } else {
-            LinkOutcome::ConfirmVerify { page_name }
+            LinkOutcome::ConfirmVerify { page }
         });
     }
     let now = cx.clock().now_ms();
     let rows = store::subscribers::verify(cx.db().writer(), &row.id, now).await?;
     Ok(if rows == 0 {
-        LinkOutcome::NotActive
+        LinkOutcome::NotActive { page }
     } else {
-        LinkOutcome::Verified {
-            page_name,
-            page_url,
-        }
+        LinkOutcome::Verified { page }
     })
 }
 
@@ -340,19 +354,19 @@ pub async fn unsubscribe_link(
     token: &str,
     apply: bool,
 ) -> Result<LinkOutcome, DomainError> {
-    let (row, page_name, _) = match resolve(cx, LinkKind::Unsubscribe, token).await? {
+    let (row, page) = match resolve(cx, LinkKind::Unsubscribe, token).await? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
     if row.unsubscribed_at.is_some() {
-        return Ok(LinkOutcome::Unsubscribed { page_name });
+        return Ok(LinkOutcome::Unsubscribed { page });
     }
     if !apply {
-        return Ok(LinkOutcome::ConfirmUnsubscribe { page_name });
+        return Ok(LinkOutcome::ConfirmUnsubscribe { page });
     }
     let now = cx.clock().now_ms();
     store::subscribers::unsubscribe(cx.db().writer(), &row.id, now).await?;
-    Ok(LinkOutcome::Unsubscribed { page_name })
+    Ok(LinkOutcome::Unsubscribed { page })
 }
 
 /// Where a subscription stands.

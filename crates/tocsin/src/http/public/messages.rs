@@ -1,34 +1,15 @@
 //! The small HTML pages that stand in for a status page when there is none to show: not
-//! found, unavailable, and the message pages' headers (the people pages' CSP, no sniffing).
+//! found, unavailable.
 
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 
 use crate::domain::DomainError;
+use crate::http::people_page::PeoplePage;
 
-/// A page for people saying what went wrong.
+/// A page for people saying what went wrong (the shared layout of `http::people_page`).
 pub(super) fn page_error(status: StatusCode, title: &str, text: &str) -> Response {
-    let mut r = (status, crate::public::html::message(title, text)).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    message_headers(&mut r);
-    r
-}
-
-/// The headers of the small message pages (errors, the subscription form's answers): no
-/// script, no loads, links only; never sniffed as anything else.
-pub(super) fn message_headers(r: &mut Response) {
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(crate::http::subscribers::PERSON_PAGE_CSP),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    PeoplePage::text(title, text).respond(status)
 }
 
 pub(super) fn not_found_page() -> Response {

@@ -6,12 +6,13 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::messages::{message_headers, not_found_page, unavailable_page};
+use super::messages::{not_found_page, unavailable_page};
 use super::pages::page_home;
 use super::read::rendered;
 use super::reply::keep_private;
 use super::SlugPath;
 use crate::http::custom_domains::OnCustomDomain;
+use crate::http::people_page::{Brand, PeoplePage};
 use crate::http::AppState;
 use crate::public::access::COOKIE_TTL_MS;
 use crate::public::cache::Rendered;
@@ -67,19 +68,16 @@ pub(super) async fn enter_password(
             _ => "en".to_string(),
         };
         let (t, lang) = crate::public::lang::sign_in(&language);
-        let mut res = (
-            StatusCode::TOO_MANY_REQUESTS,
-            crate::public::html::message_in(lang, t.too_many_title, t.too_many_text),
-        )
-            .into_response();
-        res.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/html; charset=utf-8"),
-        );
+        let mut res = PeoplePage {
+            title: t.too_many_title,
+            body: maud::html! { p { (t.too_many_text) } },
+            lang,
+            brand: Brand::Product,
+        }
+        .respond(StatusCode::TOO_MANY_REQUESTS);
         if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
             res.headers_mut().insert(header::RETRY_AFTER, v);
         }
-        message_headers(&mut res);
         keep_private(&mut res);
         return res;
     }

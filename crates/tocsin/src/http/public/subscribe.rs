@@ -3,15 +3,18 @@
 
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use maud::html;
 
-use super::messages::{message_headers, not_found_page, unavailable_page};
+use super::messages::{not_found_page, unavailable_page};
 use super::pages::page_home;
 use super::read::{admitted, rendered};
 use super::SlugPath;
 use crate::domain::DomainError;
 use crate::http::custom_domains::OnCustomDomain;
+use crate::http::people_page::{Brand, PeoplePage};
 use crate::http::AppState;
+use crate::public::link_words::link_words;
 
 /// `POST /s/{slug}/subscribe` (the page's email form, `email` and any number of `component`):
 /// the same subscription as `POST /api/v1/status-pages/{slug}/subscribers`, with its limits
@@ -54,9 +57,12 @@ pub(super) async fn subscribe_form(
     if let Err(retry_after) = limited {
         let mut res = subscribe_answer(
             StatusCode::TOO_MANY_REQUESTS,
-            "Too many requests",
-            "Too many subscriptions were asked for from your address or for this email. Please wait a few minutes and try again.",
+            Said::english(
+                "Too many requests",
+                "Too many subscriptions were asked for from your address or for this email. Please wait a few minutes and try again.",
+            ),
             &back,
+            &r.snapshot,
         );
         if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
             res.headers_mut().insert(header::RETRY_AFTER, v);
@@ -68,12 +74,20 @@ pub(super) async fn subscribe_form(
         component_ids: (!components.is_empty()).then_some(components),
     };
     match ops::subscribe(state.cx(), &p.slug, input).await {
-        Ok(_) => subscribe_answer(
-            StatusCode::OK,
-            "Check your inbox",
-            "If this address can receive updates, an email with a link to confirm is on its way. Updates start once you follow it.",
-            &back,
-        ),
+        Ok(_) => {
+            let (w, lang) = link_words(&r.snapshot.summary.page.branding.language);
+            subscribe_answer(
+                StatusCode::OK,
+                Said {
+                    title: w.inbox_title,
+                    text: w.inbox_text,
+                    back_label: w.back,
+                    lang,
+                },
+                &back,
+                &r.snapshot,
+            )
+        }
         Err(DomainError::Validation { fields, form }) => {
             let why = fields
                 .first()
@@ -83,32 +97,67 @@ pub(super) async fn subscribe_form(
                 })
                 .or_else(|| form.first().cloned())
                 .unwrap_or_else(|| "The form was not filled in right.".to_string());
-            subscribe_answer(StatusCode::BAD_REQUEST, "Not subscribed", &why, &back)
+            subscribe_answer(
+                StatusCode::BAD_REQUEST,
+                Said::english("Not subscribed", &why),
+                &back,
+                &r.snapshot,
+            )
         }
         Err(DomainError::NotFound(_)) => not_found_page(),
         Err(DomainError::Conflict(ops::NO_EMAIL_CODE, _)) => subscribe_answer(
             StatusCode::CONFLICT,
-            "Email updates are not available",
-            "This server does not send email, so it cannot take subscriptions. Follow the page's RSS or Atom feed to hear of incidents.",
+            Said::english(
+                "Email updates are not available",
+                "This server does not send email, so it cannot take subscriptions. Follow the page's RSS or Atom feed to hear of incidents.",
+            ),
             &back,
+            &r.snapshot,
         ),
         Err(e) => unavailable_page(&e),
     }
 }
 
-/// The page a subscription form's answer is, with a way back to the status page.
-fn subscribe_answer(status: StatusCode, title: &str, text: &str, back: &str) -> Response {
-    let mut r = (
-        status,
-        crate::public::html::message_with_link(title, text, back, "Back to the status page"),
-    )
-        .into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    message_headers(&mut r);
-    r
+/// What an answer says, and in which language.
+struct Said<'a> {
+    title: &'a str,
+    text: &'a str,
+    back_label: &'a str,
+    lang: &'a str,
+}
+
+impl<'a> Said<'a> {
+    /// Words that exist in English only.
+    fn english(title: &'a str, text: &'a str) -> Said<'a> {
+        Said {
+            title,
+            text,
+            back_label: "Back to the status page",
+            lang: "en",
+        }
+    }
+}
+
+/// The page a subscription form's answer is, in the status page's look, with a way back to it.
+fn subscribe_answer(
+    status: StatusCode,
+    said: Said<'_>,
+    back: &str,
+    page: &crate::public::snapshot::Snapshot,
+) -> Response {
+    let p = &page.summary.page;
+    PeoplePage {
+        title: said.title,
+        body: html! {
+            p { (said.text) }
+            p { a href=(back) { (said.back_label) } }
+        },
+        lang: said.lang,
+        brand: Brand::Page {
+            name: &p.name,
+            url: Some(back),
+            colour: p.branding.primary_color.as_deref(),
+        },
+    }
+    .respond(status)
 }
