@@ -20,6 +20,7 @@ mod cycle_events;
 mod dashboard;
 mod delivery;
 mod delivery_binary;
+mod dependencies;
 mod detection;
 mod errors;
 mod escalation;
