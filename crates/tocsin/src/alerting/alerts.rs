@@ -250,13 +250,15 @@ async fn resolve(
         at,
     )
     .await?;
+    // An outage over within its hold paged nobody, so its end pages nobody either. A
+    // suppressed alert pages nobody at all; it may still hold a page if its root's release
+    // committed concurrently (PostgreSQL), which this drops.
+    let dropped = crate::store::dependencies::drop_held(&mut *conn, &alert.id, at).await?;
     if alert.root_cause_alert_id.is_some() {
-        // Suppressed: it paged nobody, so its end pages nobody either.
         return Ok(told);
     }
-    // An outage over within its hold paged nobody, so its end pages nobody either.
     let mut n = told;
-    if crate::store::dependencies::drop_held(&mut *conn, &alert.id, at).await? == 0 {
+    if dropped == 0 {
         n += notify_reached(conn, links, &alert, AlertEvent::AlertResolved, at).await?;
     }
     n += release_dependents(conn, links, &alert, at).await?;

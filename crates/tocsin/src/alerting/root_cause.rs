@@ -122,12 +122,15 @@ where
     }
     // First all of them stand alone, so that one depending on another of them finds it as
     // its root (not the resolved one) ...
+    let mut standing = Vec::new();
     for a in &under {
-        deps::reparent(&mut *conn, &a.id, None, None, None, at).await?;
+        if deps::reparent(&mut *conn, &a.id, None, None, None, at).await? == 1 {
+            standing.push(a);
+        }
     }
     // ... then each that still has an outage upstream goes under it, with what was under it.
     let mut roots = Vec::new();
-    for a in &under {
+    for a in standing {
         match deps::upstream_root(&mut *conn, &a.monitor_id).await? {
             Some(r) if r != a.id => {
                 deps::fold_under(&mut *conn, &a.id, &r, at).await?;
@@ -138,9 +141,11 @@ where
     let mut out = Vec::new();
     for a in roots {
         let (step, next) = timers(a);
-        deps::reparent(&mut *conn, &a.id, None, step, next, at).await?;
+        if deps::reparent(&mut *conn, &a.id, None, step, next, at).await? == 0 {
+            continue;
+        }
         if let Some(now) = store::get(&mut *conn, &a.workspace_id, &a.id).await? {
-            if now.root_cause_alert_id.is_none() {
+            if now.root_cause_alert_id.is_none() && now.status != store::RESOLVED {
                 out.push(Released { alert: now });
             }
         }

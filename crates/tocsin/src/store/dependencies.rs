@@ -272,7 +272,8 @@ pub async fn unresolved_under<'e>(
 }
 
 /// Makes a suppressed alert a root of its own (or puts it under `root`, another outage
-/// upstream that is still on), with the escalation timer it starts from now.
+/// upstream that is still on), with the escalation timer it starts from now; 0 rows when it
+/// was resolved meanwhile (by its own recovery, committed concurrently on PostgreSQL).
 pub async fn reparent<'e>(
     e: impl Exec<'e>,
     id: &str,
@@ -284,7 +285,7 @@ pub async fn reparent<'e>(
     let done = sqlx::query(
         "UPDATE alerts SET root_cause_alert_id = $1, escalation_step = $2, \
          next_escalation_at = CASE WHEN status = $3 THEN $4 ELSE NULL END, updated_at = $5, \
-         version = version + 1 WHERE id = $6",
+         version = version + 1 WHERE id = $6 AND status <> $7",
     )
     .bind(root)
     .bind(step)
@@ -292,6 +293,7 @@ pub async fn reparent<'e>(
     .bind(next)
     .bind(now)
     .bind(id)
+    .bind(RESOLVED)
     .execute(e)
     .await?;
     Ok(done.rows_affected())

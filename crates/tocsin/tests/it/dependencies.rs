@@ -92,9 +92,15 @@ async fn depends_on_is_on_the_record_and_refuses_strangers_itself_and_cycles() {
     let api = id_of(&m);
     assert_eq!(m["dependsOn"], json!([db]));
     // After lastPushAt, with the other alerting fields.
-    let keys: Vec<&String> = m.as_object().unwrap().keys().collect();
-    let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
-    assert!(at("dependsOn") > at("lastPushAt"), "{keys:?}");
+    let raw = u
+        .call(Method::GET, &format!("/monitors/{api}"), None)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let at = |k: &str| raw.find(&format!("\"{k}\":")).unwrap();
+    assert!(at("dependsOn") > at("escalationPolicyId"), "{raw}");
+    assert!(at("dependsOn") > at("lastPushAt"), "{raw}");
     assert_eq!(monitor(&u, &api).await["dependsOn"], json!([db]));
     assert_eq!(monitor(&u, &db).await["dependsOn"], json!([]));
     let listed = get(&u, "/monitors").await;
@@ -369,7 +375,19 @@ async fn a_dependent_of_a_healthy_monitor_pages_once_its_hold_runs_out() {
     let (srv, clock) = TestServer::with_clock(T0).await;
     let u = srv.sign_up("deps-healthy@example.com").await;
     let rx = Receiver::start().await;
-    let ch = hook(&srv, &u.workspace_id, "ops", &rx.url("/hook")).await;
+    let ch = json_of(
+        u.call(
+            Method::POST,
+            "/notification-channels",
+            Some(json!({"name": "ops", "type": "WEBHOOK", "config": {"url": rx.url("/hook")}})),
+        )
+        .await,
+        201,
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let db_target = Target::start().await;
     let api_target = Target::start().await;
     let db = mon(
