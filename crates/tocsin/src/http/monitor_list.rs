@@ -675,7 +675,7 @@ mod tests {
         };
         let mut got = Vec::new();
         assert!(matches!(
-            write_monitor(&mut got, &part, &listed, None, None),
+            write_monitor(&mut got, &part, &listed, None, None, None),
             Err(BuildError::Corrupt(_))
         ));
     }
