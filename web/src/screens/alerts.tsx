@@ -1,4 +1,5 @@
-// Alerts: open and acknowledged outages (resolved ones on request), with acknowledge.
+// Alerts: open and acknowledged outages (resolved ones on request), with acknowledge. An alert
+// suppressed under a dependency's outage says so ("suppressed by <root>"); "Roots only" hides those.
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Monitor, type Schemas } from '../api/client';
 import { when } from '../format';
@@ -23,12 +24,23 @@ export function Alerts() {
   const [alerts, setAlerts] = useState<Schemas['Alert'][] | null>(null);
   const [names, setNames] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>(null);
+  const [rootOnly, setRootOnly] = useState(false);
+  // Root alert id -> its monitor id, for roots not on this page.
+  const [roots, setRoots] = useState<Record<string, string>>({});
 
   const load = () =>
-    call(api.GET('/alerts', { params: { query: { status: filter, limit: 200 } } })).then((p) => {
+    call(api.GET('/alerts', { params: { query: { status: filter, limit: 200, ...(rootOnly ? { rootOnly: true } : {}) } } })).then((p) => {
       setAlerts(p.alerts);
       setError(null);
+      const missing = [...new Set(p.alerts.map((a) => a.rootCauseAlertId).filter((r): r is string => !!r))].filter(
+        (r) => !p.alerts.some((a) => a.id === r),
+      );
+      Promise.all(missing.map((r) => call(api.GET('/alerts/{alert_id}', { params: { path: { alert_id: r } } })))).then(
+        (found) => setRoots((was) => ({ ...was, ...Object.fromEntries(found.map((a) => [a.id, a.monitorId])) })),
+        () => undefined,
+      );
     }, setError);
+  const rootMonitor = (rootId: string) => alerts?.find((x) => x.id === rootId)?.monitorId ?? roots[rootId];
 
   useEffect(() => {
     setAlerts(null);
@@ -36,7 +48,7 @@ export function Alerts() {
     return onLive((kind) => {
       if (kind === 'alert' || kind === 'poll') load();
     });
-  }, [filter]);
+  }, [filter, rootOnly]);
   useEffect(() => {
     call(api.GET('/monitors')).then((ms: Monitor[]) => setNames(Object.fromEntries(ms.map((m) => [m.id, m.name]))), () => undefined);
   }, []);
@@ -53,6 +65,10 @@ export function Alerts() {
           </button>
         ))}
       </div>
+      <label class="check">
+        <input type="checkbox" checked={rootOnly} onChange={(e) => setRootOnly((e.target as HTMLInputElement).checked)} />
+        Roots only (hide alerts suppressed under a dependency's outage)
+      </label>
       <ErrorNote error={error} />
       {alerts === null ? (
         <p aria-busy="true">Loading…</p>
@@ -75,6 +91,19 @@ export function Alerts() {
                 )}
               </div>
               <p>{a.cause}</p>
+              {a.rootCauseAlertId && (
+                <p class="muted" data-testid="suppressed-by">
+                  Suppressed by{' '}
+                  {rootMonitor(a.rootCauseAlertId) ? (
+                    <Link href={`/monitors/${rootMonitor(a.rootCauseAlertId)}`}>
+                      {names[rootMonitor(a.rootCauseAlertId) ?? ''] ?? rootMonitor(a.rootCauseAlertId)}
+                    </Link>
+                  ) : (
+                    'a dependency’s alert'
+                  )}
+                  : this outage pages through its root.
+                </p>
+              )}
               <p class="muted">
                 Opened {when(a.openedAt)}
                 {a.acknowledgedAt && ` · acknowledged ${when(a.acknowledgedAt)}`}

@@ -136,6 +136,31 @@ function Routing({ monitor: m }: { monitor: Monitor }) {
   );
 }
 
+/** What the monitor depends on and what depends on it (`dependsOn`), fetched only when the
+ * workspace has dependencies at all. */
+function Dependencies({ monitor: m }: { monitor: Monitor }) {
+  const deps = m.dependsOn ?? [];
+  const all = useLoad(() => call(api.GET('/monitors')), [m.id, deps.join(',')]);
+  const list = all.data ?? [];
+  const name = (id: string) => list.find((x) => x.id === id)?.name ?? id;
+  const dependents = list.filter((x) => (x.dependsOn ?? []).includes(m.id));
+  if (!deps.length && !dependents.length) return null;
+  const links = (ids: string[]) =>
+    ids.map((id, i) => (
+      <>
+        {i > 0 && ', '}
+        <Link href={`/monitors/${id}`}>{name(id)}</Link>
+      </>
+    ));
+  return (
+    <p class="muted" data-testid="monitor-dependencies">
+      {deps.length > 0 && <>Depends on: {links(deps)}</>}
+      {deps.length > 0 && dependents.length > 0 && ' · '}
+      {dependents.length > 0 && <>Dependents: {links(dependents.map((x) => x.id))}</>}
+    </p>
+  );
+}
+
 export function MonitorDetail({ id }: { id: string }) {
   const [data, setData] = useState<Data | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -237,6 +262,7 @@ export function MonitorDetail({ id }: { id: string }) {
         </p>
       )}
       <Routing monitor={m} />
+      <Dependencies monitor={m} />
       <ErrorNote error={error} />
       {note && <p class="notice" role="status">{note}</p>}
       <section aria-labelledby="uptime-h">

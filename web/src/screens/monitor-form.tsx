@@ -1,7 +1,7 @@
 // Create or edit a monitor of any type. The common settings, the target the type needs (URL,
 // host and port), the type's own `config` keys, and a JSON box for the rarer keys (assertions,
 // TLS, auth...), and where its alerts go: the escalation policy, the projects it belongs to and
-// its own notification channels, picked from the workspace's, and flap detection (how many
+// its own notification channels, picked from the workspace's, the monitors it depends on, and flap detection (how many
 // changes in how many minutes pause its alerts). The server validates; its errors
 // are shown beside the field they name.
 // A new PUSH monitor's push URL is shown once, as the API gives its token only once.
@@ -45,6 +45,8 @@ interface FormState {
   projects: string[];
   /** Own notification channels, in the order they are notified. */
   channels: string[];
+  /** The monitors this one depends on (`dependsOn`). */
+  dependsOn: string[];
   /** Flap detection on, and its settings. */
   flapOn: boolean;
   flapTransitions: string;
@@ -55,7 +57,7 @@ function blank(): FormState {
   return {
     name: '', type: 'HTTP', url: '', host: '', port: '', interval: '60', timeout: '', retries: '0',
     gracePeriod: '', tags: '', description: '', c: { method: 'GET', recordType: 'A' }, extra: '',
-    policy: '', projects: [], channels: [], flapOn: true, flapTransitions: '5', flapWindow: '30',
+    policy: '', projects: [], channels: [], dependsOn: [], flapOn: true, flapTransitions: '5', flapWindow: '30',
   };
 }
 
@@ -76,6 +78,7 @@ function fromMonitor(m: Monitor): FormState {
     gracePeriod: m.gracePeriod?.toString() ?? '', tags: m.tags.join(', '), description: m.description ?? '',
     c, extra: Object.keys(cfg).length ? JSON.stringify(cfg, null, 2) : '',
     policy: m.escalationPolicyId ?? '', projects: [...m.projectIds], channels: [...m.notificationChannelIds],
+    dependsOn: [...(m.dependsOn ?? [])],
     flapOn: m.flapDetection != null,
     flapTransitions: String(m.flapDetection?.transitions ?? 5),
     flapWindow: String(m.flapDetection?.windowMinutes ?? 30),
@@ -156,6 +159,7 @@ function routing(f: FormState, was: FormState | null): Record<string, unknown> {
   if (was ? !sameSet(f.projects, was.projects) : f.projects.length) out.projectIds = f.projects;
   // Channels are notified in order, so a new order is a change.
   if (was ? !sameList(f.channels, was.channels) : f.channels.length) out.notificationChannelIds = f.channels;
+  if (was ? !sameSet(f.dependsOn, was.dependsOn) : f.dependsOn.length) out.dependsOn = f.dependsOn;
   return out;
 }
 
@@ -211,6 +215,7 @@ export function MonitorForm({ id }: { id?: string }) {
   const policies = useLoad(() => call(api.GET('/escalation-policies')), []);
   const projects = useLoad(() => call(api.GET('/projects')), []);
   const channels = useLoad(() => call(api.GET('/notification-channels', { params: { query: { limit: 200 } } })), []);
+  const monitors = useLoad(() => call(api.GET('/monitors')), []);
 
   useEffect(() => {
     if (!id) return;
@@ -427,6 +432,16 @@ export function MonitorForm({ id }: { id?: string }) {
           empty={<>No notification channels yet. <Link href="/channels">Add one</Link>.</>}
         />
         <Picker
+          id="m-dependsOn"
+          legend="Depends on"
+          items={monitors.data?.filter((m) => m.id !== id).map((m) => ({ id: m.id, name: m.name, note: m.type }))}
+          value={f.dependsOn}
+          onChange={(dependsOn) => upd({ dependsOn })}
+          error={listErr('dependsOn')}
+          hint="While one of these is down, this monitor's alert opens under that outage and pages nobody: one page for one outage."
+          empty={<>No other monitors yet.</>}
+        />
+        <Picker
           id="m-projects"
           legend="Projects"
           items={projects.data?.map((p) => ({ id: p.id, name: p.name }))}
@@ -436,7 +451,7 @@ export function MonitorForm({ id }: { id?: string }) {
           hint="Groups the monitor belongs to."
           empty={<>No projects yet. <Link href="/projects">Create one</Link>.</>}
         />
-        <ErrorNote error={policies.error ?? projects.error ?? channels.error} />
+        <ErrorNote error={policies.error ?? projects.error ?? channels.error ?? monitors.error} />
         <details open={!!f.extra}>
           <summary>Advanced settings (JSON)</summary>
           <Field label="Other config keys" id="m-extra" error={err('extra', 'config')} hint="Assertions, TLS, auth, headers… as in the API's config schema for this type.">

@@ -17,6 +17,10 @@
 //!   resolves the unresolved one if the target answers, as a change to that status would.
 //!   Both go to the monitor's channels plus its policy's immediate steps.
 //!
+//! - Monitors with dependencies page once per shared outage: an alert under a dependency's
+//!   outage is suppressed, a dependent's page is held, a root's lists its dependents
+//!   (`super::root_cause`).
+//!
 //! Whom: the monitor's own channels; when it names none and has no escalation policy, the
 //! workspace's default channels; with a policy, also the channels of the steps the alert has
 //! reached (at opening, the steps whose delay is 0). Only enabled channels whose `events` list
@@ -28,6 +32,7 @@ use tocsin_core::Status;
 use super::ack_link::Links;
 use super::event::AlertEvent;
 use super::outbox::{self, Notification};
+use super::root_cause::{self, Upstream};
 use crate::clock::rfc3339;
 use crate::ids::{new_id, AlertId};
 use crate::store::alerts::{self as store, AlertRow};
@@ -132,7 +137,9 @@ async fn react_one(
     }
 }
 
-/// Opens the monitor's alert (unless one is unresolved) and sends `alert.opened`.
+/// Opens the monitor's alert (unless one is unresolved) and sends `alert.opened`: suppressed
+/// under a dependency's outage, held for its dependencies' detection time, folding the held
+/// alerts of its own dependents (see [`super::root_cause`]).
 async fn open(
     conn: &mut sqlx::AnyConnection,
     links: &Links,
@@ -142,13 +149,19 @@ async fn open(
     let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
         return Ok(0);
     };
+    let under = match root_cause::upstream(&mut *conn, &m.id).await? {
+        Upstream::Maintenance => return Ok(0),
+        Upstream::Under(root) => Some(root),
+        Upstream::Clear => None,
+    };
     let steps = policy_steps(conn, &e.workspace_id, m.escalation_policy_id.as_deref()).await?;
     let opened_at = e.created_at;
     let reached = steps
         .iter()
         .filter(|s| s.delay_minutes <= 0)
         .map(|s| s.step_order)
-        .max();
+        .max()
+        .filter(|_| under.is_none());
     let alert = AlertRow {
         id: new_id(),
         workspace_id: e.workspace_id.clone(),
@@ -161,19 +174,26 @@ async fn open(
             .unwrap_or_else(|| DOWN_CAUSE.to_string()),
         escalation_policy_id: m.escalation_policy_id.clone(),
         escalation_step: reached,
-        next_escalation_at: next_after(&steps, reached.unwrap_or(0), opened_at),
+        next_escalation_at: next_after(&steps, reached.unwrap_or(0), opened_at)
+            .filter(|_| under.is_none()),
         opened_at,
         acknowledged_at: None,
         acknowledged_by: None,
         resolved_at: None,
         updated_at: opened_at,
         version: 1,
+        root_cause_alert_id: under,
     };
     if !store::open(&mut *conn, &alert).await? {
         // An alert is already open for this outage: coalesce.
         return Ok(0);
     }
+    if let Some(root) = &alert.root_cause_alert_id {
+        tracing::info!(alert = %alert.id, monitor = %m.id, root = %root, "alert opened under its root cause");
+        return Ok(0);
+    }
     tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
+    root_cause::fold_held(&mut *conn, &alert, opened_at).await?;
     let told = super::auto_incidents::opened(
         &mut *conn,
         links,
@@ -185,7 +205,8 @@ async fn open(
     )
     .await?;
     let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
-    let data = alert_data(links, &alert, &m, now);
+    let mut data = alert_data(links, &alert, &m, now);
+    data["dependents"] = root_cause::dependents(&mut *conn, &alert).await?;
     let sent = send(
         conn,
         &targets,
@@ -196,6 +217,7 @@ async fn open(
         opened_at,
     )
     .await?;
+    root_cause::hold_new(&mut *conn, &alert).await?;
     Ok(told + sent)
 }
 
@@ -228,7 +250,64 @@ async fn resolve(
         at,
     )
     .await?;
-    Ok(told + notify_reached(conn, links, &alert, AlertEvent::AlertResolved, at).await?)
+    // An outage over within its hold paged nobody, so its end pages nobody either. A
+    // suppressed alert pages nobody at all; it may still hold a page if its root's release
+    // committed concurrently (PostgreSQL), which this drops.
+    let dropped = crate::store::dependencies::drop_held(&mut *conn, &alert.id, at).await?;
+    if alert.root_cause_alert_id.is_some() {
+        return Ok(told);
+    }
+    let mut n = told;
+    if dropped == 0 {
+        n += notify_reached(conn, links, &alert, AlertEvent::AlertResolved, at).await?;
+    }
+    n += release_dependents(conn, links, &alert, at).await?;
+    Ok(n)
+}
+
+/// The alerts that were under `root` (resolved at `at`) and are still DOWN become roots of
+/// their own and send `alert.opened` now, with the escalation of their policy counted from now.
+async fn release_dependents(
+    conn: &mut sqlx::AnyConnection,
+    links: &Links,
+    root: &AlertRow,
+    at: i64,
+) -> Result<usize, sqlx::Error> {
+    // The policies' steps, read before the release (which cannot wait on reads).
+    let under = crate::store::dependencies::unresolved_under(&mut *conn, &root.id).await?;
+    let mut timers = std::collections::HashMap::new();
+    for a in &under {
+        let steps = policy_steps(conn, &a.workspace_id, a.escalation_policy_id.as_deref()).await?;
+        let reached = steps
+            .iter()
+            .filter(|s| s.delay_minutes <= 0)
+            .map(|s| s.step_order)
+            .max();
+        timers.insert(
+            a.id.clone(),
+            (reached, next_after(&steps, reached.unwrap_or(0), at)),
+        );
+    }
+    let released = root_cause::release(&mut *conn, &root.id, at, |a| {
+        timers.get(&a.id).copied().unwrap_or((None, None))
+    })
+    .await?;
+    let mut n = 0;
+    for r in released {
+        if r.alert.status != store::OPEN {
+            continue;
+        }
+        tracing::info!(alert = %r.alert.id, monitor = %r.alert.monitor_id, "dependent alert became a root");
+        n += notify_reached(conn, links, &r.alert, AlertEvent::AlertOpened, at).await?;
+        // Held for the time its own recovery takes to confirm: one that recovered together
+        // with the root (its check not recorded yet) then drops the page unsent.
+        let hold = crate::store::dependencies::recovery_ms(&mut *conn, &r.alert.monitor_id).await?;
+        if hold > 0 {
+            crate::store::dependencies::hold(&mut *conn, &r.alert.id, at.saturating_add(hold))
+                .await?;
+        }
+    }
+    Ok(n)
 }
 
 /// Sends `event` about `alert` to the channels it has reached: the monitor's own (or the
@@ -256,7 +335,10 @@ pub async fn notify_reached(
         ..m
     };
     let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
-    let data = alert_data(links, alert, &m, at);
+    let mut data = alert_data(links, alert, &m, at);
+    if alert.root_cause_alert_id.is_none() && event != AlertEvent::AlertAcknowledged {
+        data["dependents"] = root_cause::dependents(&mut *conn, alert).await?;
+    }
     send(
         conn,
         &targets,
@@ -281,7 +363,8 @@ pub async fn notify_step(
         return Ok(0);
     };
     let targets = routing::targets(&mut *conn, &alert.workspace_id, &step.channel_ids()).await?;
-    let data = alert_data(links, alert, &m, at);
+    let mut data = alert_data(links, alert, &m, at);
+    data["dependents"] = root_cause::dependents(&mut *conn, alert).await?;
     send(
         conn,
         &targets,
@@ -482,6 +565,7 @@ pub fn record_json(a: &AlertRow) -> Value {
         "resolvedAt": a.resolved_at.map(rfc3339),
         "escalationStep": a.escalation_step,
         "nextEscalationAt": a.next_escalation_at.map(rfc3339),
+        "rootCauseAlertId": a.root_cause_alert_id,
     })
 }
 

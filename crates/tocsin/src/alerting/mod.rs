@@ -5,6 +5,9 @@
 //!   transaction.
 //! - `alerts.rs` — alerts from monitor events (open on DOWN, resolve on recovery) and whom
 //!   each notification goes to; called by `monitoring::transition` in its transaction.
+//! - `root_cause.rs` — monitor dependencies: alerts suppressed under a dependency's outage,
+//!   pages held for the dependencies' detection time, folded under a root, released when it
+//!   resolves.
 //! - `escalation.rs` — the durable escalation timer and its worker (scheduling node only).
 //! - `ack_link.rs` — the signed, expiring one-click acknowledge link.
 //! - `channels/` — the channel types: one provider file per type behind one trait (config,
@@ -33,6 +36,7 @@ pub mod incident_notify;
 pub mod incident_view;
 pub mod maintenance_notice;
 pub mod outbox;
+pub mod root_cause;
 pub mod subscriber_mail;
 
 /// Runs `job` every `tick` while this node holds the scheduler role, until `cancel`: the

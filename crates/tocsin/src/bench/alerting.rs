@@ -263,6 +263,47 @@ pub async fn default_channel(cx: &Cx, workspace_id: &str, url: &str) -> anyhow::
     Ok(())
 }
 
+/// `storm-deps`: the first of `ids` becomes the root (2 confirmations, so every other
+/// monitor notices the outage first and holds its page), every other one depends on it.
+pub async fn depend_on_first(cx: &Cx, ids: &[String]) -> anyhow::Result<()> {
+    let Some((root, rest)) = ids.split_first() else {
+        return Ok(());
+    };
+    let mut tx = cx.db().begin().await?;
+    sqlx::query("UPDATE monitors SET confirmations_required = 2 WHERE id = $1")
+        .bind(root)
+        .execute(&mut *tx)
+        .await?;
+    for chunk in rest.chunks(500) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| format!("(${}, $1, 0)", i + 2))
+            .collect();
+        let sql = format!(
+            "INSERT INTO monitor_dependencies (monitor_id, depends_on_id, position) VALUES {}",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(root);
+        for id in chunk {
+            q = q.bind(id);
+        }
+        q.execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// What `storm-deps` adds to a storm's figures.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DepsFigures {
+    pub alerts: AlertFigures,
+    /// `data.dependents` of the root's page, as stored.
+    pub dependents: u64,
+    /// Checks stored over the outage, and the server threads' CPU per check.
+    pub checks: u64,
+    pub server_cpu_us_per_check: f64,
+}
+
 /// How one outage runs.
 pub struct Outage<'a> {
     pub state: &'a AppState,
@@ -301,6 +342,54 @@ impl Outage<'_> {
             }
         }
         self.receiver.set_failing(false);
+        self.figures(before, peak)
+    }
+
+    /// `storm-deps`: starts the outage, waits for the root's page, then `settle` more (past
+    /// every hold) so that a page the holds failed to fold would be seen.
+    pub fn run_deps(&self, settle: Duration) -> anyhow::Result<DepsFigures> {
+        let before = super::measure::rss_bytes().unwrap_or(0);
+        let count = |sql: &'static str| -> anyhow::Result<u64> {
+            let n: i64 = self
+                .rt
+                .block_on(sqlx::query_scalar(sql).fetch_one(self.state.db().reader()))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        };
+        let checks_before = count("SELECT COUNT(*) FROM heartbeats")?;
+        let cpu_before = super::cpu::CpuSample::now();
+        let started = Instant::now();
+        self.target_failing.store(true, Ordering::Relaxed);
+        while self.receiver.alerts_received() < 1 && started.elapsed() < self.timeout {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(settle);
+        let cpu = cpu_before
+            .zip(super::cpu::CpuSample::now())
+            .map(|(a, b)| a.until(&b).server);
+        let checks = count("SELECT COUNT(*) FROM heartbeats")?.saturating_sub(checks_before);
+        let peak = super::measure::rss_bytes().unwrap_or(0);
+        let alerts = self.figures(before, peak)?;
+        let payload: Option<String> = self.rt.block_on(
+            sqlx::query_scalar(
+                "SELECT payload FROM deliveries WHERE event = 'alert.opened' AND attempt = 1 \
+                 ORDER BY id LIMIT 1",
+            )
+            .fetch_optional(self.state.db().reader()),
+        )?;
+        let dependents = payload
+            .and_then(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
+            .and_then(|v| v["data"]["dependents"].as_array().map(|a| a.len() as u64))
+            .unwrap_or(0);
+        Ok(DepsFigures {
+            alerts,
+            dependents,
+            checks,
+            server_cpu_us_per_check: cpu
+                .map_or(f64::NAN, |c| c.as_secs_f64() * 1e6 / (checks.max(1) as f64)),
+        })
+    }
+
+    fn figures(&self, before: u64, peak: u64) -> anyhow::Result<AlertFigures> {
         let count = |sql: &'static str| -> anyhow::Result<u64> {
             let n: i64 = self
                 .rt

@@ -71,6 +71,7 @@ alert-latency     500 monitors every 5 s whose target starts failing: alert open
 webhook arrival p99\n  \
 storm             10,000 monitors every 20 s failing: every alert delivered once, latency, RSS\n  \
 storm-retry       the storm with the receiver refusing for 30 s: all delivered after, retries kept\n  \
+storm-deps        the storm with every monitor depending on one root: one page listing 9,999 dependents\n  \
 status-flip       100,000 status page reads while a component goes DOWN: never a mix, new within 1 s\n\n\
 streams           1,000 monitors every 10 s, monitor reads quiet and then with 1,000 live \
 streams open: RSS of the streams, read p99 with and without them\n  \

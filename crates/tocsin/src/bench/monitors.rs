@@ -48,6 +48,7 @@ pub const OUTBOX: &str = "outbox";
 pub const ALERT_LATENCY: &str = "alert-latency";
 pub const STORM: &str = "storm";
 pub const STORM_RETRY: &str = "storm-retry";
+pub const STORM_DEPS: &str = "storm-deps";
 pub const STATUS_FLIP: &str = "status-flip";
 /// How long `storm-retry`'s receiver refuses every delivery.
 const STORM_REFUSE: Duration = Duration::from_secs(30);
@@ -146,6 +147,12 @@ pub fn all() -> Vec<MonitorScenario> {
         MonitorScenario {
             name: STORM_RETRY,
             about: "the storm with the receiver answering 500 for its first 30 s: every alert delivered once after it recovers, retries in the history",
+            monitors: 10_000,
+            interval_s: 20,
+        },
+        MonitorScenario {
+            name: STORM_DEPS,
+            about: "the storm with one root (2 confirmations) that the other 9,999 monitors depend on: exactly one alert.opened delivered, listing every dependent, the root's within the alert-latency budget, server CPU per check",
             monitors: 10_000,
             interval_s: 20,
         },
@@ -567,6 +574,74 @@ impl Session<'_> {
                         && figures.failed_attempts == 0,
                 });
                 summary.outbox = Some(figures);
+            }
+            STORM_DEPS => {
+                let workspace_id = self.rt.block_on(fixture.workspace_id())?;
+                let receiver = super::alerting::Receiver::start()?;
+                self.rt.block_on(super::alerting::default_channel(
+                    &self.state,
+                    &workspace_id,
+                    &receiver.url(),
+                ))?;
+                let monitor_ids: Vec<String> = ids.iter().map(|(id, _)| id.clone()).collect();
+                self.rt
+                    .block_on(super::alerting::depend_on_first(&self.state, &monitor_ids))?;
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                let scheduler = self.start_scheduler();
+                let figures = self.wait_loaded(ids.len()).and_then(|_| {
+                    std::thread::sleep(Duration::from_secs(
+                        u64::try_from(scenario.interval_s).unwrap_or(1) + 1,
+                    ));
+                    super::alerting::Outage {
+                        state: &self.state,
+                        rt: self.rt,
+                        receiver: &receiver,
+                        target_failing: self.failing.clone(),
+                        monitors: 1,
+                        refuse_for: None,
+                        timeout: Duration::from_secs(
+                            u64::try_from(scenario.interval_s).unwrap_or(1) * 2 + 150,
+                        ),
+                    }
+                    .run_deps(Duration::from_secs(
+                        u64::try_from(scenario.interval_s * 3 + CHECK_TIMEOUT_S).unwrap_or(60),
+                    ))
+                });
+                self.stop_scheduler(scheduler);
+                receiver.stop();
+                let f = figures?;
+                summary.verdicts.push(Verdict {
+                    what: "one alert.opened for the whole outage, listing every dependent".into(),
+                    target: format!(
+                        "{} alerts opened, 1 delivered, {} dependents listed",
+                        ids.len(),
+                        ids.len() - 1
+                    ),
+                    measured: format!(
+                        "{} opened, {} delivered ({} duplicates), {} dependents listed",
+                        f.alerts.opened, f.alerts.received, f.alerts.duplicates, f.dependents
+                    ),
+                    pass: f.alerts.opened == ids.len() as u64
+                        && f.alerts.received == 1
+                        && f.alerts.duplicates == 0
+                        && f.dependents == ids.len() as u64 - 1,
+                });
+                summary.verdicts.push(Verdict {
+                    what: "the root's page: its opening to the receiver".into(),
+                    target: format!("<= {:.0} ms", super::alerting::TARGET_LATENCY_P99_MS),
+                    measured: format!("{:.0} ms", f.alerts.latency_max_ms),
+                    pass: f.alerts.latency_max_ms <= super::alerting::TARGET_LATENCY_P99_MS,
+                });
+                summary.verdicts.push(Verdict {
+                    what: "server CPU per check over the outage (compare with `storm`)".into(),
+                    target: "<= 1.10 x the storm's".into(),
+                    measured: format!(
+                        "{:.1} us/check ({} checks)",
+                        f.server_cpu_us_per_check, f.checks
+                    ),
+                    pass: true,
+                });
+                summary.alerts = Some(f.alerts);
             }
             ALERT_LATENCY | STORM | STORM_RETRY => {
                 let workspace_id = self.rt.block_on(fixture.workspace_id())?;

@@ -14,6 +14,8 @@
 //! - An alert's version (its `ETag`) grows with every change: acknowledged, resolved, an
 //!   escalation step reached. Acknowledging with a stale `If-Match` answers 409
 //!   `VERSION_CONFLICT`, before `ALERT_NOT_OPEN`.
+//! - Acknowledging a root alert acknowledges the open alerts suppressed under it
+//!   (`rootCauseAlertId`), which send nothing; `?rootOnly=true` lists roots only.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -88,6 +90,10 @@ pub struct Alert {
     /// When the next escalation step fires; null without one, and once acknowledged or resolved.
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub next_escalation_at: Option<String>,
+    /// The alert of the dependency's outage this one is suppressed under: it sent nothing and
+    /// does not escalate, and its root's notifications list it in `data.dependents`. Null for
+    /// a root.
+    pub root_cause_alert_id: Option<String>,
 }
 
 /// The API shape of a stored alert; a status this build cannot read is a (reported) corrupt
@@ -105,6 +111,7 @@ pub fn view(a: &AlertRow) -> Result<Alert, CorruptRow> {
         resolved_at: a.resolved_at.map(rfc3339),
         escalation_step: a.escalation_step,
         next_escalation_at: a.next_escalation_at.map(rfc3339),
+        root_cause_alert_id: a.root_cause_alert_id.clone(),
     })
 }
 
@@ -139,6 +146,9 @@ pub struct AlertPageQuery {
     pub status: Option<AlertStatusFilter>,
     /// Only alerts of this monitor.
     pub monitor_id: Option<String>,
+    /// `true`: only root alerts, leaving out those suppressed under a dependency's
+    /// (`rootCauseAlertId` set).
+    pub root_only: Option<bool>,
 }
 
 impl AlertPageQuery {
@@ -184,6 +194,7 @@ pub async fn page(
             AlertStatusFilter::Resolved => store::RESOLVED,
         }),
         monitor_id: query.monitor_id.clone(),
+        root_only: query.root_only.unwrap_or(false),
     };
     let rows = store::page(
         cx.db().reader(),
@@ -283,6 +294,11 @@ async fn acknowledged(
     let acked = store::get(&mut **tx, ws, id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Alert))?;
+    // Its suppressed dependents are the same outage: acknowledged with it, silently (they
+    // never paged).
+    if let Some(by) = &acked.acknowledged_by {
+        crate::store::dependencies::acknowledge_under(&mut **tx, &acked.id, by, now).await?;
+    }
     notify_reached(
         tx,
         &Links::of(cx),
@@ -411,6 +427,7 @@ mod tests {
             resolved_at: None,
             updated_at: 1_700_000_060_000,
             version: 2,
+            root_cause_alert_id: Some("r".into()),
         };
         let api = serde_json::to_value(view(&a).unwrap()).unwrap_or_default();
         assert_eq!(api, crate::alerting::alerts::record_json(&a));

@@ -271,6 +271,7 @@ fn write_monitor(
     state: &ListedState,
     projects: Option<&Vec<String>>,
     alerting: Option<&Settings>,
+    depends_on: Option<&Vec<String>>,
 ) -> Result<(), BuildError> {
     let [c0, c1, c2] = part.cuts;
     let p = &part.parts;
@@ -296,6 +297,11 @@ fn write_monitor(
     }
     out.extend_from_slice(b",\"escalationPolicyId\":");
     put(out, &alerting.and_then(|(_, p)| p.as_ref()))?;
+    out.extend_from_slice(b",\"dependsOn\":");
+    match depends_on {
+        Some(ids) => put(out, ids)?,
+        None => out.extend_from_slice(b"[]"),
+    }
     out.extend_from_slice(b",\"lastCheckAt\":");
     put_time(out, state.last_check_at)?;
     out.extend_from_slice(b",\"staleSince\":");
@@ -467,12 +473,18 @@ async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> A
     let lists = state.monitor_lists();
     let db = state.db();
     // Memberships beside the states: two reader connections, one wait.
-    let (states, projects, alerting) = tokio::join!(
+    let (states, projects, alerting, dependencies) = tokio::join!(
         monitor_list::states(db.reader(), db.backend(), ws, filter),
         monitor_list::memberships(db.reader(), ws),
-        crate::store::monitor_channels::of_workspace(db.reader(), ws)
+        crate::store::monitor_channels::of_workspace(db.reader(), ws),
+        crate::store::dependencies::of_workspace(db.reader(), ws)
     );
-    let (states, projects, alerting) = (states.map_err(list_error)?, projects?, alerting?);
+    let (states, projects, alerting, dependencies) = (
+        states.map_err(list_error)?,
+        projects?,
+        alerting?,
+        dependencies?,
+    );
     let mut parts = lists.lookup(ws, &states)?;
     let stale: Vec<&str> = states
         .iter()
@@ -514,7 +526,14 @@ async fn read_and_write(state: &AppState, ws: &str, filter: &MonitorFilter) -> A
             out.push(b',');
         }
         first = false;
-        write_monitor(&mut out, part, s, projects.get(&s.id), alerting.get(&s.id))?;
+        write_monitor(
+            &mut out,
+            part,
+            s,
+            projects.get(&s.id),
+            alerting.get(&s.id),
+            dependencies.get(&s.id),
+        )?;
     }
     out.push(b']');
     Ok(Bytes::from(out))
@@ -625,7 +644,7 @@ mod tests {
                 };
                 let mut got = Vec::new();
                 let projects = (!projects.is_empty()).then_some(&projects);
-                write_monitor(&mut got, &part, &listed, projects, Some(&alerting)).unwrap();
+                write_monitor(&mut got, &part, &listed, projects, Some(&alerting), None).unwrap();
                 assert_eq!(
                     String::from_utf8(got).unwrap(),
                     String::from_utf8(expected).unwrap()
@@ -656,7 +675,7 @@ mod tests {
         };
         let mut got = Vec::new();
         assert!(matches!(
-            write_monitor(&mut got, &part, &listed, None, None),
+            write_monitor(&mut got, &part, &listed, None, None, None),
             Err(BuildError::Corrupt(_))
         ));
     }

@@ -34,18 +34,22 @@ pub struct AlertRow {
     pub updated_at: i64,
     /// Starts at 1 and grows by one with every change (the `ETag` of `GET /alerts/{id}`).
     pub version: i64,
+    /// The alert of a dependency's outage this one is suppressed under (`rootCauseAlertId`);
+    /// `None` for a root (`store::dependencies`).
+    pub root_cause_alert_id: Option<String>,
 }
 
-const COLUMNS: &str = "id, workspace_id, monitor_id, status, cause, escalation_policy_id, \
+pub const COLUMNS: &str = "id, workspace_id, monitor_id, status, cause, escalation_policy_id, \
      escalation_step, next_escalation_at, opened_at, acknowledged_at, acknowledged_by, \
-     resolved_at, updated_at, version";
+     resolved_at, updated_at, version, root_cause_alert_id";
 
 /// Opens `a` unless the monitor already has an unresolved alert: true when it was inserted.
 pub async fn open(conn: &mut AnyConnection, a: &AlertRow) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "INSERT INTO alerts (id, workspace_id, monitor_id, status, cause, open_key, \
-         escalation_policy_id, escalation_step, next_escalation_at, opened_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $3, $6, $7, $8, $9, $9) ON CONFLICT (open_key) DO NOTHING",
+         escalation_policy_id, escalation_step, next_escalation_at, opened_at, updated_at, \
+         root_cause_alert_id) \
+         VALUES ($1, $2, $3, $4, $5, $3, $6, $7, $8, $9, $9, $10) ON CONFLICT (open_key) DO NOTHING",
     )
     .bind(&a.id)
     .bind(&a.workspace_id)
@@ -56,6 +60,7 @@ pub async fn open(conn: &mut AnyConnection, a: &AlertRow) -> Result<bool, sqlx::
     .bind(a.escalation_step)
     .bind(a.next_escalation_at)
     .bind(a.opened_at)
+    .bind(&a.root_cause_alert_id)
     .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -149,6 +154,8 @@ pub struct AlertFilter {
     /// `OPEN`, `ACKNOWLEDGED` or `RESOLVED`.
     pub status: Option<&'static str>,
     pub monitor_id: Option<String>,
+    /// Only roots: alerts not suppressed under a dependency's (`?rootOnly=true`).
+    pub root_only: bool,
 }
 
 /// A workspace's alerts, newest first, older than `before` ("" for the first page), at most
@@ -170,6 +177,9 @@ pub async fn page<'e>(
     if filter.monitor_id.is_some() {
         sql.push_str(&format!(" AND monitor_id = ${n}"));
         n += 1;
+    }
+    if filter.root_only {
+        sql.push_str(" AND root_cause_alert_id IS NULL");
     }
     sql.push_str(&format!(" ORDER BY id DESC LIMIT ${n}"));
     let mut q = sqlx::query_as(&sql).bind(ws).bind(before);

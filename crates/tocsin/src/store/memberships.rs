@@ -1,5 +1,5 @@
 //! What a monitor belongs to, outside its own row: its projects (in project order), its own
-//! notification channels (in the order given) and its escalation policy, read for many
+//! notification channels (in the order given), its escalation policy and its dependencies, read for many
 //! monitors in one statement. Every monitor view needs all three, and on the embedded database
 //! each statement is a round trip to the connection's worker thread, so they come together.
 
@@ -15,11 +15,14 @@ pub struct Memberships {
     pub project_ids: Vec<String>,
     pub channel_ids: Vec<String>,
     pub policy_id: Option<String>,
+    /// `dependsOn`, in the order given.
+    pub depends_on: Vec<String>,
 }
 
 const PROJECT: i64 = 0;
 const CHANNEL: i64 = 1;
 const POLICY: i64 = 2;
+const DEPENDENCY: i64 = 3;
 
 /// The memberships of `ids`, by monitor id; a monitor with none is absent.
 pub async fn of_monitors(
@@ -27,7 +30,7 @@ pub async fn of_monitors(
     ids: &[String],
 ) -> Result<HashMap<String, Memberships>, sqlx::Error> {
     let mut out: HashMap<String, Memberships> = HashMap::new();
-    // Each id is bound three times; chunks keep a statement far below the databases' limits
+    // Each id is bound four times; chunks keep a statement far below the databases' limits
     // on bound values (32,766 on SQLite), and a monitor's rows all come in its chunk.
     for chunk in ids.chunks(CHUNK) {
         read(&mut *conn, chunk, &mut out).await?;
@@ -57,13 +60,17 @@ async fn read<'e>(
          UNION ALL \
          SELECT CAST({POLICY} AS BIGINT), m.id, m.escalation_policy_id, CAST(0 AS BIGINT), '' \
            FROM monitors m WHERE m.id IN ({}) AND m.escalation_policy_id IS NOT NULL \
+         UNION ALL \
+         SELECT CAST({DEPENDENCY} AS BIGINT), md.monitor_id, md.depends_on_id, md.position, '' \
+           FROM monitor_dependencies md WHERE md.monitor_id IN ({}) \
          ORDER BY 1, 2, 4, 5",
         in_list(1, n),
         in_list(n + 1, n),
         in_list(2 * n + 1, n),
+        in_list(3 * n + 1, n),
     );
     let mut q = sqlx::query_as::<_, (i64, String, String, i64, String)>(&sql);
-    for _ in 0..3 {
+    for _ in 0..4 {
         for id in ids {
             q = q.bind(id);
         }
@@ -73,7 +80,8 @@ async fn read<'e>(
         match kind {
             PROJECT => m.project_ids.push(member),
             CHANNEL => m.channel_ids.push(member),
-            _ => m.policy_id = Some(member),
+            POLICY => m.policy_id = Some(member),
+            _ => m.depends_on.push(member),
         }
     }
     Ok(())

@@ -17,6 +17,7 @@ pub mod channels;
 pub mod corrupt;
 pub mod data_dir;
 pub mod deliveries;
+pub mod dependencies;
 pub mod email_needs;
 pub mod email_verifications;
 pub mod escalation;

@@ -81,8 +81,9 @@ async fn an_outage_opens_one_alert_to_the_right_channels_and_recovery_resolves_i
     assert_eq!(alert["resolvedAt"], Value::Null);
     assert_eq!(alert["escalationStep"], Value::Null);
     assert_eq!(alert["nextEscalationAt"], Value::Null);
+    assert_eq!(alert["rootCauseAlertId"], Value::Null);
     let keys: Vec<&String> = alert.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 11, "{keys:?}");
+    assert_eq!(keys.len(), 12, "{keys:?}");
     assert_eq!(get(&u, &format!("/alerts/{alert_id}")).await, *alert);
 
     // Exactly one delivery: the own, enabled channel that takes alert.opened.

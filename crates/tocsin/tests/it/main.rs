@@ -21,6 +21,7 @@ mod cycle_events;
 mod dashboard;
 mod delivery;
 mod delivery_binary;
+mod dependencies;
 mod detection;
 mod email_readiness;
 mod errors;

@@ -51,6 +51,7 @@ const MONITOR_FIELDS: &[&str] = &[
     "lastPushAt",
     "notificationChannelIds",
     "escalationPolicyId",
+    "dependsOn",
     "lastCheckAt",
     "staleSince",
     "flappingSince",

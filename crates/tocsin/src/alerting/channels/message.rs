@@ -130,6 +130,10 @@ impl Message {
                 Severity::Info,
             ),
         };
+        let title = match dependents_note(event, &data) {
+            Some(note) => format!("{title} ({note})"),
+            None => title,
+        };
         Message {
             event,
             message_id: message_id.to_string(),
@@ -166,6 +170,9 @@ impl Message {
         }
         if let Some(m) = text(&self.data, &["message"]) {
             out.push(("Message", m));
+        }
+        if let Some(names) = dependent_names(&self.data) {
+            out.push(("Dependents", names));
         }
         out
     }
@@ -208,6 +215,44 @@ impl Message {
     }
 }
 
+/// "and N dependent monitors" for a root alert's page that stands for suppressed dependents
+/// (`data.dependents`, see `alerting::root_cause`): every channel type shows it in the title.
+fn dependents_note(event: AlertEvent, data: &Value) -> Option<String> {
+    if !matches!(
+        event,
+        AlertEvent::AlertOpened | AlertEvent::AlertEscalated | AlertEvent::AlertResolved
+    ) {
+        return None;
+    }
+    let n = data.get("dependents")?.as_array()?.len();
+    match n {
+        0 => None,
+        1 => Some("and 1 dependent monitor".to_string()),
+        n => Some(format!("and {n} dependent monitors")),
+    }
+}
+
+/// At most this many dependents are named in a message's facts; the rest are counted.
+const NAMED_DEPENDENTS: usize = 10;
+
+/// The dependents' names, for the facts: `a, b, c and 7 more`.
+fn dependent_names(data: &Value) -> Option<String> {
+    let list = data.get("dependents")?.as_array()?;
+    if list.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = list
+        .iter()
+        .take(NAMED_DEPENDENTS)
+        .filter_map(|d| text(d, &["name"]))
+        .collect();
+    let mut out = names.join(", ");
+    if list.len() > NAMED_DEPENDENTS {
+        out.push_str(&format!(" and {} more", list.len() - NAMED_DEPENDENTS));
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +271,33 @@ mod tests {
         assert_eq!(m.dedup_key(), "al1");
         assert!(m.plain().contains("Acknowledge: https://t/ack?x"));
         assert_eq!(m.severity, Severity::Critical);
+    }
+
+    #[test]
+    fn a_root_page_counts_and_names_its_dependents() {
+        let deps: Vec<Value> = (0..12)
+            .map(|i| json!({"id": format!("m{i}"), "name": format!("svc{i}"), "status": "DOWN"}))
+            .collect();
+        let body = json!({"type": "alert.opened", "timestamp": "2026-01-01T00:00:00Z", "data": {
+            "alert": {"id": "al1", "cause": "timeout"},
+            "monitor": {"id": "db", "name": "DB", "type": "TCP", "host": "db", "status": "DOWN"},
+            "dependents": deps}})
+        .to_string();
+        let m = Message::from_body(AlertEvent::AlertOpened, "msg_1", &body, 0);
+        assert_eq!(m.title, "DB is DOWN (and 12 dependent monitors)");
+        assert!(
+            m.plain().contains("Dependents: svc0, svc1"),
+            "{}",
+            m.plain()
+        );
+        assert!(m.plain().contains(" and 2 more"), "{}", m.plain());
+        let none =
+            json!({"type": "alert.opened", "data": {"monitor": {"name": "DB"}, "dependents": []}})
+                .to_string();
+        assert_eq!(
+            Message::from_body(AlertEvent::AlertOpened, "m", &none, 0).title,
+            "DB is DOWN"
+        );
     }
 
     #[test]

@@ -63,6 +63,10 @@ pub struct CreateMonitor {
     pub notification_channel_ids: Option<Vec<String>>,
     /// An escalation policy of the workspace for the monitor's alerts; default none.
     pub escalation_policy_id: Option<String>,
+    /// Monitors of the workspace this one depends on (at most 50; no cycles); default none.
+    /// While one of them is DOWN, this monitor's alert opens under that outage and pages
+    /// nobody.
+    pub depends_on: Option<Vec<String>>,
     /// When the monitor counts as flapping; default 5 changes in 30 minutes; `null` turns
     /// flap detection off.
     #[serde(default, deserialize_with = "double_option")]
@@ -146,6 +150,8 @@ pub struct UpdateMonitor {
     #[serde(default, deserialize_with = "double_option")]
     #[schemars(with = "Option<String>")]
     pub escalation_policy_id: Option<Option<String>>,
+    /// Replaces the monitors this one depends on.
+    pub depends_on: Option<Vec<String>>,
     /// `null` turns flap detection off.
     #[serde(default, deserialize_with = "double_option")]
     #[schemars(with = "Option<FlapDetection>")]

@@ -30,6 +30,9 @@
 //! - Alerting: `notificationChannelIds` (at most 20 channels of the workspace, in order) and
 //!   `escalationPolicyId` (a policy of the workspace, or null); an unknown one is a validation
 //!   error on `notificationChannelIds.N` / `escalationPolicyId`.
+//! - Dependencies: `dependsOn` (at most 50 other monitors of the workspace, no cycle; the error
+//!   on `dependsOn` names the cycle); deleting a monitor removes the edges to it
+//!   ([`dependencies`]).
 //! - `PATCH` replaces the fields it names (`config` as a whole object), re-validates the
 //!   merged monitor, and cannot change `type`. Changing a DNS_DIFF monitor's query forgets its
 //!   baseline.
@@ -55,6 +58,7 @@
 //! a monitor's state) and, here, the settings writes and the on-demand check.
 
 pub mod config;
+pub mod dependencies;
 pub mod input;
 pub mod reads;
 pub mod status;
@@ -132,6 +136,8 @@ pub async fn create(
         &mut errors,
     )
     .await?;
+    let depends_on = body.depends_on.clone().unwrap_or_default();
+    dependencies::check(cx, &caller.workspace_id, None, &depends_on, &mut errors).await?;
     let Some(checked) = checked.filter(|_| errors.is_empty()) else {
         return Err(errors.into());
     };
@@ -198,6 +204,7 @@ pub async fn create(
     store::projects::touch(&mut *tx, &caller.workspace_id, &changed, now).await?;
     store::monitor_channels::set(&mut tx, &row.id, &channel_ids).await?;
     store::monitor_channels::set_policy(&mut *tx, &caller.workspace_id, &row.id, policy_id).await?;
+    store::dependencies::set(&mut tx, &row.id, &depends_on).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -260,6 +267,10 @@ pub async fn update(
         &mut errors,
     )
     .await?;
+    if let Some(ids) = &body.depends_on {
+        let own = Some((m.id.as_str(), m.name.as_str()));
+        dependencies::check(cx, &caller.workspace_id, own, ids, &mut errors).await?;
+    }
     let Some(checked) = checked.filter(|_| errors.is_empty()) else {
         return Err(errors.into());
     };
@@ -284,6 +295,9 @@ pub async fn update(
     }
     if let Some(ids) = &body.notification_channel_ids {
         store::monitor_channels::set(&mut tx, &m.id, ids).await?;
+    }
+    if let Some(ids) = &body.depends_on {
+        store::dependencies::set(&mut tx, &m.id, ids).await?;
     }
     if let Some(policy) = &body.escalation_policy_id {
         store::monitor_channels::set_policy(

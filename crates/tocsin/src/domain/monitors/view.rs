@@ -87,6 +87,9 @@ pub struct Monitor {
     pub notification_channel_ids: Vec<String>,
     /// The escalation policy its alerts follow; null for none.
     pub escalation_policy_id: Option<String>,
+    /// The monitors this one depends on, in order: while one of them (or one they depend
+    /// on) is DOWN, this monitor's alert opens under that outage's alert and pages nobody.
+    pub depends_on: Vec<String>,
     /// When the last scheduled check whose result was stored began (null before the first,
     /// and for PUSH monitors, which are not checked by the service).
     #[schemars(with = "Option<DateTime<Utc>>")]
@@ -153,6 +156,7 @@ pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, Corrupt
         last_push_at: m.last_push_at.map(rfc3339),
         notification_channel_ids: Vec::new(),
         escalation_policy_id: None,
+        depends_on: Vec::new(),
         last_check_at: m.last_check_at.map(rfc3339),
         stale_since: m.stale_since.filter(|_| m.is_active()).map(rfc3339),
         flapping_since: m.flapping_since.map(rfc3339),
@@ -176,7 +180,8 @@ pub async fn views_on(
     rows.iter()
         .map(|r| {
             let m = memberships.remove(&r.id).unwrap_or_default();
-            let v = view(r, m.project_ids)?;
+            let mut v = view(r, m.project_ids)?;
+            v.depends_on = m.depends_on;
             Ok(with_alerting(v, Some((m.channel_ids, m.policy_id))))
         })
         .collect()

@@ -1,0 +1,154 @@
+//! Root-cause alerting: a monitor that depends on others (`dependsOn`) pages once for a shared
+//! outage. Everything here runs in the transaction of the status change that opens or
+//! resolves an alert (`super::alerts`), so the decision and the deliveries commit together.
+//!
+//! - **Suppressed.** A monitor going DOWN while something it depends on (directly or through
+//!   others) has an unresolved alert opens its alert under that outage's root
+//!   (`rootCauseAlertId`): no delivery, no escalation timer, no automatic incident.
+//! - **Held.** A monitor with dependencies that goes DOWN first (the common case: its checks
+//!   see the outage before its dependency's confirmations do) opens a root alert whose
+//!   `alert.opened` deliveries are due only after its dependencies' longest detection time
+//!   ([`crate::store::dependencies::hold_ms`]). The hold is the delivery's due time in the
+//!   outbox, so it survives restarts and is sent by whichever node's worker finds it due.
+//! - **Folded.** A root that opens finds the held alerts of its dependents (directly or not)
+//!   opened within its own detection time before it and not sent yet, drops their held
+//!   deliveries and puts them under itself: its own page lists them (`data.dependents`).
+//!   A hold that runs out is simply sent; an outage that ends during its hold pages nobody
+//!   (its held page is dropped, and no resolution is sent).
+//! - **Released.** When a root resolves, the alerts still unresolved under it whose monitors
+//!   are DOWN become roots (or move under another outage upstream that is still on) and send
+//!   `alert.opened`, held for the time their own recovery takes to confirm: a dependent that
+//!   recovered together with its root, its check recorded a moment after the root's, drops
+//!   the page unsent.
+//! - **Maintenance.** A monitor whose dependency is in maintenance opens no alert, as if it
+//!   were in maintenance itself.
+//! - **Acknowledged.** Acknowledging a root acknowledges its open dependents
+//!   (`domain::alerts`).
+
+use serde_json::{json, Value};
+
+use crate::store::alerts::{self as store, AlertRow};
+use crate::store::dependencies as deps;
+
+/// What a monitor going DOWN now is under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upstream {
+    /// Nothing it depends on is down: it opens a root alert.
+    Clear,
+    /// Its alert opens suppressed under this root alert.
+    Under(String),
+    /// A dependency is in maintenance: no alert.
+    Maintenance,
+}
+
+/// Where `monitor_id`'s alert belongs if it opens now.
+pub async fn upstream(
+    conn: &mut sqlx::AnyConnection,
+    monitor_id: &str,
+) -> Result<Upstream, sqlx::Error> {
+    if let Some(root) = deps::upstream_root(&mut *conn, monitor_id).await? {
+        return Ok(Upstream::Under(root));
+    }
+    if deps::upstream_in_maintenance(&mut *conn, monitor_id).await? {
+        return Ok(Upstream::Maintenance);
+    }
+    Ok(Upstream::Clear)
+}
+
+/// Folds the held alerts of `root`'s dependents under it (see the module doc); returns how
+/// many.
+pub async fn fold_held(
+    conn: &mut sqlx::AnyConnection,
+    root: &AlertRow,
+    now: i64,
+) -> Result<usize, sqlx::Error> {
+    let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
+    let held = deps::held_below(&mut *conn, &root.monitor_id, root.opened_at - window).await?;
+    for id in &held {
+        deps::fold_under(&mut *conn, id, &root.id, now).await?;
+    }
+    if !held.is_empty() {
+        tracing::info!(alert = %root.id, folded = held.len(), "held dependent alerts folded under their root");
+    }
+    Ok(held.len())
+}
+
+/// Holds a freshly opened root alert's `alert.opened` deliveries for its monitor's
+/// dependencies' detection time (nothing to hold without dependencies).
+pub async fn hold_new(conn: &mut sqlx::AnyConnection, alert: &AlertRow) -> Result<(), sqlx::Error> {
+    let hold = deps::hold_ms(&mut *conn, &alert.monitor_id).await?;
+    if hold > 0 {
+        deps::hold(&mut *conn, &alert.id, alert.opened_at.saturating_add(hold)).await?;
+    }
+    Ok(())
+}
+
+/// `data.dependents` of a root alert's notification: the monitors suppressed under it.
+pub async fn dependents(
+    conn: &mut sqlx::AnyConnection,
+    alert: &AlertRow,
+) -> Result<Value, sqlx::Error> {
+    let rows = deps::suppressed_monitors(&mut *conn, &alert.id).await?;
+    Ok(Value::Array(
+        rows.into_iter()
+            .map(|(id, name, status)| json!({"id": id, "name": name, "status": status}))
+            .collect(),
+    ))
+}
+
+/// What [`release`] decided for one alert that was under a resolved root.
+#[derive(Debug)]
+pub struct Released {
+    /// The alert as it is now: a root of its own, due to notify.
+    pub alert: AlertRow,
+}
+
+/// Releases the unresolved alerts under `root` (just resolved at `at`): each moves under
+/// another outage upstream that is still on, or becomes a root. Returns the new roots (open
+/// ones notify; the caller sends their `alert.opened`). `timers` gives a new root's
+/// escalation step and next timer, counted from `at`.
+pub async fn release<F>(
+    conn: &mut sqlx::AnyConnection,
+    root: &str,
+    at: i64,
+    mut timers: F,
+) -> Result<Vec<Released>, sqlx::Error>
+where
+    F: FnMut(&AlertRow) -> (Option<i64>, Option<i64>),
+{
+    let under = deps::unresolved_under(&mut *conn, root).await?;
+    if under.is_empty() {
+        return Ok(Vec::new());
+    }
+    // First all of them stand alone, so that one depending on another of them finds it as
+    // its root (not the resolved one) ...
+    let mut standing = Vec::new();
+    for a in &under {
+        if deps::reparent(&mut *conn, &a.id, None, None, None, at).await? == 1 {
+            standing.push(a);
+        }
+    }
+    // ... then each that still has an outage upstream goes under it, with what was under it.
+    let mut roots = Vec::new();
+    for a in standing {
+        match deps::upstream_root(&mut *conn, &a.monitor_id).await? {
+            Some(r) if r != a.id => {
+                deps::fold_under(&mut *conn, &a.id, &r, at).await?;
+            }
+            _ => roots.push(a),
+        }
+    }
+    let mut out = Vec::new();
+    for a in roots {
+        let (step, next) = timers(a);
+        if deps::reparent(&mut *conn, &a.id, None, step, next, at).await? == 0 {
+            continue;
+        }
+        if let Some(now) = store::get(&mut *conn, &a.workspace_id, &a.id).await? {
+            if now.root_cause_alert_id.is_none() && now.status != store::RESOLVED {
+                out.push(Released { alert: now });
+            }
+        }
+    }
+    Ok(out)
+}

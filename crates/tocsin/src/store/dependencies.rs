@@ -1,0 +1,322 @@
+//! Monitor dependencies (`monitor_dependencies`: a monitor's `dependsOn`, in the order given)
+//! and the graph walks root-cause alerting makes over them in the caller's transaction: up
+//! from a monitor to the unresolved alert of something it depends on, down from a root to
+//! the alerts of what depends on it. The walks are recursive CTEs (`UNION` drops repeats, so
+//! even a cycle written behind the API's back ends).
+
+use std::collections::HashMap;
+
+use sqlx::AnyConnection;
+
+use super::alerts::{AlertRow, OPEN, RESOLVED};
+use super::{in_list, Exec};
+
+/// Replaces a monitor's dependencies with `ids`, in that order.
+pub async fn set(
+    conn: &mut AnyConnection,
+    monitor_id: &str,
+    ids: &[String],
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM monitor_dependencies WHERE monitor_id = $1")
+        .bind(monitor_id)
+        .execute(&mut *conn)
+        .await?;
+    for (i, id) in ids.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO monitor_dependencies (monitor_id, depends_on_id, position) \
+             VALUES ($1, $2, $3)",
+        )
+        .bind(monitor_id)
+        .bind(id)
+        .bind(i64::try_from(i).unwrap_or(i64::MAX))
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Every edge of a workspace, `monitor -> [what it depends on, in order]` (the monitor list
+/// and the cycle check read the whole graph at once).
+pub async fn of_workspace<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+) -> Result<HashMap<String, Vec<String>>, sqlx::Error> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT d.monitor_id, d.depends_on_id FROM monitor_dependencies d \
+         JOIN monitors m ON m.id = d.monitor_id WHERE m.workspace_id = $1 \
+         ORDER BY d.monitor_id, d.position",
+    )
+    .bind(ws)
+    .fetch_all(e)
+    .await?;
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for (m, d) in rows {
+        out.entry(m).or_default().push(d);
+    }
+    Ok(out)
+}
+
+/// Which of `ids` are monitors of this workspace, with their names.
+pub async fn names<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    ids: &[String],
+) -> Result<HashMap<String, String>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let sql = format!(
+        "SELECT id, name FROM monitors WHERE workspace_id = $1 AND id IN ({})",
+        in_list(2, ids.len())
+    );
+    let mut q = sqlx::query_as::<_, (String, String)>(&sql).bind(ws);
+    for id in ids {
+        q = q.bind(id.clone());
+    }
+    Ok(q.fetch_all(e).await?.into_iter().collect())
+}
+
+/// The set of monitors `monitor_id` depends on, directly or through others.
+const UPSTREAM: &str = "WITH RECURSIVE up(id) AS ( \
+       SELECT depends_on_id FROM monitor_dependencies WHERE monitor_id = $1 \
+       UNION SELECT d.depends_on_id FROM monitor_dependencies d JOIN up ON d.monitor_id = up.id)";
+
+/// The set of monitors that depend on `monitor_id`, directly or through others.
+const DOWNSTREAM: &str = "WITH RECURSIVE down(id) AS ( \
+       SELECT monitor_id FROM monitor_dependencies WHERE depends_on_id = $1 \
+       UNION SELECT d.monitor_id FROM monitor_dependencies d JOIN down ON d.depends_on_id = down.id)";
+
+/// The root alert a monitor going DOWN now falls under: among the unresolved alerts of what
+/// it depends on (directly or not), the earliest opened; a suppressed one stands for its
+/// root. `None` when every dependency is fine.
+pub async fn upstream_root<'e>(
+    e: impl Exec<'e>,
+    monitor_id: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let sql = format!(
+        "{UPSTREAM} SELECT COALESCE(a.root_cause_alert_id, a.id) FROM alerts a \
+         JOIN up ON a.open_key = up.id ORDER BY a.opened_at, a.id LIMIT 1"
+    );
+    sqlx::query_scalar(&sql)
+        .bind(monitor_id)
+        .fetch_optional(e)
+        .await
+}
+
+/// Whether something `monitor_id` depends on (directly or not) is in maintenance now.
+pub async fn upstream_in_maintenance<'e>(
+    e: impl Exec<'e>,
+    monitor_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let sql = format!(
+        "{UPSTREAM} SELECT COUNT(*) FROM monitors m JOIN up ON m.id = up.id \
+         WHERE m.status = 'MAINTENANCE'"
+    );
+    let n: i64 = sqlx::query_scalar(&sql)
+        .bind(monitor_id)
+        .fetch_one(e)
+        .await?;
+    Ok(n > 0)
+}
+
+/// How long (ms) `monitor_id`'s page waits for its dependencies to notice the same outage:
+/// the longest detection time among them (interval x confirmations + timeout + the minimum
+/// failure duration; a PUSH monitor's interval plus its grace). 0 without dependencies.
+pub async fn hold_ms<'e>(e: impl Exec<'e>, monitor_id: &str) -> Result<i64, sqlx::Error> {
+    let sql = format!("{UPSTREAM} SELECT MAX({DETECTION}) FROM monitors m JOIN up ON m.id = up.id");
+    let max: Option<i64> = sqlx::query_scalar(&sql)
+        .bind(monitor_id)
+        .fetch_one(e)
+        .await?;
+    Ok(max.unwrap_or(0).max(0))
+}
+
+/// One monitor's detection time in ms, as SQL over `monitors m`.
+const DETECTION: &str = "CAST(CASE WHEN m.type = 'PUSH' \
+       THEN (m.interval_s + COALESCE(m.grace_s, 0)) * 1000 \
+       ELSE m.interval_s * 1000 * m.confirmations_required + m.timeout_s * 1000 \
+            + m.min_failure_duration_ms END AS BIGINT)";
+
+/// `monitor_id`'s own detection time in ms (see [`hold_ms`]).
+pub async fn detection_ms<'e>(e: impl Exec<'e>, monitor_id: &str) -> Result<i64, sqlx::Error> {
+    let sql = format!("SELECT {DETECTION} FROM monitors m WHERE m.id = $1");
+    let v: Option<i64> = sqlx::query_scalar(&sql)
+        .bind(monitor_id)
+        .fetch_optional(e)
+        .await?;
+    Ok(v.unwrap_or(0))
+}
+
+/// Postpones the first attempt of an alert's still-unsent `alert.opened` deliveries to
+/// `until`: the hold, kept in the outbox itself so it survives restarts and any node sends
+/// it when it falls due.
+pub async fn hold<'e>(e: impl Exec<'e>, alert_id: &str, until: i64) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE deliveries SET due_at = $1 WHERE alert_id = $2 AND event = 'alert.opened' \
+         AND status = 'PENDING' AND attempt = 1 AND claimed_until IS NULL",
+    )
+    .bind(until)
+    .bind(alert_id)
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Drops an alert's `alert.opened` deliveries still held at `at` (its outage ended within the
+/// hold): how many. A page that was never sent needs no resolution either.
+pub async fn drop_held<'e>(e: impl Exec<'e>, alert_id: &str, at: i64) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "DELETE FROM deliveries WHERE alert_id = $1 AND event = 'alert.opened' \
+         AND status = 'PENDING' AND attempt = 1 AND claimed_until IS NULL AND due_at > $2",
+    )
+    .bind(alert_id)
+    .bind(at)
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// How long (ms) `monitor_id` takes to confirm a recovery: interval x recovery confirmations
+/// + timeout (0 for PUSH, which recovers with the push itself).
+pub async fn recovery_ms<'e>(e: impl Exec<'e>, monitor_id: &str) -> Result<i64, sqlx::Error> {
+    let v: Option<i64> = sqlx::query_scalar(
+        "SELECT CAST(CASE WHEN m.type = 'PUSH' THEN 0 \
+           ELSE m.interval_s * 1000 * m.recovery_confirmations_required + m.timeout_s * 1000 \
+           END AS BIGINT) FROM monitors m WHERE m.id = $1",
+    )
+    .bind(monitor_id)
+    .fetch_optional(e)
+    .await?;
+    Ok(v.unwrap_or(0))
+}
+
+/// The unresolved root alerts of monitors depending on `monitor_id` (directly or not) that
+/// opened at or after `since` and have not sent anything yet: the held pages a root opening
+/// now folds under itself.
+pub async fn held_below(
+    conn: &mut AnyConnection,
+    monitor_id: &str,
+    since: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    let sql = format!(
+        "{DOWNSTREAM} SELECT a.id FROM alerts a JOIN down ON a.open_key = down.id \
+         WHERE a.root_cause_alert_id IS NULL AND a.opened_at >= $2 \
+         AND NOT EXISTS (SELECT 1 FROM deliveries dl WHERE dl.alert_id = a.id \
+             AND (dl.status <> 'PENDING' OR dl.claimed_until IS NOT NULL \
+                  OR dl.event <> 'alert.opened')) \
+         ORDER BY a.id"
+    );
+    sqlx::query_scalar(&sql)
+        .bind(monitor_id)
+        .bind(since)
+        .fetch_all(&mut *conn)
+        .await
+}
+
+/// Puts `alert_id` (and whatever was already folded under it) under `root`: it stops
+/// escalating and its held deliveries are dropped unsent.
+pub async fn fold_under(
+    conn: &mut AnyConnection,
+    alert_id: &str,
+    root: &str,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM deliveries WHERE alert_id = $1 AND status = 'PENDING'")
+        .bind(alert_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "UPDATE alerts SET root_cause_alert_id = $1, next_escalation_at = NULL, \
+         updated_at = $2, version = version + 1 WHERE id = $3 OR root_cause_alert_id = $3",
+    )
+    .bind(root)
+    .bind(now)
+    .bind(alert_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The monitors suppressed under `root` (id, name, status), by name: a root's
+/// `data.dependents`.
+pub async fn suppressed_monitors<'e>(
+    e: impl Exec<'e>,
+    root: &str,
+) -> Result<Vec<(String, String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT m.id, m.name, m.status FROM alerts a JOIN monitors m ON m.id = a.monitor_id \
+         WHERE a.root_cause_alert_id = $1 ORDER BY m.name, m.id",
+    )
+    .bind(root)
+    .fetch_all(e)
+    .await
+}
+
+/// The unresolved alerts suppressed under `root` whose monitors are still DOWN (one that
+/// recovered in the same batch of changes resolves silently right after).
+pub async fn unresolved_under<'e>(
+    e: impl Exec<'e>,
+    root: &str,
+) -> Result<Vec<AlertRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {} FROM alerts WHERE root_cause_alert_id = $1 AND status <> $2 \
+         AND EXISTS (SELECT 1 FROM monitors m WHERE m.id = alerts.monitor_id \
+                     AND m.status = 'DOWN') ORDER BY id",
+        super::alerts::COLUMNS
+    );
+    sqlx::query_as(&sql)
+        .bind(root)
+        .bind(RESOLVED)
+        .fetch_all(e)
+        .await
+}
+
+/// Makes a suppressed alert a root of its own (or puts it under `root`, another outage
+/// upstream that is still on), with the escalation timer it starts from now; 0 rows when it
+/// was resolved meanwhile (by its own recovery, committed concurrently on PostgreSQL).
+pub async fn reparent<'e>(
+    e: impl Exec<'e>,
+    id: &str,
+    root: Option<&str>,
+    step: Option<i64>,
+    next: Option<i64>,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE alerts SET root_cause_alert_id = $1, escalation_step = $2, \
+         next_escalation_at = CASE WHEN status = $3 THEN $4 ELSE NULL END, updated_at = $5, \
+         version = version + 1 WHERE id = $6 AND status <> $7",
+    )
+    .bind(root)
+    .bind(step)
+    .bind(OPEN)
+    .bind(next)
+    .bind(now)
+    .bind(id)
+    .bind(RESOLVED)
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Acknowledges the open alerts suppressed under `root` with it.
+pub async fn acknowledge_under<'e>(
+    e: impl Exec<'e>,
+    root: &str,
+    by: &str,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE alerts SET status = $1, acknowledged_at = $2, acknowledged_by = $3, \
+         next_escalation_at = NULL, updated_at = $2, version = version + 1 \
+         WHERE root_cause_alert_id = $4 AND status = $5",
+    )
+    .bind(super::alerts::ACKNOWLEDGED)
+    .bind(now)
+    .bind(by)
+    .bind(root)
+    .bind(OPEN)
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected())
+}
