@@ -5,13 +5,12 @@ use serde_json::Value;
 
 use crate::model::File;
 
-/// Keys written first, in this order; the rest follow alphabetically.
-const FIRST: &[&str] = &[
+/// An item's keys written first, in this order; the rest follow alphabetically.
+const FIRST: &[&str] = &["name", "title", "slug", "type"];
+
+/// The file's own keys, in the order changes are applied.
+const TOP: &[&str] = &[
     "version",
-    "name",
-    "title",
-    "slug",
-    "type",
     "notificationChannels",
     "escalationPolicies",
     "projects",
@@ -24,7 +23,13 @@ const FIRST: &[&str] = &[
 pub fn to_yaml(file: &File) -> String {
     let v = serde_json::to_value(file).unwrap_or(Value::Null);
     let mut out = String::new();
-    block(&v, 0, &mut out);
+    for key in TOP {
+        if let Some(item) = v.get(*key) {
+            out.push_str(key);
+            out.push(':');
+            child(item, 0, &mut out);
+        }
+    }
     out
 }
 
