@@ -81,7 +81,7 @@ impl Kind {
     }
 
     /// Fields whose absence from an item means "none".
-    fn cleared_when_absent(self) -> &'static [(&'static str, fn() -> Value)] {
+    fn cleared_when_absent(self) -> &'static [Cleared] {
         fn null() -> Value {
             Value::Null
         }
@@ -102,6 +102,9 @@ impl Kind {
         }
     }
 }
+
+/// A field whose absence means a value, and that value.
+type Cleared = (&'static str, fn() -> Value);
 
 /// One field that differs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

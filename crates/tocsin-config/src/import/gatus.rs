@@ -249,7 +249,7 @@ fn condition(cond: &str, kind: MonitorType) -> Option<Carried> {
                 l.trim_start_matches("[BODY]").trim_start_matches('.')
             );
             let value = number(right)
-                .or_else(|| match right {
+                .or(match right {
                     "true" => Some(Value::Bool(true)),
                     "false" => Some(Value::Bool(false)),
                     _ => None,
