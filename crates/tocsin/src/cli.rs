@@ -1,5 +1,6 @@
 //! The command line: `serve`, `migrate`, `user create|verify`, `token create`, `probe` (a remote
-//! probe), `probe-key create|list|revoke`, `bench`, and `openapi` (prints the document). Each
+//! probe), `probe-key create|list|revoke`, `bench`, `openapi` (prints the document) and
+//! `config` (configuration as code, the `tocsin-config` crate: a client of the REST API). Each
 //! subcommand is a thin call into the library: the domain layer for users and tokens (never
 //! the HTTP handlers), and `server::openapi_text` for the document.
 
@@ -55,6 +56,9 @@ pub enum Command {
         #[arg(long)]
         timestamp: Option<i64>,
     },
+    /// Configuration as code: export, plan and apply a workspace from a file, import others'.
+    #[command(subcommand)]
+    Config(tocsin_config::cli::ConfigCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -167,6 +171,10 @@ pub fn main() -> ExitCode {
     };
     match runtime.block_on(dispatch(cli.command)) {
         Ok(()) => ExitCode::SUCCESS,
+        // `tocsin config` printed its own report; `plan` exits 2 when there are changes.
+        Err(e) if e.downcast_ref::<ExitWith>().is_some() => {
+            ExitCode::from(e.downcast_ref::<ExitWith>().map_or(1, |x| x.0))
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -254,8 +262,17 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             println!("{}", crate::billing::signature::sign(&secret, t, &body));
             Ok(())
         }
+        Command::Config(cmd) => match tocsin_config::cli::run(cmd).await {
+            0 => Ok(()),
+            code => Err(ExitWith(code).into()),
+        },
     }
 }
+
+/// An exit code a subcommand chose, its message already printed.
+#[derive(Debug, thiserror::Error)]
+#[error("exit code {0}")]
+struct ExitWith(u8);
 
 /// The password from the first line of standard input (without its line ending).
 fn read_password() -> anyhow::Result<String> {

@@ -13,6 +13,7 @@ mod check_policy;
 mod cli;
 mod cluster;
 mod common;
+mod config_as_code;
 mod config_schemas;
 mod contract;
 mod corrupt_rows;
