@@ -579,13 +579,13 @@ impl Session<'_> {
                 let workspace_id = self.rt.block_on(fixture.workspace_id())?;
                 let receiver = super::alerting::Receiver::start()?;
                 self.rt.block_on(super::alerting::default_channel(
-                    &self.state,
+                    self.state.cx(),
                     &workspace_id,
                     &receiver.url(),
                 ))?;
                 let monitor_ids: Vec<String> = ids.iter().map(|(id, _)| id.clone()).collect();
                 self.rt
-                    .block_on(super::alerting::depend_on_first(&self.state, &monitor_ids))?;
+                    .block_on(super::alerting::depend_on_first(self.state.cx(), &monitor_ids))?;
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();
                 let scheduler = self.start_scheduler();
                 let figures = self.wait_loaded(ids.len()).and_then(|_| {

@@ -135,7 +135,7 @@ async fn get_email_readiness(
     State(state): State<AppState>,
     caller: Auth<caps::IdentityRead>,
 ) -> ApiResult<Json<EmailReadiness>> {
-    Ok(Json(email_readiness::get(&state, &caller).await?))
+    Ok(Json(email_readiness::get(state.cx(), &caller).await?))
 }
 
 async fn list_mine(

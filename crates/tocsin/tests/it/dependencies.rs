@@ -541,7 +541,7 @@ async fn suppressed_alerts_never_escalate_and_follow_their_roots_acknowledgement
         assert_eq!(a["escalationStep"], Value::Null);
     }
     s.clock.advance_ms(120_000);
-    escalation::run_due(&s.srv.state, s.clock.now_ms())
+    escalation::run_due(s.srv.state.cx(), s.clock.now_ms())
         .await
         .unwrap();
     let q = queued(&s.srv, &s.ws).await;
