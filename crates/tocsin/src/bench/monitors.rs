@@ -584,8 +584,10 @@ impl Session<'_> {
                     &receiver.url(),
                 ))?;
                 let monitor_ids: Vec<String> = ids.iter().map(|(id, _)| id.clone()).collect();
-                self.rt
-                    .block_on(super::alerting::depend_on_first(self.state.cx(), &monitor_ids))?;
+                self.rt.block_on(super::alerting::depend_on_first(
+                    self.state.cx(),
+                    &monitor_ids,
+                ))?;
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();
                 let scheduler = self.start_scheduler();
                 let figures = self.wait_loaded(ids.len()).and_then(|_| {
