@@ -27,7 +27,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the server (API, scheduler and built-in probe).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply database migrations and exit.
     Migrate(StoreArgs),
     /// Manage users.
@@ -184,7 +184,7 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Migrate(args) => {
             let config = Config::for_store(&args)?;
             let db = store::Db::connect(config.database_url.as_deref(), &config.data_dir).await?;
