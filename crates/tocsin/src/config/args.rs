@@ -107,7 +107,8 @@ pub struct ServeArgs {
     /// Stripe's secret API key (`sk_...`) for selling plans (default: none, billing is off).
     #[arg(long, env = "TOCSIN_STRIPE_SECRET_KEY")]
     pub stripe_secret_key: Option<String>,
-    /// Stripe's webhook signing secrets (`whsec_...`), comma-separated while one is rotated.
+    /// Stripe's webhook signing secrets (`whsec_...`), comma-separated while one is rotated
+    /// (default: none; the webhook path answers 404 without one).
     #[arg(long, env = "TOCSIN_STRIPE_WEBHOOK_SECRET")]
     pub stripe_webhook_secret: Option<String>,
     /// Stripe's API root (default `https://api.stripe.com`).
