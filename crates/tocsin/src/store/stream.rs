@@ -7,17 +7,14 @@
 
 use sqlx::FromRow;
 
-use super::alerts::AlertRow;
+// Whole alert rows: exactly the columns `AlertRow` has.
+use super::alerts::{AlertRow, COLUMNS as ALERT_COLUMNS};
 use super::corrupt::CorruptRow;
 use super::events::{typed, EventRow};
 use super::Exec;
 
 const EVENT_COLUMNS: &str =
     "id, monitor_id, workspace_id, seq, kind, from_status, to_status, message, alert, created_at";
-
-const ALERT_COLUMNS: &str = "id, workspace_id, monitor_id, status, cause, escalation_policy_id, \
-     escalation_step, next_escalation_at, opened_at, acknowledged_at, acknowledged_by, \
-     resolved_at, updated_at, version";
 
 /// What the stream shows of an incident.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
