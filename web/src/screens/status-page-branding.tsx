@@ -75,6 +75,12 @@ export function Branding({ id }: { id: string }) {
   const { loaded, error: loadError, set } = usePage(id);
   const comps = useLoad(() => call(api.GET('/status-pages/{page_id}/components', { params: { path: { page_id: id } } })), [id]);
   const monitors = useLoad(() => call(api.GET('/monitors')), []);
+  // Statuses in the preview follow the monitors while the screen is open, as the page's do
+  // (and a list that failed to load once is asked for again).
+  useEffect(() => {
+    const t = setInterval(() => monitors.reload(), 5000);
+    return () => clearInterval(t);
+  }, []);
   const [form, setForm] = useState<Form | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
