@@ -375,6 +375,12 @@ fn spawn_workers(
             role.clone(),
             judging.clone(),
         )));
+        // Incidents of held alerts whose hold is over: also the scheduling node's.
+        workers.push(tokio::spawn(crate::alerting::auto_incidents::run(
+            state.clone(),
+            role.clone(),
+            judging.clone(),
+        )));
         // Announcing maintenance as it comes within the horizon: also the scheduling node's.
         workers.push(tokio::spawn(crate::alerting::maintenance_notice::run(
             state.clone(),

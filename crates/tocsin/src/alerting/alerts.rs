@@ -149,6 +149,7 @@ async fn open(
     let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
         return Ok(0);
     };
+    root_cause::serialize(&mut *conn, &e.workspace_id, &m.id).await?;
     let under = match root_cause::upstream(&mut *conn, &m.id).await? {
         Upstream::Maintenance => return Ok(0),
         Upstream::Under(root) => Some(root),
@@ -194,16 +195,22 @@ async fn open(
     }
     tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
     root_cause::fold_held(&mut *conn, &alert, opened_at).await?;
-    let told = super::auto_incidents::opened(
-        &mut *conn,
-        links,
-        &alert.workspace_id,
-        &m.id,
-        &m.name,
-        &alert.cause,
-        opened_at,
-    )
-    .await?;
+    // A held page's incident waits for the hold too (`auto_incidents::open_after_holds`).
+    let hold = root_cause::hold_for(&mut *conn, &m.id).await?;
+    let told = if hold > 0 {
+        0
+    } else {
+        super::auto_incidents::opened(
+            &mut *conn,
+            links,
+            &alert.workspace_id,
+            &m.id,
+            &m.name,
+            &alert.cause,
+            opened_at,
+        )
+        .await?
+    };
     let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
     let mut data = alert_data(links, &alert, &m, now);
     data["dependents"] = root_cause::dependents(&mut *conn, &alert).await?;
@@ -217,7 +224,7 @@ async fn open(
         opened_at,
     )
     .await?;
-    root_cause::hold_new(&mut *conn, &alert).await?;
+    root_cause::hold_new(&mut *conn, &alert, hold).await?;
     Ok(told + sent)
 }
 
@@ -227,6 +234,7 @@ async fn resolve(
     links: &Links,
     e: &EventRow,
 ) -> Result<usize, sqlx::Error> {
+    root_cause::serialize(&mut *conn, &e.workspace_id, &e.monitor_id).await?;
     let Some(mut alert) =
         store::unresolved_for_monitor(&mut *conn, &e.workspace_id, &e.monitor_id).await?
     else {

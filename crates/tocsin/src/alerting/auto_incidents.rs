@@ -4,6 +4,12 @@
 //! components' monitors, with a system-generated first update; when the alert resolves (the
 //! monitor recovered) a system-generated update resolves the incident.
 //!
+//! Dependencies (`super::root_cause`): one outage, one incident. A root alert's incident also
+//! counts the components over the monitors depending on it (directly or not) as affected and
+//! names them, and opens on pages that show only those. A suppressed alert opens none. A
+//! held alert (a dependent that noticed the outage first) opens none either until its hold is
+//! over and it is still a root: [`open_after_holds`] on the scheduling node.
+//!
 //! Runs inside the transition's transaction ([`super::alerts::react`]), so an incident exists
 //! exactly when its alert does: a crash cannot leave one without the other. Each opening and
 //! resolution tells channels and subscribers exactly what the same write through the API
@@ -17,15 +23,21 @@ use serde_json::json;
 
 use super::ack_link::Links;
 use super::incident_notify;
+use super::root_cause;
 use super::subscriber_mail::SubscriberLinks;
+use crate::cx::Cx;
 use crate::ids::new_id;
+use crate::store::alerts;
+use crate::store::dependencies as deps;
 use crate::store::incidents::{self, IncidentRow, UpdateRow};
-use crate::store::status_pages;
+use crate::store::monitor_channels as routing;
+use crate::store::status_pages::{self, AutoPageOver};
 
 const SEVERITY: &str = "MAJOR";
 
-/// An alert opened on `monitor_id` (named `monitor_name`) for `cause`. Returns how many
-/// deliveries it queued.
+/// A root alert opened on `monitor_id` (named `monitor_name`) for `cause`: an incident on
+/// every page showing the monitor or what depends on it. Returns how many deliveries it
+/// queued.
 pub async fn opened(
     conn: &mut sqlx::AnyConnection,
     links: &Links,
@@ -37,7 +49,8 @@ pub async fn opened(
 ) -> Result<usize, sqlx::Error> {
     let links = SubscriberLinks::from(links);
     let mut queued = 0;
-    for page in status_pages::auto_incident_pages(&mut *conn, workspace_id, monitor_id).await? {
+    for page in status_pages::auto_incident_pages_over(&mut *conn, workspace_id, monitor_id).await?
+    {
         if incidents::open_auto(&mut *conn, &page.page_id, monitor_id)
             .await?
             .is_some()
@@ -45,10 +58,13 @@ pub async fn opened(
             continue;
         }
         let published = page.mode == "PUBLISHED";
-        let title = match page.component_names.as_slice() {
-            [one] => format!("{one} is unavailable"),
-            _ => format!("{monitor_name} is unavailable"),
-        };
+        let (title, message) = wording(&page, monitor_name, cause);
+        let affected: Vec<&str> = page
+            .root
+            .iter()
+            .chain(&page.dependents)
+            .map(|(id, _)| id.as_str())
+            .collect();
         let row = IncidentRow {
             id: new_id(),
             workspace_id: workspace_id.to_string(),
@@ -57,7 +73,7 @@ pub async fn opened(
             status: "INVESTIGATING".into(),
             severity: SEVERITY.into(),
             visibility: if published { "PUBLISHED" } else { "DRAFT" }.into(),
-            affected_component_ids: json!(page.component_ids).to_string(),
+            affected_component_ids: json!(affected).to_string(),
             source_monitor_id: Some(monitor_id.to_string()),
             auto_generated: 1,
             version: 1,
@@ -73,7 +89,7 @@ pub async fn opened(
             id: new_id(),
             incident_id: row.id.clone(),
             workspace_id: workspace_id.to_string(),
-            message: format!("We are investigating: {cause}."),
+            message,
             status: "INVESTIGATING".into(),
             system_generated: 1,
             created_at: at,
@@ -84,6 +100,165 @@ pub async fn opened(
         tracing::info!(incident = %row.id, page = %page.page_id, monitor = %monitor_id, "incident opened automatically");
     }
     Ok(queued)
+}
+
+/// An automatic incident's title and first update on `page`. A page showing the root says
+/// what failed and names the components behind it; a page showing only what depends on it
+/// (an internal database behind public services) names those and keeps the root's cause to
+/// itself.
+fn wording(page: &AutoPageOver, monitor_name: &str, cause: &str) -> (String, String) {
+    let names = |c: &[(String, String)]| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for (_, n) in c {
+            if !v.contains(n) {
+                v.push(n.clone());
+            }
+        }
+        v
+    };
+    let behind = names(&page.dependents);
+    if page.root.is_empty() {
+        let title = format!("{} unavailable", are(&behind));
+        let message = format!(
+            "We are investigating: {} affected by an outage of a service {} on.",
+            are(&behind),
+            depend(behind.len())
+        );
+        return (title, message);
+    }
+    let title = match names(&page.root).as_slice() {
+        [one] => format!("{one} is unavailable"),
+        _ => format!("{monitor_name} is unavailable"),
+    };
+    let mut message = format!("We are investigating: {cause}.");
+    if !behind.is_empty() {
+        message.push_str(&format!(
+            " Also affected, as {} on it: {}.",
+            depend(behind.len()),
+            listed(&behind)
+        ));
+    }
+    (title, message)
+}
+
+/// "it depends" or "they depend".
+fn depend(n: usize) -> &'static str {
+    if n == 1 {
+        "it depends"
+    } else {
+        "they depend"
+    }
+}
+
+/// "A is", "A and B are", "A, B and C are", "A, B, C and 4 more are".
+fn are(names: &[String]) -> String {
+    let verb = if names.len() == 1 { "is" } else { "are" };
+    format!("{} {verb}", listed(names))
+}
+
+/// Names for people: "A", "A and B", "A, B and C", "A, B, C and 4 more".
+fn listed(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        _ if names.len() > SHOWN + 1 => format!(
+            "{} and {} more",
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        ),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// How many held alerts' incidents are opened per pass.
+const OWING_BATCH: i64 = 200;
+
+/// Opens the incidents of root alerts whose page was held (a monitor with dependencies that
+/// went down first, or one released when its root resolved) once the hold is over (its
+/// dependencies' detection time since it opened, and no `alert.opened` still held) and the
+/// alert is still a root of its own: a held
+/// alert opens none at first, so that a dependent folded under its root's outage never shows
+/// an incident of its own (one outage, one incident). Runs on the scheduling node every
+/// [`OWING_TICK`] by the injectable clock; returns how many incidents it opened. A held alert
+/// resolved or folded meanwhile opens none, and an incident someone resolved by hand is not
+/// opened again.
+pub async fn open_after_holds(cx: &Cx, now: i64) -> Result<usize, sqlx::Error> {
+    let owing = deps::owing_incidents(cx.db().reader(), OWING_BATCH).await?;
+    let mut opened = 0;
+    let mut queued = 0;
+    for a in owing {
+        let hold = deps::hold_ms(cx.db().reader(), &a.monitor_id).await?;
+        if a.opened_at.saturating_add(hold) > now
+            || deps::holding(cx.db().reader(), &a.id, now).await?
+        {
+            continue;
+        }
+        let mut tx = cx.db().begin().await?;
+        root_cause::serialize(&mut tx, &a.workspace_id, &a.monitor_id).await?;
+        // Still a root and unresolved, as this transaction sees it.
+        let Some(now_row) = alerts::get(&mut *tx, &a.workspace_id, &a.id).await? else {
+            continue;
+        };
+        if now_row.root_cause_alert_id.is_some() || now_row.status == alerts::RESOLVED {
+            continue;
+        }
+        let Some(m) = routing::brief(&mut *tx, &a.workspace_id, &a.monitor_id).await? else {
+            continue;
+        };
+        let before = opened_count(&mut tx, &a.workspace_id, &a.monitor_id).await?;
+        queued += self::opened(
+            &mut tx,
+            &Links::of(cx),
+            &a.workspace_id,
+            &a.monitor_id,
+            &m.name,
+            &a.cause,
+            now,
+        )
+        .await?;
+        opened += opened_count(&mut tx, &a.workspace_id, &a.monitor_id)
+            .await?
+            .saturating_sub(before);
+        tx.commit().await?;
+    }
+    if queued > 0 {
+        cx.wake_deliveries();
+    }
+    Ok(opened)
+}
+
+/// How many unresolved automatic incidents `monitor_id` has.
+async fn opened_count(
+    conn: &mut sqlx::AnyConnection,
+    ws: &str,
+    monitor_id: &str,
+) -> Result<usize, sqlx::Error> {
+    Ok(
+        incidents::unresolved_auto_for_monitor(&mut *conn, ws, monitor_id)
+            .await?
+            .len(),
+    )
+}
+
+/// How often [`open_after_holds`] looks: a held alert's incident opens at most this late.
+pub const OWING_TICK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs [`open_after_holds`] every [`OWING_TICK`] while this node holds the scheduler role.
+pub async fn run(
+    cx: Cx,
+    role: crate::cluster::lease::Role,
+    cancel: tokio_util::sync::CancellationToken,
+) {
+    super::on_the_scheduling_node(
+        cx,
+        role,
+        cancel,
+        OWING_TICK,
+        "open the incidents of held alerts",
+        |cx, now| async move { open_after_holds(&cx, now).await },
+    )
+    .await;
 }
 
 /// The alert on `monitor_id` resolved: resolve its pages' automatic incidents. Returns how

@@ -24,6 +24,12 @@
 //!   were in maintenance itself.
 //! - **Acknowledged.** Acknowledging a root acknowledges its open dependents
 //!   (`domain::alerts`).
+//! - **Status pages.** A root's automatic incident names what depends on it and counts their
+//!   components as affected; suppressed and folded alerts open no incident of their own, and
+//!   a held one opens its incident only once its hold is over (`super::auto_incidents`).
+//! - **Concurrency.** On PostgreSQL the decisions of one workspace's dependent monitors are
+//!   serialized by a transaction-scoped advisory lock ([`serialize`]), taken before anything
+//!   is read, so two outages opening in the same instant see each other.
 
 use serde_json::{json, Value};
 
@@ -39,6 +45,26 @@ pub enum Upstream {
     Under(String),
     /// A dependency is in maintenance: no alert.
     Maintenance,
+}
+
+/// Serializes root-cause decisions in workspace `ws` on PostgreSQL for a monitor in a
+/// dependency graph: a root and its dependent whose alerts open (or resolve) in the same
+/// instant in two transactions would otherwise each miss the other's uncommitted alert under
+/// READ COMMITTED, and both page. The second waits for the first to commit, then reads it.
+/// SQLite has one writer, so its transactions never overlap; monitors without dependencies
+/// take no lock.
+pub async fn serialize(
+    conn: &mut sqlx::AnyConnection,
+    ws: &str,
+    monitor_id: &str,
+) -> Result<(), sqlx::Error> {
+    if !conn.backend_name().eq_ignore_ascii_case("postgresql") {
+        return Ok(());
+    }
+    if deps::has_edges(&mut *conn, monitor_id).await? {
+        deps::lock_workspace(&mut *conn, ws).await?;
+    }
+    Ok(())
 }
 
 /// Where `monitor_id`'s alert belongs if it opens now.
@@ -73,10 +99,22 @@ pub async fn fold_held(
     Ok(held.len())
 }
 
-/// Holds a freshly opened root alert's `alert.opened` deliveries for its monitor's
-/// dependencies' detection time (nothing to hold without dependencies).
-pub async fn hold_new(conn: &mut sqlx::AnyConnection, alert: &AlertRow) -> Result<(), sqlx::Error> {
-    let hold = deps::hold_ms(&mut *conn, &alert.monitor_id).await?;
+/// How long a root alert opening now on `monitor_id` holds its page: its dependencies'
+/// longest detection time (0 without dependencies: nothing to hold).
+pub async fn hold_for(
+    conn: &mut sqlx::AnyConnection,
+    monitor_id: &str,
+) -> Result<i64, sqlx::Error> {
+    deps::hold_ms(&mut *conn, monitor_id).await
+}
+
+/// Holds a freshly opened root alert's `alert.opened` deliveries for `hold` ms
+/// ([`hold_for`]).
+pub async fn hold_new(
+    conn: &mut sqlx::AnyConnection,
+    alert: &AlertRow,
+    hold: i64,
+) -> Result<(), sqlx::Error> {
     if hold > 0 {
         deps::hold(&mut *conn, &alert.id, alert.opened_at.saturating_add(hold)).await?;
     }

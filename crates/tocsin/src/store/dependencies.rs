@@ -11,6 +11,69 @@ use sqlx::AnyConnection;
 use super::alerts::{AlertRow, OPEN, RESOLVED};
 use super::{in_list, Exec};
 
+/// Whether `monitor_id` depends on something or something depends on it.
+pub async fn has_edges<'e>(e: impl Exec<'e>, monitor_id: &str) -> Result<bool, sqlx::Error> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM monitor_dependencies \
+         WHERE monitor_id = $1 OR depends_on_id = $1 LIMIT 1) e",
+    )
+    .bind(monitor_id)
+    .fetch_one(e)
+    .await?;
+    Ok(n > 0)
+}
+
+/// Waits (PostgreSQL) until no other transaction is deciding root causes in workspace `ws`,
+/// and keeps them waiting until this one ends: a transaction-scoped advisory lock. Every
+/// statement after it reads what the other committed (READ COMMITTED takes a new snapshot per
+/// statement), so of two outages opening at the same instant the second sees the first.
+pub async fn lock_workspace(conn: &mut AnyConnection, ws: &str) -> Result<(), sqlx::Error> {
+    let _: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock(hashtext('root-cause:' || $1))) l",
+    )
+    .bind(ws)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Root alerts of monitors with dependencies that are unresolved, shown on a page opening
+/// incidents by itself, and have no automatic incident since they opened: those whose page
+/// was held may owe their incident (`alerting::auto_incidents::open_after_holds`). Oldest
+/// first, at most `limit`.
+pub async fn owing_incidents<'e>(
+    e: impl Exec<'e>,
+    limit: i64,
+) -> Result<Vec<AlertRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {} FROM alerts a WHERE a.root_cause_alert_id IS NULL AND a.status <> $1 \
+         AND EXISTS (SELECT 1 FROM monitor_dependencies d WHERE d.monitor_id = a.monitor_id) \
+         AND EXISTS (SELECT 1 FROM status_page_components c \
+             JOIN status_pages p ON p.id = c.status_page_id \
+             WHERE c.monitor_id = a.monitor_id AND p.workspace_id = a.workspace_id \
+             AND p.auto_incidents <> 'OFF') \
+         AND NOT EXISTS (SELECT 1 FROM incidents i WHERE i.workspace_id = a.workspace_id \
+             AND i.source_monitor_id = a.monitor_id AND i.auto_generated = 1 \
+             AND i.created_at >= a.opened_at) \
+         ORDER BY a.opened_at, a.id LIMIT $2",
+        prefixed("a.")
+    );
+    sqlx::query_as(&sql)
+        .bind(RESOLVED)
+        .bind(limit)
+        .fetch_all(e)
+        .await
+}
+
+/// [`super::alerts::COLUMNS`] with each column prefixed by `p` (a table alias).
+fn prefixed(p: &str) -> String {
+    super::alerts::COLUMNS
+        .split(',')
+        .map(|c| format!("{p}{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Replaces a monitor's dependencies with `ids`, in that order.
 pub async fn set(
     conn: &mut AnyConnection,
@@ -81,8 +144,8 @@ const UPSTREAM: &str = "WITH RECURSIVE up(id) AS ( \
        SELECT depends_on_id FROM monitor_dependencies WHERE monitor_id = $1 \
        UNION SELECT d.depends_on_id FROM monitor_dependencies d JOIN up ON d.monitor_id = up.id)";
 
-/// The set of monitors that depend on `monitor_id`, directly or through others.
-const DOWNSTREAM: &str = "WITH RECURSIVE down(id) AS ( \
+/// The set of monitors that depend on `monitor_id` (`$1`), directly or through others.
+pub const DOWNSTREAM: &str = "WITH RECURSIVE down(id) AS ( \
        SELECT monitor_id FROM monitor_dependencies WHERE depends_on_id = $1 \
        UNION SELECT d.monitor_id FROM monitor_dependencies d JOIN down ON d.depends_on_id = down.id)";
 
@@ -174,6 +237,20 @@ pub async fn drop_held<'e>(e: impl Exec<'e>, alert_id: &str, at: i64) -> Result<
     .execute(e)
     .await?;
     Ok(done.rows_affected())
+}
+
+/// Whether an alert's `alert.opened` is still held at `at` (due later, unsent): a released
+/// dependent waits for its own recovery time that way.
+pub async fn holding<'e>(e: impl Exec<'e>, alert_id: &str, at: i64) -> Result<bool, sqlx::Error> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM deliveries WHERE alert_id = $1 AND event = 'alert.opened' \
+         AND status = 'PENDING' AND attempt = 1 AND due_at > $2",
+    )
+    .bind(alert_id)
+    .bind(at)
+    .fetch_one(e)
+    .await?;
+    Ok(n > 0)
 }
 
 /// How long (ms) `monitor_id` takes to confirm a recovery: interval x recovery confirmations

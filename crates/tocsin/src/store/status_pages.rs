@@ -405,6 +405,60 @@ pub async fn auto_incident_pages<'e>(
         .collect())
 }
 
+/// A page that opens incidents by itself, showing a root's monitor or monitors that depend
+/// on it: its components over the root, and those over its dependents.
+#[derive(Debug, Clone)]
+pub struct AutoPageOver {
+    pub page_id: String,
+    /// DRAFT or PUBLISHED.
+    pub mode: String,
+    /// (id, name) of the components over the root's monitor, in page order.
+    pub root: Vec<(String, String)>,
+    /// (id, name) of the components over monitors depending on it (directly or not).
+    pub dependents: Vec<(String, String)>,
+}
+
+/// The pages of workspace `ws` whose `auto_incidents` is not OFF and that show `monitor_id` or
+/// a monitor depending on it (directly or through others).
+pub async fn auto_incident_pages_over<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    monitor_id: &str,
+) -> Result<Vec<AutoPageOver>, sqlx::Error> {
+    let sql = format!(
+        "{} SELECT p.id, p.auto_incidents, c.id, c.name, c.monitor_id FROM status_pages p \
+         JOIN status_page_components c ON c.status_page_id = p.id \
+         WHERE p.workspace_id = $2 AND p.auto_incidents <> 'OFF' \
+         AND (c.monitor_id = $1 OR c.monitor_id IN (SELECT id FROM down)) \
+         ORDER BY p.id, c.position",
+        super::dependencies::DOWNSTREAM
+    );
+    let rows: Vec<(String, String, String, String, Option<String>)> = sqlx::query_as(&sql)
+        .bind(monitor_id)
+        .bind(ws)
+        .fetch_all(e)
+        .await?;
+    let mut out: Vec<AutoPageOver> = Vec::new();
+    for (page_id, mode, cid, name, over) in rows {
+        if out.last().is_none_or(|l| l.page_id != page_id) {
+            out.push(AutoPageOver {
+                page_id,
+                mode,
+                root: Vec::new(),
+                dependents: Vec::new(),
+            });
+        }
+        if let Some(last) = out.last_mut() {
+            if over.as_deref() == Some(monitor_id) {
+                last.root.push((cid, name));
+            } else {
+                last.dependents.push((cid, name));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Folds `(page id, page fields, component id, component name)` rows, ordered by page, into
 /// one entry per page with its components in row order.
 fn per_page<P>(
