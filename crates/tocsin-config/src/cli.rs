@@ -70,6 +70,8 @@ pub enum ImportCommand {
     Gatus { file: String },
     /// The JSON of Healthchecks' `GET /api/v3/checks/`.
     Healthchecks { file: String },
+    /// An Uptime Kuma `kuma.db` (1.23 or 2.x), read without writing to it.
+    UptimeKuma { file: String },
 }
 
 /// Runs one subcommand; the process's exit code.
@@ -160,6 +162,9 @@ pub async fn run(cmd: ConfigCommand) -> u8 {
                 }
                 ImportCommand::Healthchecks { file } => read(file)
                     .and_then(|t| crate::import::healthchecks::import(&t).map_err(Into::into)),
+                ImportCommand::UptimeKuma { file } => crate::import::uptime_kuma::import(file)
+                    .await
+                    .map_err(Into::into),
             };
             match result {
                 Ok(imported) => {

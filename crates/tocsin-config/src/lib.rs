@@ -7,7 +7,8 @@
 //!   errors as `FILE:LINE: path: message`; `model`: the file's types and JSON Schema.
 //! - `client`: the REST client; `remote`: the workspace read and written as a file.
 //! - `plan`: the field-level difference; `apply`: making it true with version locks.
-//! - `emit`: YAML output; `import`: Gatus and Healthchecks; `cli`: the subcommands.
+//! - `emit`: YAML output; `import`: Uptime Kuma, Gatus and Healthchecks; `cli`: the
+//!   subcommands.
 
 pub mod apply;
 pub mod cli;

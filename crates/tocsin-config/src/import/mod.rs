@@ -3,6 +3,8 @@
 
 pub mod gatus;
 pub mod healthchecks;
+pub mod kuma_db;
+pub mod uptime_kuma;
 
 use crate::model::File;
 

@@ -2,8 +2,9 @@
 //! export, apply to an empty workspace and export again gives the same file, with every
 //! resource kind; plan and apply of changes of each kind, `--prune`, drift made through the
 //! API, an apply stopped half-way by the server and run again, a version conflict after a
-//! saved plan, and every file error with its `FILE:LINE`. Importers (Gatus, Healthchecks) on
-//! inputs in their documented formats, applied, and their monitors UP against loopback.
+//! saved plan, and every file error with its `FILE:LINE`; dependencies by name. Importers on
+//! real inputs (a `kuma.db` made by Uptime Kuma, Gatus and Healthchecks configurations in their
+//! documented formats), applied, and their monitors UP against loopback.
 
 #![allow(clippy::unwrap_used)]
 
@@ -1021,4 +1022,375 @@ async fn a_healthchecks_list_imports_applies_and_runs_up() {
     .await;
     assert_eq!(plan.code, 0, "{}", plan.stdout);
     srv.stop().await;
+}
+
+/// A loopback WebSocket server accepting every handshake and holding the connection open.
+async fn ws_target() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await {
+                    use futures::StreamExt;
+                    while let Some(Ok(_)) = ws.next().await {}
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Imports a `kuma.db` made by a real Uptime Kuma (`tests/it/fixtures/README.md` says how),
+/// applies it to a fresh workspace and checks what was carried runs UP against loopback
+/// targets: the fixture's monitors point at 127.0.0.1 ports 39901 (HTTP and TCP), 39902
+/// (WebSocket) and 39903 (DNS), which the test swaps for its own servers.
+async fn a_kuma_database_imports_applies_and_runs_up(fixture: &str, websocket: bool) {
+    let (srv, clock) = TestServer::with_clock(T0).await;
+    let dir = tempfile::tempdir().unwrap();
+    // A copy: SQLite may leave its -shm file beside a WAL database it opened.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/fixtures")
+        .join(fixture);
+    std::fs::copy(&source, dir.path().join("kuma.db")).unwrap();
+    let out = import(dir.path(), &["uptime-kuma", "kuma.db"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let notes = &out.stderr;
+    for note in [
+        "monitor[1] (Core services): a group monitor: carried as the project \"Core services\"",
+        "(Item count): the JSON query \"$count(items)\" is a JSONata expression with no JSONPath equivalent; monitor not carried",
+        "(Cache): type \"redis\" has no Tocsin monitor type; not carried",
+        "(Nightly backup): the push token is not carried",
+        "notification[4] (Signal group): no Tocsin channel type for provider \"signal\"; not carried",
+        "notification[1] (Team Slack): a secret: set TOCSIN_TEAM_SLACK_WEBHOOKURL to its value",
+        "notification[3] (On-call Telegram): a secret: set TOCSIN_ON_CALL_TELEGRAM_BOTTOKEN to its value",
+        "(API POST): a secret: set TOCSIN_API_POST_PASSWORD to the basic-auth password",
+        "maintenance[3] (Hands-on work): strategy \"manual\" (started and stopped by hand) is not carried",
+        "status_page[1] (acme): the description is not carried",
+        "in group \"Backend\" was not carried; left off the page",
+    ] {
+        assert!(notes.contains(note), "{note:?} in\n{notes}");
+    }
+    assert!(notes.lines().all(|l| !l.is_empty()), "one line each");
+    let text = out.stdout;
+    for secret in ["hooks.slack.com", "probe-pass", "123456:ABCDEF"] {
+        assert!(!text.contains(secret), "{secret} in\n{text}");
+    }
+
+    let http = json_target().await;
+    let http_port = http.rsplit(':').next().unwrap().to_string();
+    let ws_port = ws_target().await;
+    let dns = common::domains::TestDns::start().await;
+    dns.set_txt("status.example.com", &["v=ok"]).await;
+    let text = text
+        .replace("39901", &http_port)
+        .replace("39902", &ws_port.to_string())
+        .replace("39903", &dns.addr.port().to_string());
+    write(dir.path(), "tocsin.yaml", &text);
+
+    let (b, token) = workspace(&srv, "kuma@example.com").await;
+    let env = secrets_for(&text);
+    let applied = config(
+        dir.path(),
+        &srv,
+        &token,
+        &["apply", "-f", "tocsin.yaml"],
+        &env,
+    )
+    .await;
+    assert_eq!(
+        applied.code, 0,
+        "{text}\n{}\n{}",
+        applied.stdout, applied.stderr
+    );
+
+    let ms = monitors_by_name(&b).await;
+    let mut expected = vec![
+        "API POST",
+        "Database port",
+        "Homepage keyword",
+        "Internal DNS",
+        "Loopback ping",
+        "Nightly backup",
+        "Status JSON",
+        "Website",
+    ];
+    if websocket {
+        expected.push("Live socket");
+        expected.sort();
+    }
+    assert_eq!(ms.keys().collect::<Vec<_>>(), expected, "{text}");
+    let web = &ms["Website"];
+    assert_eq!(
+        (
+            web["type"].as_str(),
+            web["interval"].as_i64(),
+            web["timeout"].as_i64(),
+            web["confirmationsRequired"].as_i64(),
+        ),
+        (Some("HTTP"), Some(30), Some(29), Some(3))
+    );
+    assert_eq!(web["tags"], json!(["prod", "env:eu"]));
+    assert_eq!(
+        web["config"]["headers"],
+        json!({"Accept": "application/json"})
+    );
+    assert_eq!(web["notificationChannelIds"].as_array().unwrap().len(), 2);
+    let post = &ms["API POST"];
+    assert_eq!(post["config"]["method"], "POST");
+    assert_eq!(post["config"]["body"], "{\"ping\":true}");
+    assert_eq!(post["config"]["expect"]["statusCodes"], json!([200, 201]));
+    assert_eq!(post["config"]["followRedirects"], false);
+    assert_eq!(post["config"]["auth"]["username"], "probe");
+    assert_eq!(
+        ms["Homepage keyword"]["config"]["assertions"],
+        json!([{"target": "body", "operator": "contains", "value": "UP"}])
+    );
+    assert_eq!(
+        ms["Status JSON"]["config"]["assertions"][0],
+        json!({"target": "jsonPath", "property": "$.status", "operator": "eq", "value": "UP"})
+    );
+    assert_eq!(ms["Database port"]["type"], "TCP");
+    assert_eq!(ms["Internal DNS"]["config"]["recordType"], "TXT");
+    assert_eq!(ms["Nightly backup"]["type"], "PUSH");
+    let projects = array(&b, "/projects").await;
+    assert_eq!(projects.len(), 1);
+    assert_eq!(projects[0]["name"], "Core services");
+    for name in ["Database port", "Internal DNS"] {
+        assert_eq!(ms[name]["projectIds"], json!([projects[0]["id"]]), "{name}");
+    }
+    let channels = get(&b, "/notification-channels").await["notificationChannels"].clone();
+    let mut kinds: Vec<&str> = channels
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    kinds.sort();
+    assert_eq!(kinds, ["SLACK", "TELEGRAM", "WEBHOOK"]);
+    let windows = array(&b, "/maintenance-windows").await;
+    let mut titles: Vec<&str> = windows
+        .iter()
+        .map(|w| w["title"].as_str().unwrap())
+        .collect();
+    titles.sort();
+    assert_eq!(
+        titles,
+        [
+            "Database upgrade",
+            "Weekly patching (Homepage keyword)",
+            "Weekly patching (Website)"
+        ]
+    );
+    let weekly = windows
+        .iter()
+        .find(|w| w["title"] == "Weekly patching (Website)")
+        .unwrap();
+    assert_eq!(
+        (
+            weekly["recurring"]["expression"].as_str(),
+            weekly["timezone"].as_str()
+        ),
+        (Some("0 1 * * 2,4"), Some("Europe/Berlin"))
+    );
+    let page = array(&b, "/status-pages").await;
+    assert_eq!(
+        (page[0]["slug"].as_str(), page[0]["name"].as_str()),
+        (Some("acme"), Some("Acme Status"))
+    );
+    let comps = array(
+        &b,
+        &format!(
+            "/status-pages/{}/components",
+            page[0]["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    let groups: Vec<(&str, &str)> = comps
+        .iter()
+        .map(|c| {
+            (
+                c["group"].as_str().unwrap_or(""),
+                c["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("Public", "Website"),
+            ("Public", "Homepage keyword"),
+            ("Public", "Status JSON"),
+            ("Backend", "Database port"),
+            ("Backend", "Internal DNS")
+        ]
+    );
+
+    for _ in 0..4 {
+        clock.advance_ms(60_000);
+        tick(&srv, &clock).await;
+    }
+    let ms = monitors_by_name(&b).await;
+    // Ping is left out: ICMP from an unprivileged test process is not everywhere allowed.
+    let mut up = vec![
+        "Website",
+        "API POST",
+        "Homepage keyword",
+        "Status JSON",
+        "Database port",
+        "Internal DNS",
+    ];
+    if websocket {
+        up.push("Live socket");
+    }
+    for name in up {
+        assert_eq!(ms[name]["status"], "UP", "{name}: {}", ms[name]);
+    }
+    let backup = ms["Nightly backup"]["id"].as_str().unwrap().to_string();
+    assert_eq!(push_once(&srv, &b, &backup).await, "UP");
+
+    let plan = config(
+        dir.path(),
+        &srv,
+        &token,
+        &["plan", "-f", "tocsin.yaml"],
+        &env,
+    )
+    .await;
+    assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn an_uptime_kuma_2_database_imports_applies_and_runs_up() {
+    a_kuma_database_imports_applies_and_runs_up("uptime-kuma-2.5.3.db", true).await;
+}
+
+/// Sets what monitor `m` depends on through the API.
+async fn depend(b: &Bearer, m: &Value, ids: Value) {
+    let path = format!("/monitors/{}", m["id"].as_str().unwrap());
+    let res = b
+        .call(Method::PATCH, &path, Some(json!({"dependsOn": ids})))
+        .await;
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+}
+
+#[tokio::test]
+async fn dependencies_round_trip_by_name_in_dependency_order() {
+    let srv = TestServer::start().await;
+    let other = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let none = BTreeMap::new();
+    let (b, token) = workspace(&srv, "deps@example.com").await;
+    // Created in an order where each monitor depends on one made after it: the file lists
+    // them so, and apply must still resolve every name.
+    let web = post(
+        &b,
+        "/monitors",
+        json!({"name": "a-web", "type": "TCP", "host": "127.0.0.1", "port": 9}),
+    )
+    .await;
+    let api = post(
+        &b,
+        "/monitors",
+        json!({"name": "b-api", "type": "TCP", "host": "127.0.0.1", "port": 9}),
+    )
+    .await;
+    let db = post(
+        &b,
+        "/monitors",
+        json!({"name": "c-db", "type": "TCP", "host": "127.0.0.1", "port": 9}),
+    )
+    .await;
+    depend(&b, &web, json!([api["id"], db["id"]])).await;
+    depend(&b, &api, json!([db["id"]])).await;
+
+    let first = config(dir.path(), &srv, &token, &["export"], &none).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let text = first.stdout;
+    assert!(text.contains("dependsOn:"), "{text}");
+    for id in [&api["id"], &db["id"]] {
+        assert!(
+            !text.contains(id.as_str().unwrap()),
+            "ids, not names, in\n{text}"
+        );
+    }
+    write(dir.path(), "tocsin.yaml", &text);
+
+    let (ob, empty) = workspace(&other, "deps-target@example.com").await;
+    let applied = config(
+        dir.path(),
+        &other,
+        &empty,
+        &["apply", "-f", "tocsin.yaml"],
+        &none,
+    )
+    .await;
+    assert_eq!(applied.code, 0, "{}{}", applied.stdout, applied.stderr);
+    let ms = monitors_by_name(&ob).await;
+    let id = |n: &str| ms[n]["id"].clone();
+    let deps = |n: &str| {
+        let mut d: Vec<String> = ms[n]["dependsOn"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        d.sort();
+        d
+    };
+    let mut want = vec![
+        id("b-api").as_str().unwrap().to_string(),
+        id("c-db").as_str().unwrap().to_string(),
+    ];
+    want.sort();
+    assert_eq!(deps("a-web"), want);
+    assert_eq!(deps("b-api"), [id("c-db").as_str().unwrap()]);
+    assert!(deps("c-db").is_empty());
+
+    let again = config(dir.path(), &other, &empty, &["export"], &none).await;
+    assert_eq!(again.stdout, text, "the round trip changes nothing");
+    let plan = config(
+        dir.path(),
+        &other,
+        &empty,
+        &["plan", "-f", "tocsin.yaml"],
+        &none,
+    )
+    .await;
+    assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("Nothing to do"), "{}", plan.stdout);
+
+    // A changed dependency is planned as such and applied by name.
+    let changed = text.replacen("  - b-api\n  - c-db\n", "  - b-api\n", 1);
+    assert_ne!(changed, text, "{text}");
+    write(dir.path(), "tocsin.yaml", &changed);
+    let plan = config(
+        dir.path(),
+        &other,
+        &empty,
+        &["plan", "-f", "tocsin.yaml"],
+        &none,
+    )
+    .await;
+    assert_eq!(plan.code, 2, "{}{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("dependsOn"), "{}", plan.stdout);
+    let applied = config(
+        dir.path(),
+        &other,
+        &empty,
+        &["apply", "-f", "tocsin.yaml"],
+        &none,
+    )
+    .await;
+    assert_eq!(applied.code, 0, "{}{}", applied.stdout, applied.stderr);
+    let after = config(dir.path(), &other, &empty, &["export"], &none).await;
+    assert_eq!(after.stdout, changed);
+    srv.stop().await;
+    other.stop().await;
+}
+
+#[tokio::test]
+async fn an_uptime_kuma_1_23_database_imports_applies_and_runs_up() {
+    a_kuma_database_imports_applies_and_runs_up("uptime-kuma-1.23.17.db", false).await;
 }
