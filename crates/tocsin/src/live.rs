@@ -36,13 +36,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use tokio::sync::{broadcast, Notify};
 use tokio_util::sync::CancellationToken;
 
-/// Frames of its workspace a stream may fall behind the newest before it is dropped (default;
-/// each streamed workspace has a ring of this many, so it stays small).
-pub const DEFAULT_BUFFER: usize = 256;
-/// Open streams per workspace, at most (default).
-pub const DEFAULT_MAX_PER_WORKSPACE: usize = 2000;
-/// Open streams per client address, at most (default; 0: no per-address share).
-pub const DEFAULT_MAX_PER_IP: usize = 2000;
+use crate::config::StreamLimits;
+
 /// The shortest time between two heartbeat frames of one monitor.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
 /// How often every open stream gets a `: keep-alive` comment.
@@ -132,25 +127,6 @@ pub struct Beat {
     pub at_ms: i64,
 }
 
-/// The caps on open streams.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub buffer: usize,
-    pub per_workspace: usize,
-    /// 0: no per-address share.
-    pub per_ip: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            buffer: DEFAULT_BUFFER,
-            per_workspace: DEFAULT_MAX_PER_WORKSPACE,
-            per_ip: DEFAULT_MAX_PER_IP,
-        }
-    }
-}
-
 /// Why a stream was not opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
@@ -163,7 +139,7 @@ pub enum Refused {
 pub struct Hub(Arc<Inner>);
 
 struct Inner {
-    limits: Limits,
+    limits: StreamLimits,
     /// Open streams; zero means every publisher returns at once.
     open: AtomicUsize,
     /// Wakes the feeding worker when the first stream opens.
@@ -242,7 +218,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Default for Hub {
     fn default() -> Self {
-        Hub::new(Limits::default())
+        Hub::new(StreamLimits::default())
     }
 }
 
@@ -255,7 +231,7 @@ impl std::fmt::Debug for Hub {
 }
 
 impl Hub {
-    pub fn new(limits: Limits) -> Hub {
+    pub fn new(limits: StreamLimits) -> Hub {
         Hub(Arc::new(Inner {
             limits,
             open: AtomicUsize::new(0),
@@ -626,9 +602,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_subscriber_behind_by_more_than_the_buffer_is_closed() {
-        let hub = Hub::new(Limits {
+        let hub = Hub::new(StreamLimits {
             buffer: 4,
-            ..Limits::default()
+            ..StreamLimits::default()
         });
         let mut s = hub.subscribe("a", None).unwrap();
         for _ in 0..10 {
@@ -639,7 +615,7 @@ mod tests {
 
     #[test]
     fn caps_count_open_streams_and_release_them_on_drop() {
-        let hub = Hub::new(Limits {
+        let hub = Hub::new(StreamLimits {
             buffer: 4,
             per_workspace: 2,
             per_ip: 1,

@@ -25,6 +25,7 @@ use crate::billing::Billing;
 use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::{Feed, Notice};
 use crate::cluster::lease::Role;
+use crate::cluster::listen::Listener;
 use crate::config::Config;
 use crate::cx::Cx;
 use crate::http::state::Handles;
@@ -323,16 +324,18 @@ fn spawn_workers(
         }
     });
     let mut workers = vec![housekeeping, retention, preload];
-    // Other nodes' notices, and the caches and list builds that follow the feed.
-    if let Some(url) = state
+    // Other nodes' notices, and the caches and list builds that follow the feed. One
+    // listening connection per node serves the feed, the probe relay and the live relay.
+    let listener = state
         .config()
         .database_url
-        .clone()
+        .as_deref()
         .filter(|_| state.db().backend() == crate::store::Backend::Postgres)
-    {
+        .map(Listener::new);
+    if let Some(listener) = &listener {
         workers.push(tokio::spawn(crate::cluster::feed::run_listener(
             state.feed().clone(),
-            url.clone(),
+            listener.subscribe(crate::cluster::feed::CHANNEL),
             cancel.clone(),
         )));
         // Results stored here reach other nodes' live streams.
@@ -347,14 +350,16 @@ fn spawn_workers(
             workers.push(tokio::spawn(crate::probes::relay::run(
                 relay,
                 probes,
-                url,
+                listener.subscribe(crate::probes::relay::CHANNEL),
                 cancel.clone(),
             )));
         }
+        workers.push(tokio::spawn(listener.clone().run(cancel.clone())));
     }
     workers.push(tokio::spawn(crate::domain::stream::run(
         state.clone(),
         http.live().clone(),
+        listener,
         cancel.clone(),
     )));
     // The caches registered on the feed follow other nodes' notices.

@@ -19,9 +19,10 @@
 //!
 //! On PostgreSQL, each notice is also queued for [`run_outbox`], which sends it with
 //! `pg_notify` on [`CHANNEL`] tagged with this node's id, in publishing order; each node's
-//! [`run_listener`] (one `PgListener` connection) re-broadcasts what other nodes sent into its
-//! local channel and ignores its own echoes (delivered locally already). Whenever the listener
-//! (re)connects it emits `Resync`, since notices sent while it was away are lost. What can
+//! [`run_listener`] (a subscription on the node's one listening connection,
+//! [`super::listen`]) re-broadcasts what other nodes sent into its local channel and ignores
+//! its own echoes (delivered locally already). Whenever that connection (re)connects it emits
+//! `Resync`, since notices sent while it was away are lost. What can
 //! still go missing (a `pg_notify` that fails right after its commit) is caught by the
 //! reconciliation scan of the scheduler and the watcher ([`super::inventory`]), by the key
 //! cache's time limit, and by the next `Resync`. On SQLite (one node) the feed stays in process.
@@ -36,10 +37,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use sqlx::postgres::PgListener;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::listen::{Heard, Subscription};
 use crate::store::Db;
 
 /// How many notices a slow subscriber may fall behind before it must reload everything.
@@ -337,62 +338,27 @@ async fn send(feed: &Feed, db: &Db, notice: Notice) {
     }
 }
 
-/// Listens for other nodes' notices on `database_url` and re-broadcasts them here, until
-/// `cancel`. Emits [`Notice::Resync`] whenever the listening connection is (re)established;
-/// reconnects with a capped backoff.
-pub async fn run_listener(feed: Feed, database_url: String, cancel: CancellationToken) {
-    let mut backoff = Duration::from_millis(200);
-    let mut connected_once = false;
+/// Re-broadcasts here the notices other nodes send, as `sub` (a subscription to [`CHANNEL`] on
+/// this node's [`Listener`](super::listen::Listener)) hears them, until `cancel`. Emits
+/// [`Notice::Resync`] whenever the listening connection is (re)established.
+pub async fn run_listener(feed: Feed, mut sub: Subscription, cancel: CancellationToken) {
     loop {
-        let connect = async {
-            let mut l = PgListener::connect(&database_url).await?;
-            l.listen(CHANNEL).await?;
-            Ok::<_, sqlx::Error>(l)
-        };
-        let mut listener = tokio::select! {
+        let heard = tokio::select! {
             _ = cancel.cancelled() => return,
-            l = connect => match l {
-                Ok(l) => l,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for other nodes' notices; retrying");
-                    tokio::select! {
-                        _ = cancel.cancelled() => return,
-                        _ = tokio::time::sleep(backoff) => {}
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                    continue;
-                }
+            h = sub.recv() => match h {
+                Some(h) => h,
+                None => return,
             },
         };
-        backoff = Duration::from_millis(200);
-        if connected_once {
-            tracing::info!("listening for other nodes' notices again; resynchronizing");
-        } else {
-            tracing::debug!("listening for other nodes' notices");
-        }
-        connected_once = true;
-        // Whatever was sent while nobody listened is lost.
-        feed.deliver(Notice::Resync, true);
-        loop {
-            let next = tokio::select! {
-                _ = cancel.cancelled() => return,
-                n = listener.try_recv() => n,
-            };
-            match next {
-                Ok(Some(n)) => match serde_json::from_str::<Wire>(n.payload()) {
-                    Ok(w) if w.node == feed.node_id() => {}
-                    Ok(w) => feed.deliver(w.notice, true),
-                    Err(e) => tracing::warn!(error = %e, "unreadable notice ignored"),
-                },
-                Ok(None) => {
-                    tracing::warn!("lost the connection listening for other nodes' notices");
-                    break;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "listening for other nodes' notices failed");
-                    break;
-                }
-            }
+        match heard {
+            // Whatever was sent while nobody listened is lost.
+            Heard::Listening => feed.deliver(Notice::Resync, true),
+            Heard::Lost => {}
+            Heard::Payload(p) => match serde_json::from_str::<Wire>(&p) {
+                Ok(w) if w.node == feed.node_id() => {}
+                Ok(w) => feed.deliver(w.notice, true),
+                Err(e) => tracing::warn!(error = %e, "unreadable notice ignored"),
+            },
         }
     }
 }

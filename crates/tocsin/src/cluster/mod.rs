@@ -6,6 +6,8 @@
 //!
 //! - [`feed`]: notices of committed writes, delivered to subscribers on every node
 //!   (`pg_notify` between nodes, a broadcast channel within one).
+//! - [`listen`]: the node's one `LISTEN` connection, shared by the feed, the probe relay and
+//!   the live relay.
 //! - [`inventory`]: the reconciliation scan under the feed, for the scheduler and the push
 //!   watcher.
 //! - [`lease`]: the scheduler role, held by one node at a time.
@@ -18,6 +20,7 @@
 pub mod feed;
 pub mod inventory;
 pub mod lease;
+pub mod listen;
 
 /// A fresh id for this process, telling its notices and its lease apart from other nodes'.
 pub fn new_node_id() -> String {

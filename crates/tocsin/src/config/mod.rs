@@ -11,6 +11,7 @@ mod args;
 mod file;
 mod rate_limits;
 mod resolve;
+mod stream_limits;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -22,6 +23,7 @@ use url::Url;
 pub use args::{ServeArgs, StoreArgs};
 pub use file::{FileConfig, PlanQuota, PlansFile};
 pub use rate_limits::RateLimits;
+pub use stream_limits::StreamLimits;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
@@ -104,7 +106,7 @@ pub struct Config {
     /// Open connections per client address, at most; 0 for no per-address share.
     pub max_connections_per_ip: usize,
     /// The live streams' buffer and caps (see [`crate::live`]).
-    pub streams: crate::live::Limits,
+    pub streams: StreamLimits,
     /// How long in-flight requests (and on-demand checks) get to finish once shutdown begins.
     pub shutdown_grace: Duration,
     /// The DNS server custom-domain verification asks; `None` for the system's resolvers.
@@ -190,7 +192,7 @@ pub const DEFAULT_MIN_INTERVAL_SECONDS: u64 = 10;
 
 impl Config {
     /// The live streams' buffer and caps.
-    pub fn stream_limits(&self) -> crate::live::Limits {
+    pub fn stream_limits(&self) -> StreamLimits {
         self.streams
     }
 
@@ -252,7 +254,7 @@ fn unreachable_config() -> Config {
         body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECONDS),
         max_connections: DEFAULT_MAX_CONNECTIONS,
         max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
-        streams: crate::live::Limits::default(),
+        streams: StreamLimits::default(),
         shutdown_grace: Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
         dns_resolver: None,
         stripe: None,

@@ -395,9 +395,9 @@ fn connections(args: &ServeArgs, file: &FileConfig) -> Result<(usize, usize), Co
     Ok((max_connections, max_connections_per_ip))
 }
 
-fn streams(args: &ServeArgs, file: &FileConfig) -> Result<crate::live::Limits, ConfigError> {
-    let default_streams = crate::live::Limits::default();
-    let streams = crate::live::Limits {
+fn streams(args: &ServeArgs, file: &FileConfig) -> Result<StreamLimits, ConfigError> {
+    let default_streams = StreamLimits::default();
+    let streams = StreamLimits {
         buffer: args
             .stream_buffer
             .or(file.stream_buffer)

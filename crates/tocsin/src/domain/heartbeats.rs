@@ -19,8 +19,9 @@ use crate::monitoring::histogram::{to_ms, Histogram};
 use crate::monitoring::report::{self, DAY_MS};
 use crate::monitoring::rollup::{floor_hour, Summary};
 use crate::schema::exact_object;
+use crate::store::corrupt::CorruptRow;
 use crate::store::heartbeats::{self as hb_store, ListFilter, StoredHeartbeat};
-use crate::store::status::{self, CorruptStatus};
+use crate::store::status;
 
 // ---------------------------------------------------------------------------------------------
 // Shapes
@@ -344,11 +345,16 @@ async fn monitor_seq(cx: &Cx, caller: &Caller, monitor_id: &str) -> Result<i64, 
         .ok_or(DomainError::NotFound(Resource::Monitor))
 }
 
-fn view(monitor_id: &str, seq: i64, h: StoredHeartbeat) -> Result<Heartbeat, CorruptStatus> {
+/// A stored heartbeat as the API shows it; a status code no status has is a (reported)
+/// corrupt row, never a guessed status.
+fn view(monitor_id: &str, seq: i64, h: StoredHeartbeat) -> Result<Heartbeat, CorruptRow> {
+    let id = encode_id(seq, h.ts, h.region_id);
+    let status = status::from_code(h.status)
+        .map_err(|_| CorruptRow::new("heartbeats", &id, "status", h.status.to_string()))?;
     Ok(Heartbeat {
-        id: encode_id(seq, h.ts, h.region_id),
+        id,
         monitor_id: monitor_id.to_string(),
-        status: status::from_code(h.status)?,
+        status,
         latency: to_ms(h.latency as f64),
         status_code: h.status_code.and_then(|c| u32::try_from(c).ok()),
         message: h.message,
@@ -427,10 +433,10 @@ pub async fn list(
         limit: i64::from(q.limit.unwrap_or(DEFAULT_HEARTBEAT_LIMIT)),
     };
     let rows = hb_store::list(cx.db().reader(), seq, &filter).await?;
-    Ok(rows
-        .into_iter()
-        .map(|h| view(monitor_id, seq, h))
-        .collect::<Result<_, _>>()?)
+    // A list leaves a corrupt row out (reported) and answers the rest.
+    Ok(crate::store::corrupt::readable(
+        rows.into_iter().map(|h| view(monitor_id, seq, h)),
+    ))
 }
 
 fn ms_or_zero(v: Option<f64>) -> f64 {

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{caps, Caller};
 use crate::clock::rfc3339;
 use crate::cluster::feed::{ChangeKind, MonitorChange, Notice};
+use crate::cluster::listen::Listener;
 use crate::cx::Cx;
 use crate::domain::DomainError;
 use crate::live::{self, Frame, Hub, Next, Refused, Subscription};
@@ -478,11 +479,14 @@ fn incident_key(i: &store::IncidentHead) -> String {
 struct Feeder {
     cx: Cx,
     hub: Hub,
+    /// This node's listening connection (PostgreSQL; `None` on SQLite, one node).
+    listener: Option<Listener>,
 }
 
-/// Feeds this node's fan-out while any stream is open; idle otherwise. Until `cancel`.
-pub async fn run(cx: Cx, hub: Hub, cancel: CancellationToken) {
-    let core = Feeder { cx, hub };
+/// Feeds this node's fan-out while any stream is open; idle otherwise. Until `cancel`. With
+/// `listener` (PostgreSQL), it also hears the results other nodes relay while streams are open.
+pub async fn run(cx: Cx, hub: Hub, listener: Option<Listener>, cancel: CancellationToken) {
+    let core = Feeder { cx, hub, listener };
     let hub = &core.hub;
     let mut feed = core.cx.feed().subscribe_all();
     loop {
@@ -562,14 +566,11 @@ struct Presence {
 impl Presence {
     /// Listens first (so nothing sent after the announcement is missed); `None` on SQLite.
     async fn start(core: &Feeder, cancel: &CancellationToken) -> Option<Presence> {
-        if core.cx.db().backend() != crate::store::Backend::Postgres {
-            return None;
-        }
-        let url = core.cx.config().database_url.clone()?;
+        let listener = core.listener.as_ref()?;
         live::relay::listen(
             core.hub.clone(),
             core.cx.feed().node_id().to_string(),
-            url,
+            listener,
             cancel.clone(),
         )
         .await;

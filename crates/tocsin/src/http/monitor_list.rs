@@ -39,10 +39,10 @@ use crate::domain::monitors::{view, Monitor};
 use crate::domain::DomainError;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::AppState;
+use crate::store::corrupt::{self, CorruptRow};
 use crate::store::monitor_channels::Settings;
 use crate::store::monitor_list::{self, ListError, ListedState};
 use crate::store::monitors::MonitorFilter;
-use crate::store::status::{self, CorruptStatus};
 
 /// Full-list builds at once, across workspaces; the rest wait their turn (they are short once
 /// parts are cached). One, so a stream of full lists keeps at most one core and one reader
@@ -172,7 +172,7 @@ enum BuildError {
     #[error("the monitor part cache lock was poisoned")]
     Poisoned,
     #[error(transparent)]
-    Corrupt(#[from] CorruptStatus),
+    Corrupt(#[from] CorruptRow),
 }
 
 impl From<BuildError> for ApiError {
@@ -281,7 +281,10 @@ fn write_monitor(
         None => out.extend_from_slice(b"[]"),
     }
     out.extend_from_slice(&p[c0..c1]);
-    put(out, &status::from_text(&state.status)?)?;
+    put(
+        out,
+        &corrupt::parse::<tocsin_core::Status>("monitors", &state.id, "status", &state.status)?,
+    )?;
     out.extend_from_slice(&p[c1..c2]);
     put(out, &state.consecutive_failures)?;
     out.extend_from_slice(b",\"consecutiveSuccesses\":");

@@ -9,7 +9,8 @@
 //! coalesces them (at most one per monitor per second, as the frames are) and sends the
 //! results of the leased workspaces every [`TICK`] with `pg_notify` on [`CHANNEL`], in
 //! compact batches under PostgreSQL's payload limit. A node listens on [`CHANNEL`] only while
-//! it has streams ([`listen`]) and hands what other nodes sent to its own hub.
+//! it has streams ([`listen`], a subscription on the node's one listening connection,
+//! [`crate::cluster::listen`]) and hands what other nodes sent to its own hub.
 //!
 //! Why this and not each streaming node polling "heartbeats since a cursor": the heartbeat
 //! table is keyed by monitor and time, so such a poll is either one probe per streamed
@@ -27,12 +28,12 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use sqlx::postgres::PgListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Beat, Coalesce, Hub};
 use crate::cluster::feed::{Feed, Notice};
+use crate::cluster::listen::{Heard, Listener};
 use crate::store::Db;
 
 /// The PostgreSQL notification channel of relayed heartbeats.
@@ -267,56 +268,39 @@ async fn send(
     Ok(())
 }
 
-/// Starts listening for other nodes' results on `database_url` for `hub`'s streams; returns
-/// once the first `LISTEN` is in place (or failed), and goes on in the background (reconnecting)
-/// until `cancel`.
-pub async fn listen(hub: Hub, node: String, database_url: String, cancel: CancellationToken) {
-    let first = connect(&database_url).await;
+/// Starts listening for other nodes' results on this node's listening connection for `hub`'s
+/// streams; returns once the `LISTEN` is in place (or the connection is down), and goes on in
+/// the background until `cancel`, when the channel is no longer listened to.
+pub async fn listen(hub: Hub, node: String, listener: &Listener, cancel: CancellationToken) {
+    let mut sub = listener.subscribe(CHANNEL);
+    tokio::select! {
+        _ = cancel.cancelled() => return,
+        first = sub.recv() => match first {
+            Some(Heard::Payload(p)) => hand(&hub, &node, &p),
+            Some(Heard::Listening | Heard::Lost) => {}
+            None => return,
+        },
+    }
     tokio::spawn(async move {
-        let mut listener = first;
-        let mut backoff = Duration::from_millis(200);
         loop {
-            let Some(l) = listener.as_mut() else {
-                tokio::select! {
-                    _ = cancel.cancelled() => return,
-                    _ = tokio::time::sleep(backoff) => {}
-                }
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-                listener = connect(&database_url).await;
-                continue;
-            };
-            backoff = Duration::from_millis(200);
-            let next = tokio::select! {
+            let heard = tokio::select! {
                 _ = cancel.cancelled() => return,
-                n = l.try_recv() => n,
+                h = sub.recv() => match h {
+                    Some(h) => h,
+                    None => return,
+                },
             };
-            match next {
-                Ok(Some(n)) => {
-                    for beat in decode(&node, n.payload()).unwrap_or_default() {
-                        hub.local_heartbeat(beat);
-                    }
-                }
-                Ok(None) | Err(_) => {
-                    tracing::debug!("lost the connection listening for relayed heartbeats");
-                    listener = None;
-                }
+            // A result missed while the connection was down is replaced by its monitor's next.
+            if let Heard::Payload(p) = heard {
+                hand(&hub, &node, &p);
             }
         }
     });
 }
 
-async fn connect(database_url: &str) -> Option<PgListener> {
-    let attempt = async {
-        let mut l = PgListener::connect(database_url).await?;
-        l.listen(CHANNEL).await?;
-        Ok::<_, sqlx::Error>(l)
-    };
-    match attempt.await {
-        Ok(l) => Some(l),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot listen for other nodes' heartbeats; retrying");
-            None
-        }
+fn hand(hub: &Hub, node: &str, payload: &str) {
+    for beat in decode(node, payload).unwrap_or_default() {
+        hub.local_heartbeat(beat);
     }
 }
 

@@ -23,13 +23,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use sqlx::postgres::PgListener;
 use tocsin_checks::Outcome;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::protocol::{Job, WireOutcome};
 use super::registry::{RegionView, Registry};
+use crate::cluster::listen::{Heard, Subscription};
 use crate::ids::new_id;
 use crate::store::probe_relay::{self, NewJob};
 use crate::store::Db;
@@ -254,13 +254,14 @@ async fn signal(db: &Db, to: &str, id: &str, answer: bool) -> Result<(), sqlx::E
     Ok(())
 }
 
-/// Keeps this node's presence current and serves relay signals for the probes of `probes`
-/// until `cancel`; then withdraws the presence so the scheduling node stops relaying here at
-/// once. Runs on PostgreSQL only (there is no relay on SQLite).
+/// Keeps this node's presence current and serves the relay signals `sub` hears (a
+/// subscription to [`CHANNEL`] on this node's listening connection) for the probes of
+/// `probes` until `cancel`; then withdraws the presence so the scheduling node stops relaying
+/// here at once. Runs on PostgreSQL only (there is no relay on SQLite).
 pub async fn run(
     relay: Arc<Relay>,
     probes: Arc<Registry>,
-    database_url: String,
+    sub: Subscription,
     cancel: CancellationToken,
 ) {
     let presence = {
@@ -279,75 +280,52 @@ pub async fn run(
             let _ = probe_relay::advertise(&relay.db, &relay.node_id, &[], wall_ms()).await;
         })
     };
-    listen(&relay, &probes, &database_url, &cancel).await;
+    serve(&relay, &probes, sub, &cancel).await;
     let _ = presence.await;
 }
 
-async fn listen(
+/// Serves the signals addressed to this node. A signal lost while the connection was down
+/// costs its check one report, as any lost signal does: nothing to resynchronize.
+async fn serve(
     relay: &Arc<Relay>,
     probes: &Arc<Registry>,
-    database_url: &str,
+    mut sub: Subscription,
     cancel: &CancellationToken,
 ) {
-    let mut backoff = Duration::from_millis(200);
     let mut purged_at = tokio::time::Instant::now();
     loop {
-        let connect = async {
-            let mut l = PgListener::connect(database_url).await?;
-            l.listen(CHANNEL).await?;
-            Ok::<_, sqlx::Error>(l)
-        };
-        let mut listener = tokio::select! {
+        let heard = tokio::select! {
             _ = cancel.cancelled() => return,
-            l = connect => match l {
-                Ok(l) => l,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for relayed checks; retrying");
-                    tokio::select! {
-                        _ = cancel.cancelled() => return,
-                        _ = tokio::time::sleep(backoff) => {}
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                    continue;
-                }
+            h = sub.recv() => match h {
+                Some(h) => h,
+                None => return,
             },
         };
-        backoff = Duration::from_millis(200);
-        loop {
-            let next = tokio::select! {
-                _ = cancel.cancelled() => return,
-                n = listener.try_recv() => n,
+        let Heard::Payload(payload) = heard else {
+            continue;
+        };
+        let Ok(s) = serde_json::from_str::<Signal>(&payload) else {
+            continue;
+        };
+        if s.to != relay.node_id {
+            continue;
+        }
+        let (job_relay, probes) = (relay.clone(), probes.clone());
+        tokio::spawn(async move {
+            let relay = job_relay;
+            let done = if s.answer {
+                relay.take_answer(&s.id).await
+            } else {
+                relay.serve_job(&probes, &s.id).await
             };
-            let n = match next {
-                Ok(Some(n)) => n,
-                Ok(None) | Err(_) => {
-                    tracing::warn!("lost the connection listening for relayed checks");
-                    break;
-                }
-            };
-            let Ok(s) = serde_json::from_str::<Signal>(n.payload()) else {
-                continue;
-            };
-            if s.to != relay.node_id {
-                continue;
+            if let Err(e) = done {
+                tracing::warn!(error = %e, "relayed check failed");
             }
-            let (job_relay, probes) = (relay.clone(), probes.clone());
-            tokio::spawn(async move {
-                let relay = job_relay;
-                let done = if s.answer {
-                    relay.take_answer(&s.id).await
-                } else {
-                    relay.serve_job(&probes, &s.id).await
-                };
-                if let Err(e) = done {
-                    tracing::warn!(error = %e, "relayed check failed");
-                }
-            });
-            // Jobs whose sender died before removing them.
-            if purged_at.elapsed() > Duration::from_secs(60) {
-                purged_at = tokio::time::Instant::now();
-                let _ = probe_relay::purge(relay.db.writer(), wall_ms() - 60_000).await;
-            }
+        });
+        // Jobs whose sender died before removing them.
+        if purged_at.elapsed() > Duration::from_secs(60) {
+            purged_at = tokio::time::Instant::now();
+            let _ = probe_relay::purge(relay.db.writer(), wall_ms() - 60_000).await;
         }
     }
 }

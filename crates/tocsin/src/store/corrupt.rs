@@ -10,12 +10,13 @@
 //! `tocsin_corrupt_rows_total{table,column}`, so each corrupt read is reported exactly once.
 //!
 //! What a read does with a corrupt row (the decision every reader follows):
-//! - **Lists** (members, alerts, incidents, events, a status page's incidents, the live
-//!   stream) skip the row: it is logged and counted, the rest of the list is answered. One bad
+//! - **Lists** (members, alerts, incidents, events, heartbeats, a status page's incidents,
+//!   the live stream) skip the row: it is logged and counted, the rest of the list is answered. One bad
 //!   row must not make a page someone needs fail until an operator repairs the database.
 //! - **Single-record reads and writes that start from the record** (get, update, remove one
-//!   member, alert or incident) fail with 500 and the envelope code `INTERNAL`: the record
-//!   cannot be shown or changed without guessing what it says.
+//!   member, alert, incident or monitor) fail with 500 and the envelope code `INTERNAL`: the
+//!   record cannot be shown or changed without guessing what it says. So does `GET /monitors`
+//!   over a monitor whose stored status is unknown (its shared builds hold whole lists).
 //! - **Workers** (alerting reacting to an event, the delivery worker) log, count and skip the
 //!   row; a delivery whose event or channel type is unknown fails for good with that reason.
 //! - **Credentials** (an API key whose stored capability or creator role is unknown) are

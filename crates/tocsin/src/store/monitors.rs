@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use sqlx::FromRow;
 use tocsin_core::{MonitorState, MonitorType, PushSchedule, RegionStrategy, StateSettings, Status};
 
-use super::status::CorruptStatus;
+use super::corrupt::CorruptRow;
 use super::{Exec, Versioned};
 use crate::clock::from_ms;
 
@@ -133,10 +133,10 @@ impl MonitorRow {
         MonitorType::parse(&self.kind_text)
     }
 
-    /// The stored status; an error for a value no status spells (a corrupt row), which the
-    /// caller reports rather than guessing a status.
-    pub fn status(&self) -> Result<Status, CorruptStatus> {
-        super::status::from_text(&self.status_text)
+    /// The stored status; a value no status spells is a (reported) corrupt row, never a
+    /// guessed status.
+    pub fn status(&self) -> Result<Status, CorruptRow> {
+        super::corrupt::parse("monitors", &self.id, "status", &self.status_text)
     }
 
     /// Whether a maintenance window holds the monitor at `at_ms`: `Some(excluded)` (whether
@@ -178,7 +178,7 @@ impl MonitorRow {
     }
 
     /// The fields the state machine owns, for [`tocsin_core::step`].
-    pub fn monitor_state(&self) -> Result<MonitorState, CorruptStatus> {
+    pub fn monitor_state(&self) -> Result<MonitorState, CorruptRow> {
         Ok(MonitorState {
             status: self.status()?,
             consecutive_failures: to_u32(self.consecutive_failures),

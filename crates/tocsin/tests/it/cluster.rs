@@ -289,6 +289,160 @@ async fn a_removed_members_key_is_refused_on_the_other_node_even_after_they_rejo
     a.stop().await;
 }
 
+/// Each node's connections to the database that `LISTEN` (or last ran `UNLISTEN`), as
+/// (application name, last statement), read from `pg_stat_activity` on `url`'s database.
+async fn listening_connections(url: &str) -> Vec<(String, String)> {
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT application_name, query FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid() \
+         AND (query LIKE 'LISTEN%' OR query LIKE 'UNLISTEN%')",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.ok();
+    rows
+}
+
+#[tokio::test]
+async fn each_node_listens_on_one_connection_for_the_feed_probes_and_streams() {
+    if pg_admin_url().is_none() {
+        return;
+    }
+    let a = TestServer::start().await;
+    let b = a.start_beside(Options::default()).await.unwrap();
+    let url = a.state.config().database_url.clone().unwrap();
+    let mut on_b = b.state.feed().subscribe_all();
+    wait_for(&mut on_b, |n| *n == Notice::Resync).await;
+    // A live stream open on each node: the live relay listens too, on the same connection.
+    let u = a.sign_up("listen@example.com").await;
+    let token = u.token(&["monitors:read"]).await;
+    let stream_a = common::Bearer::new(&a.base, &token)
+        .call(Method::GET, "/stream", None)
+        .await;
+    let stream_b = common::Bearer::new(&b.base, &token)
+        .call(Method::GET, "/stream", None)
+        .await;
+    assert_eq!(
+        (stream_a.status(), stream_b.status()),
+        (StatusCode::OK, StatusCode::OK)
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let rows = loop {
+        let rows = listening_connections(&url).await;
+        let live = rows
+            .iter()
+            .filter(|(_, q)| q.starts_with("LISTEN") && q.contains("tocsin_live_beats"))
+            .count();
+        if live == 2 {
+            break rows;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "streams not listened to: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(rows.len(), 2, "one listening connection per node: {rows:?}");
+    assert!(
+        rows.iter()
+            .all(|(app, _)| app == tocsin::cluster::listen::APPLICATION_NAME),
+        "{rows:?}"
+    );
+    // The other channels are still heard on that connection: a notice crosses over.
+    a.state.feed().announce(Notice::ApiKeyChanged {
+        key_id: "k-listen".into(),
+    });
+    wait_for(
+        &mut on_b,
+        |n| matches!(n, Notice::ApiKeyChanged { key_id } if key_id == "k-listen"),
+    )
+    .await;
+    // With its streams closed, a node stops listening for relayed results (same connection).
+    drop(stream_a);
+    drop(stream_b);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let rows = listening_connections(&url).await;
+        let unlistened = rows
+            .iter()
+            .filter(|(_, q)| q.starts_with("UNLISTEN") && q.contains("tocsin_live_beats"))
+            .count();
+        if unlistened == 2 {
+            assert_eq!(rows.len(), 2, "{rows:?}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "streams still listened to: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    b.stop().await;
+    a.stop().await;
+}
+
+#[tokio::test]
+async fn a_node_whose_listening_connection_drops_resyncs_and_hears_again() {
+    if pg_admin_url().is_none() {
+        return;
+    }
+    let a = TestServer::start().await;
+    let b = a.start_beside(Options::default()).await.unwrap();
+    let url = a.state.config().database_url.clone().unwrap();
+    let mut on_b = b.state.feed().subscribe_all();
+    wait_for(&mut on_b, |n| *n == Notice::Resync).await;
+    // Both nodes' listening connections are cut, as a database restart or a proxy would.
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let cut: Vec<(bool,)> = sqlx::query_as(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND application_name = $1",
+    )
+    .bind(tocsin::cluster::listen::APPLICATION_NAME)
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.ok();
+    assert_eq!(cut.len(), 2, "{cut:?}");
+    // Told it may have missed notices, then hearing the other node's again.
+    wait_for(&mut on_b, |n| *n == Notice::Resync).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut n = 0;
+    loop {
+        n += 1;
+        let key_id = format!("k-{n}");
+        a.state.feed().announce(Notice::ApiKeyChanged {
+            key_id: key_id.clone(),
+        });
+        let heard = tokio::time::timeout(Duration::from_millis(500), async {
+            loop {
+                match on_b.recv().await {
+                    Ok(d)
+                        if d.notice
+                            == (Notice::ApiKeyChanged {
+                                key_id: key_id.clone(),
+                            }) =>
+                    {
+                        return d
+                    }
+                    Ok(_) => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        })
+        .await;
+        if let Ok(d) = heard {
+            assert!(d.remote);
+            break;
+        }
+        // The first notices may race a's own reconnection of its sending side.
+        assert!(Instant::now() < deadline, "b hears a no more");
+    }
+    b.stop().await;
+    a.stop().await;
+}
+
 async fn wait_for(
     rx: &mut tokio::sync::broadcast::Receiver<tocsin::cluster::feed::Delivery>,
     want: impl Fn(&Notice) -> bool,

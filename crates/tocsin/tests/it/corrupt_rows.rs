@@ -243,3 +243,54 @@ async fn an_event_of_an_unknown_kind_is_counted_and_left_out_of_the_events() {
     assert!(corrupt_count(&srv, "monitor_events", "kind").await >= before + 1.0);
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn a_corrupt_monitor_status_is_counted_and_an_error_not_read_as_pending() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (id, _) = common::monitors::push_monitor(&ada, json!({})).await;
+    let before = corrupt_count(&srv, "monitors", "status").await;
+    write(
+        &srv,
+        "UPDATE monitors SET status = 'EXPLODED' WHERE id = $1",
+        &[&id],
+    )
+    .await;
+    let path = format!("/monitors/{id}");
+    expect_error(ada.call(Method::GET, &path, None).await, 500, "INTERNAL").await;
+    expect_error(
+        ada.call(Method::GET, "/monitors", None).await,
+        500,
+        "INTERNAL",
+    )
+    .await;
+    assert!(corrupt_count(&srv, "monitors", "status").await >= before + 2.0);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_heartbeat_with_an_unknown_status_code_is_counted_and_left_out() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let (id, token) = common::monitors::push_monitor(&ada, json!({})).await;
+    for status in ["up", "down"] {
+        let res = common::monitors::push(&srv, &token, &format!("?status={status}")).await;
+        assert_eq!(res.status(), 202);
+        // Two distinct timestamps, so the newest alone can be damaged.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let all = common::monitors::heartbeats(&ada, &id, "").await;
+    assert_eq!(all.len(), 2, "{all:?}");
+    let before = corrupt_count(&srv, "heartbeats", "status").await;
+    write(
+        &srv,
+        "UPDATE heartbeats SET status = 99 WHERE ts = (SELECT MAX(ts) FROM heartbeats)",
+        &[],
+    )
+    .await;
+    let left = common::monitors::heartbeats(&ada, &id, "").await;
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["status"], json!("UP"));
+    assert!(corrupt_count(&srv, "heartbeats", "status").await >= before + 1.0);
+    srv.stop().await;
+}

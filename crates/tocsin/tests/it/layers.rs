@@ -3,17 +3,14 @@
 //!
 //! `LAYERS` names every top-level module of `src/` (a folder, a file, or both, as `live.rs` with
 //! `live/`) exactly once, top to bottom. A file may name a module of its own layer or of a lower
-//! one. Naming a module of a higher layer fails, unless that import is in `UPWARD`, the upward
-//! imports the crate still has, each with the reason it is there. That list only shrinks: an
-//! entry whose import is gone fails as well, so whoever removes an upward import deletes its
-//! line. A source file of a module the list does not name fails, and so does a listed module
-//! without source.
+//! one. Naming a module of a higher layer fails, with no exception: what a lower layer needs
+//! moves down, or is passed in from above. A source file of a module the list does not name
+//! fails, and so does a listed module without source.
 //!
 //! Beside the order:
 //! - nothing outside `src/http/` imports `crate::http`, except `server.rs`, the composition root
 //!   that mounts the router;
 //! - below the HTTP edge nothing uses axum or aide: the edge adapts the layers under it;
-//! - `store/` never gets an `UPWARD` entry: storage imports nothing above it;
 //! - the old service locator spreads no further and, once `app.rs` is gone, does not come back
 //!   (`the_service_locator_does_not_come_back`).
 //!
@@ -54,26 +51,10 @@ const LAYERS: Layers = &[
     ("leaves", &["cache", "clock", "ids", "schema", "text"]),
 ];
 
-/// An upward import still taken: (file under `src/`, module of a higher layer it names, why).
-type Upward = &'static [(&'static str, &'static str, &'static str)];
-
-const UPWARD: Upward = &[
-    (
-        "config/mod.rs",
-        "live",
-        "the stream limits are live::Limits, a configuration type",
-    ),
-    (
-        "config/resolve.rs",
-        "live",
-        "the stream limits are live::Limits, a configuration type",
-    ),
-];
-
 /// Something against the rules, as the test reports it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Problem {
-    /// A file names a module of a higher layer, and `UPWARD` does not list the import.
+    /// A file names a module of a higher layer.
     Upward {
         file: String,
         line: usize,
@@ -87,10 +68,6 @@ enum Problem {
     ListedTwice { module: String },
     /// `LAYERS` names a module with no source.
     NoSource { module: String },
-    /// An `UPWARD` entry whose import no longer exists (or no longer runs upward).
-    Stale { file: String, module: String },
-    /// An `UPWARD` entry for a storage file: storage imports nothing above it, ever.
-    StoreUpward { file: String, module: String },
     /// A file outside `http/` (and not `server.rs`) names `crate::http`.
     HttpOutsideEdge { file: String, line: usize },
     /// A file below the HTTP edge uses axum or aide.
@@ -121,15 +98,6 @@ impl fmt::Display for Problem {
                 f,
                 "LAYERS names `{module}`, which has no source under src/: remove it"
             ),
-            Problem::Stale { file, module } => write!(
-                f,
-                "UPWARD lists {file} -> crate::{module}, which is no longer an upward import: \
-                 delete the entry"
-            ),
-            Problem::StoreUpward { file, module } => write!(
-                f,
-                "UPWARD lists {file} -> crate::{module}: storage imports nothing above it"
-            ),
             Problem::HttpOutsideEdge { file, line } => write!(
                 f,
                 "{file}:{line} names crate::http: only http/ and server.rs may"
@@ -159,9 +127,9 @@ fn file_depth(rel: &str) -> usize {
     }
 }
 
-/// Checks sources (`(path under src/, text)`) against an ordered list of layers and a list of
-/// allowed upward imports; returns every problem, sorted.
-fn check(files: &[(String, String)], layers: Layers, upward: Upward) -> Vec<Problem> {
+/// Checks sources (`(path under src/, text)`) against an ordered list of layers; returns every
+/// problem, sorted.
+fn check(files: &[(String, String)], layers: Layers) -> Vec<Problem> {
     let mut problems = BTreeSet::new();
     // module -> (layer index, layer label)
     let mut layer_of: BTreeMap<&str, (usize, String)> = BTreeMap::new();
@@ -187,7 +155,6 @@ fn check(files: &[(String, String)], layers: Layers, upward: Upward) -> Vec<Prob
             });
         }
     }
-    let mut used = BTreeSet::new();
     for (rel, text) in files {
         let own = top_module(rel);
         let Some((own_layer, own_label)) = layer_of.get(own) else {
@@ -216,13 +183,6 @@ fn check(files: &[(String, String)], layers: Layers, upward: Upward) -> Vec<Prob
             if to_layer >= own_layer {
                 continue;
             }
-            if upward
-                .iter()
-                .any(|(f, m, _)| *f == rel.as_str() && *m == target.as_str())
-            {
-                used.insert((rel.clone(), target.clone()));
-                continue;
-            }
             problems.insert(Problem::Upward {
                 file: rel.clone(),
                 line,
@@ -238,20 +198,6 @@ fn check(files: &[(String, String)], layers: Layers, upward: Upward) -> Vec<Prob
                     line,
                 });
             }
-        }
-    }
-    for (file, module, _) in upward {
-        if top_module(file) == "store" {
-            problems.insert(Problem::StoreUpward {
-                file: file.to_string(),
-                module: module.to_string(),
-            });
-        }
-        if !used.contains(&(file.to_string(), module.to_string())) {
-            problems.insert(Problem::Stale {
-                file: file.to_string(),
-                module: module.to_string(),
-            });
         }
     }
     problems.into_iter().collect()
@@ -559,7 +505,7 @@ fn sources(dir: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn imports_point_down_the_layers() {
-    let problems = check(&sources(&src_dir()), LAYERS, UPWARD);
+    let problems = check(&sources(&src_dir()), LAYERS);
     assert!(
         problems.is_empty(),
         "against the layers (tests/it/layers.rs, ARCHITECTURE.md \"Layers\"):\n  {}",
@@ -611,24 +557,17 @@ fn the_service_locator_does_not_come_back() {
 }
 
 #[test]
-fn every_layer_is_named_once_and_the_list_is_sorted() {
+fn every_layer_is_named_once() {
     let mut seen = BTreeSet::new();
     for (_, modules) in LAYERS {
         for m in *modules {
             assert!(seen.insert(*m), "LAYERS names `{m}` twice");
         }
     }
-    let mut sorted = UPWARD.to_vec();
-    sorted.sort();
-    assert_eq!(
-        UPWARD.to_vec(),
-        sorted,
-        "keep UPWARD sorted by file, then module"
-    );
 }
 
 /// The checker over a made-up source tree: each kind of problem is seen, and comments, strings
-/// and allowed imports are not mistaken for one.
+/// and downward imports are not mistaken for one.
 #[test]
 fn the_checker_reports_what_is_wrong() {
     const FAKE_LAYERS: Layers = &[
@@ -636,11 +575,6 @@ fn the_checker_reports_what_is_wrong() {
         ("edge", &["http"]),
         ("middle", &["top"]),
         ("bottom", &["low", "missing", "top"]),
-    ];
-    const FAKE_UPWARD: Upward = &[
-        ("low/allowed.rs", "top", "kept for now"),
-        ("low/mod.rs", "http", "gone since"),
-        ("store/x.rs", "top", "never allowed"),
     ];
     let file = |rel: &str, text: &str| (rel.to_string(), text.to_string());
     let files = [
@@ -678,14 +612,11 @@ fn the_checker_reports_what_is_wrong() {
             "low/web.rs",
             "use crate::http::x;\npub fn f() -> axum::Router { todo!() }\n",
         ),
-        file(
-            "low/allowed.rs",
-            "use crate::top::W;\nuse crate::requirement;\n",
-        ),
+        file("low/up.rs", "use crate::top::W;\nuse crate::requirement;\n"),
         file("extra.rs", "use crate::http::z;\n"),
         file("store/x.rs", "use crate::low::Row;\n"),
     ];
-    let got = check(&files, FAKE_LAYERS, FAKE_UPWARD);
+    let got = check(&files, FAKE_LAYERS);
     let upward = |file: &str, line: usize, module: &str, from: &str, to: &str| Problem::Upward {
         file: file.to_string(),
         line,
@@ -698,6 +629,7 @@ fn the_checker_reports_what_is_wrong() {
         upward("low/deep.rs", 1, "top", low, "layer 3 `middle`"),
         upward("low/deep.rs", 4, "top", low, "layer 3 `middle`"),
         upward("low/deep.rs", 7, "server", low, "layer 1 `roots`"),
+        upward("low/up.rs", 1, "top", low, "layer 3 `middle`"),
         upward("low/mod.rs", 3, "top", low, "layer 3 `middle`"),
         upward("low/web.rs", 1, "http", low, "layer 2 `edge`"),
         Problem::HttpOutsideEdge {
@@ -721,18 +653,6 @@ fn the_checker_reports_what_is_wrong() {
         },
         Problem::NoSource {
             module: "missing".into(),
-        },
-        Problem::Stale {
-            file: "low/mod.rs".into(),
-            module: "http".into(),
-        },
-        Problem::Stale {
-            file: "store/x.rs".into(),
-            module: "top".into(),
-        },
-        Problem::StoreUpward {
-            file: "store/x.rs".into(),
-            module: "top".into(),
         },
     ];
     want.sort();

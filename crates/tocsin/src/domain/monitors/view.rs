@@ -13,8 +13,8 @@ use crate::cx::Cx;
 use crate::domain::DomainError;
 use crate::monitoring::{ApiRegionStrategy, MonitorType};
 use crate::store;
+use crate::store::corrupt::CorruptRow;
 use crate::store::monitors::MonitorRow;
-use crate::store::status::CorruptStatus;
 use tocsin_core::Status;
 
 /// A monitor.
@@ -124,7 +124,7 @@ pub fn config_view(m: &MonitorRow) -> Map<String, Value> {
 
 /// A monitor's view with its projects; its alerting settings (`notificationChannelIds`,
 /// `escalationPolicyId`, rows of their own) are set by [`views`] or [`with_alerting`].
-pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, CorruptStatus> {
+pub fn view(m: &MonitorRow, project_ids: Vec<String>) -> Result<Monitor, CorruptRow> {
     Ok(Monitor {
         id: m.id.clone(),
         workspace_id: m.workspace_id.clone(),
