@@ -139,6 +139,11 @@ test("the channel's events are chosen in its form", async () => {
   }
   await expect(form.getByText('Events: 8 of 14')).toBeVisible();
   await axe(page, 'channel events');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await axe(page, 'channel events (dark)');
+  await events.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${shots}channel-events-dark.png` });
+  await page.emulateMedia({ colorScheme: 'light' });
   await form.getByRole('button', { name: 'Save channel' }).click();
   await expect(form).toHaveCount(0);
   const list = (await rest(page, '/notification-channels')) as { notificationChannels: { events: string[] }[] };

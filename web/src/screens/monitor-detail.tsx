@@ -452,6 +452,15 @@ function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }
   const medians = useMemo(() => hourlyMedians(beats, range.raw ? RAW_LIMIT : RECENT), [beats, range]);
   // The time axis and the legend's times are in the zone every other date is shown in.
   const zone = dateZone.value;
+  // The chart's colours are read from the page's when drawn: drawn again when the colour
+  // scheme changes, or a dark page keeps light-scheme axes.
+  const [scheme, setScheme] = useState(0);
+  useEffect(() => {
+    const mq = window.matchMedia('(prefers-color-scheme: dark)');
+    const redraw = () => setScheme((n) => n + 1);
+    mq.addEventListener('change', redraw);
+    return () => mq.removeEventListener('change', redraw);
+  }, []);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -512,7 +521,7 @@ function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }
       ro.disconnect();
       plot.destroy();
     };
-  }, [hourly, beats, medians, from, to, zone]);
+  }, [hourly, beats, medians, from, to, zone, scheme]);
   if (!hourly.length && !beats.some((b) => Date.parse(b.createdAt) / 1000 >= from)) {
     return <p data-range={range.key}>No checks in {SPAN_WORDS[range.key]} to chart.</p>;
   }
