@@ -2,7 +2,7 @@
 // and changed through the form generated from its config schema (labels, required marks, the
 // masked bot token that a blank keeps), pointed at a loopback HTTP server standing in for the
 // Bot API through its `apiUrl` setting; each test's outcome shown once its delivery settles
-// (a refused token, then a delivered message); disabled, enabled and deleted after a confirm.
+// (a refused token, then a delivered message); the events it takes chosen in the form; disabled, enabled and deleted after a confirm.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { createServer, type Server } from 'node:http';
@@ -124,6 +124,40 @@ test('the channel is edited through the same form; a blank token keeps the store
   await renamed.getByRole('button', { name: 'Send test to Night Telegram' }).click();
   await expect(renamed.getByRole('status')).toContainText('Test delivered');
   expect(received.at(-1)?.path).toBe('/bot123:good/sendMessage');
+});
+
+test("the channel's events are chosen in its form", async () => {
+  const card = page.getByRole('article', { name: /Night Telegram/ });
+  await card.getByRole('button', { name: 'Edit Night Telegram' }).click();
+  const form = page.getByRole('form', { name: 'Edit Night Telegram' });
+  // Every event by default, folded under a summary that counts them.
+  await form.getByText('Events: all').click();
+  const events = form.getByRole('group', { name: 'Events this channel takes' });
+  await expect(events.getByRole('checkbox', { name: 'Alert opened' })).toBeChecked();
+  for (const name of ['Monitor degraded', 'Monitor flapping', 'Monitor stable again', 'Incident opened', 'Incident updated', 'Incident resolved']) {
+    await events.getByRole('checkbox', { name }).uncheck();
+  }
+  await expect(form.getByText('Events: 8 of 14')).toBeVisible();
+  await axe(page, 'channel events');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await axe(page, 'channel events (dark)');
+  await events.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${shots}channel-events-dark.png` });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await form.getByRole('button', { name: 'Save channel' }).click();
+  await expect(form).toHaveCount(0);
+  const list = (await rest(page, '/notification-channels')) as { notificationChannels: { events: string[] }[] };
+  const saved = list.notificationChannels[0].events;
+  expect(saved).toContain('alert.opened');
+  expect(saved).toContain('test');
+  expect(saved).not.toContain('monitor.degraded');
+  expect(saved).not.toContain('incident.created');
+  // Opened again, the form shows the stored choice.
+  await card.getByRole('button', { name: 'Edit Night Telegram' }).click();
+  await form.getByText('Events: 8 of 14').click();
+  await expect(events.getByRole('checkbox', { name: 'Incident opened' })).not.toBeChecked();
+  await expect(events.getByRole('checkbox', { name: 'Alert resolved' })).toBeChecked();
+  await form.getByRole('button', { name: 'Cancel' }).click();
 });
 
 test('the channel is disabled, enabled and deleted after a confirm', async () => {

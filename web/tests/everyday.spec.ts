@@ -5,49 +5,11 @@
 // status page whose slug follows its name with no console error, components added without a
 // false "order has changed", and an incident with a severity, two updates, a closing message
 // and its update history. Axe (no serious or critical violation) on each, light and dark.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-const TARGET = () => process.env.TARGET_URL!;
-const BASE = () => process.env.TOCSIN_URL!;
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
+import { axe, axeBoth, rest, shot, shots, TARGET } from './helpers';
 
 const EMAIL = `mo+${Date.now()}@example.com`;
 const PASSWORD = 'correct horse battery';
-
-async function axe(page: Page, screen: string) {
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
-
-/** Axe in the light scheme, then the dark one (back to light after). */
-async function axeBoth(page: Page, screen: string) {
-  await axe(page, screen);
-  await page.emulateMedia({ colorScheme: 'dark' });
-  await axe(page, `${screen} (dark)`);
-  await page.emulateMedia({ colorScheme: 'light' });
-}
-
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `${shots}${name}.png`, fullPage: false });
-}
-
-/** A REST call with the browser's session, for setup the screens under test do not own. */
-async function rest(page: Page, method: string, path: string, body?: unknown): Promise<any> {
-  const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-  const r = await fetch(`${BASE()}${path}`, {
-    method,
-    headers: { cookie, origin: BASE(), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.ok, `${method} ${path}: ${await r.clone().text()}`).toBe(true);
-  return r.status === 204 ? null : r.json();
-}
 
 const nav = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();

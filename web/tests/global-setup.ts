@@ -1,7 +1,7 @@
 // Starts what the browser tests run against: the real `tocsin serve` (see server.ts) with an
 // SMTP relay that is a real SMTP server on loopback keeping every mail (see mail.ts), and a
 // loopback HTTP target whose answer the tests switch between 200 and 500
-// (`POST /__status/500`), that always fails at `/__down`, and that keeps the webhook
+// (`POST /__status/500`), that always fails at `/__down`, answers JSON at `/__json`, and that keeps the webhook
 // deliveries posted to `/__hook` (`GET /__hooks`). Tests of a server without email start their own (server.ts).
 import { createServer } from 'node:http';
 import { mkdtempSync } from 'node:fs';
@@ -31,6 +31,12 @@ export default async function globalSetup() {
     if (req.url === '/__hooks') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(hooks));
+      return;
+    }
+    // A JSON answer for JSON-path checks.
+    if (req.url === '/__json') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'ok', version: 3 }));
       return;
     }
     // Always failing, whatever the switch says.

@@ -2,59 +2,11 @@
 // the dashboard at 360 px: the navigation folds behind a menu button, and on the main screens
 // no visible element reaches outside the viewport (each element's bounds are checked, except
 // inside the containers that scroll sideways on purpose: tables, code blocks). Axe on each.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
+import { axe, BASE as base, cutOff, rest, shots } from './helpers';
 
 const EMAIL = `nora+${Date.now()}@example.com`;
 const PASSWORD = 'correct horse battery';
-const base = () => process.env.TOCSIN_URL!;
-
-async function axe(page: Page, screen: string) {
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
-
-async function rest(page: Page, method: string, path: string, body?: unknown): Promise<any> {
-  const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-  const r = await fetch(`${base()}${path}`, {
-    method,
-    headers: { cookie, origin: base(), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.ok, `${method} ${path}: ${r.status} ${await r.clone().text()}`).toBe(true);
-  return r.json();
-}
-
-/** Visible elements whose box leaves the viewport sideways, outside sideways scrollers. */
-function cutOff(): string[] {
-  const width = document.documentElement.clientWidth;
-  const out: string[] = [];
-  const scrolls = (el: Element | null): boolean => {
-    for (let e = el; e && e !== document.body; e = e.parentElement) {
-      const o = getComputedStyle(e).overflowX;
-      if (o === 'auto' || o === 'scroll' || o === 'hidden' || o === 'clip') return true;
-    }
-    return false;
-  };
-  for (const el of document.body.querySelectorAll('*')) {
-    const r = el.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0) continue;
-    const style = getComputedStyle(el);
-    if (style.visibility === 'hidden' || el.closest('.sr-only, .skip')) continue;
-    if (scrolls(el.parentElement)) continue;
-    if (r.left < -1 || r.right > width + 1) {
-      const name = `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : ''}`;
-      out.push(`${name} [${Math.round(r.left)}, ${Math.round(r.right)}] "${(el.textContent ?? '').trim().slice(0, 30)}"`);
-    }
-  }
-  return out;
-}
 
 test.describe.configure({ mode: 'serial' });
 

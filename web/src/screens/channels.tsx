@@ -13,6 +13,24 @@ import { Badge, Empty, ErrorNote, Field, useLoad } from '../ui';
 type Channel = Schemas['NotificationChannel'];
 type ChannelType = Schemas['ChannelType'];
 type Delivery = Schemas['Delivery'];
+type ChannelEvent = Schemas['NotificationChannel']['events'][number];
+/** The events a channel can take, in words; `test` always reaches it and is not offered. */
+const EVENTS: [ChannelEvent, string][] = [
+  ['alert.opened', 'Alert opened'],
+  ['alert.escalated', 'Alert escalated'],
+  ['alert.acknowledged', 'Alert acknowledged'],
+  ['alert.resolved', 'Alert resolved'],
+  ['monitor.degraded', 'Monitor degraded'],
+  ['monitor.changed', 'Monitor changed (DNS answers)'],
+  ['monitor.stale', 'Monitor not checked (stale)'],
+  ['monitor.flapping', 'Monitor flapping'],
+  ['monitor.stable', 'Monitor stable again'],
+  ['region.down', 'Region down'],
+  ['certificate.expiring', 'Certificate expiring'],
+  ['incident.created', 'Incident opened'],
+  ['incident.updated', 'Incident updated'],
+  ['incident.resolved', 'Incident resolved'],
+];
 const TYPES: ChannelType[] = [
   'WEBHOOK', 'SLACK', 'DISCORD', 'TEAMS', 'GOOGLE_CHAT', 'MATTERMOST', 'EMAIL', 'TELEGRAM',
   'PAGERDUTY', 'OPSGENIE', 'NTFY', 'PUSHOVER', 'GOTIFY', 'MATRIX', 'TWILIO_SMS',
@@ -168,7 +186,53 @@ function TestOutcome({ channelId, first }: { channelId: string; first: Delivery 
   );
 }
 
-/** Creates a channel, or edits `channel` (name, settings, events untouched, default flag). */
+/** A type in words: TELEGRAM → Telegram, TWILIO_SMS → Twilio sms. */
+function typeName(t: ChannelType): string {
+  const w = t.toLowerCase().replace(/_/g, ' ');
+  return w[0].toUpperCase() + w.slice(1);
+}
+
+/** The events ticked in the form: null (every event) when all are, on a new channel. */
+function readEvents(f: FormData, creating: boolean): ChannelEvent[] | null {
+  const on = f.getAll('events').map(String) as ChannelEvent[];
+  if (creating && on.length === EVENTS.length) return null;
+  return [...on, 'test'];
+}
+
+/** Which events the channel takes: folded, with how many in its summary. */
+function EventPicker({ prefix, stored }: { prefix: string; stored?: ChannelEvent[] }) {
+  const [on, setOn] = useState<Set<string>>(() => new Set(stored ? stored : EVENTS.map(([e]) => e)));
+  const n = EVENTS.filter(([e]) => on.has(e)).length;
+  return (
+    <details class="events">
+      <summary>Events: {n === EVENTS.length ? 'all' : `${n} of ${EVENTS.length}`}</summary>
+      <fieldset id={`${prefix}-events`}>
+        <legend>Events this channel takes</legend>
+        <div class="caps">
+          {EVENTS.map(([e, label]) => (
+            <label class="check">
+              <input
+                type="checkbox"
+                name="events"
+                value={e}
+                checked={on.has(e)}
+                onChange={(ev) => {
+                  const next = new Set(on);
+                  if ((ev.target as HTMLInputElement).checked) next.add(e);
+                  else next.delete(e);
+                  setOn(next);
+                }}
+              />
+              {label}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+    </details>
+  );
+}
+
+/** Creates a channel, or edits `channel` (name, settings, events, default flag). */
 function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => void }) {
   const [type, setType] = useState<ChannelType>(channel?.type ?? 'WEBHOOK');
   const [error, setError] = useState<unknown>(null);
@@ -191,8 +255,10 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
     setBusy(true);
     try {
       const config = readConfig(type, f, stored);
-      const name = String(f.get('name') ?? '');
+      // Left empty, a channel is named after its type, as the first of its kind usually is.
+      const name = String(f.get('name') ?? '').trim() || typeName(channel?.type ?? type);
       const isDefault = f.get('isDefault') === 'on';
+      const events = readEvents(f, !channel);
       if (channel) {
         const path = { channel_id: channel.id };
         // The version the edit starts from, so a change made meanwhile is not overwritten.
@@ -201,11 +267,11 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
         await call(
           api.PATCH('/notification-channels/{channel_id}', {
             params: { path, header: etag ? { 'If-Match': etag } : {} },
-            body: { name, config, isDefault },
+            body: { name, config, isDefault, events },
           }),
         );
       } else {
-        const c = await call(api.POST('/notification-channels', { body: { name, type, config, events: null, isDefault } }));
+        const c = await call(api.POST('/notification-channels', { body: { name, type, config, events, isDefault } }));
         const s = (c.config as Record<string, unknown>).secret;
         if (type === 'WEBHOOK' && typeof s === 'string' && s.startsWith('whsec_')) setSecret(s);
         setFormKey((k) => k + 1);
@@ -243,9 +309,10 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
         </Field>
       )}
       <Field label="Name" id={`${prefix}-name`} error={fe('name')}>
-        <input id={`${prefix}-name`} name="name" required defaultValue={channel?.name ?? ''} ref={first} />
+        <input id={`${prefix}-name`} name="name" defaultValue={channel?.name ?? ''} placeholder={typeName(type)} ref={first} />
       </Field>
       <ConfigFields type={type} stored={stored} error={error} />
+      <EventPicker prefix={prefix} stored={channel?.events} />
       <label class="check">
         <input type="checkbox" name="isDefault" defaultChecked={channel?.isDefault ?? false} /> Default: alerts of every monitor that
         names no channel come here

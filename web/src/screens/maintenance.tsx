@@ -101,6 +101,11 @@ function groups(ws: Window[]): Group[] {
   return [...out.values()];
 }
 
+/** The next whole minute from now, plus `after` ms, as an ISO instant. */
+function nextMinute(after: number): string {
+  return new Date(Math.ceil((Date.now() + 1) / 60_000) * 60_000 + after).toISOString();
+}
+
 type Freq = '' | 'daily' | 'weekly' | 'monthly' | 'cron';
 
 const ZONES: string[] = (() => {
@@ -122,8 +127,10 @@ function WindowForm(props: {
   const [zone, setZone] = useState(w?.timezone ?? browserZone);
   const [freq, setFreq] = useState<Freq>(((w?.recurring as Recurring | null)?.frequency as Freq) ?? '');
   const [expression, setExpression] = useState((w?.recurring as Recurring | null)?.expression ?? '');
-  const [starts, setStarts] = useState(w ? localInput(w.startsAt, w.timezone) : '');
-  const [ends, setEnds] = useState(w ? localInput(w.endsAt, w.timezone) : '');
+  // A new window starts at the next whole minute and lasts an hour, so the common case (now,
+  // for a while) needs no date typed.
+  const [starts, setStarts] = useState(() => (w ? localInput(w.startsAt, w.timezone) : localInput(nextMinute(0), browserZone)));
+  const [ends, setEnds] = useState(() => (w ? localInput(w.endsAt, w.timezone) : localInput(nextMinute(3_600_000), browserZone)));
   const [chosen, setChosen] = useState<Set<string>>(new Set(props.editing?.windows.map((x) => x.monitorId) ?? []));
   const [filter, setFilter] = useState('');
   const [error, setError] = useState<unknown>(null);

@@ -9,7 +9,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api, call, type Monitor, type Schemas } from '../api/client';
-import { ago, ms, pct, when } from '../format';
+import { ago, dateZone, ms, pct, when } from '../format';
 import { onLive } from '../live';
 import { Link, navigate } from '../router';
 import { BeatBar } from '../beats';
@@ -450,6 +450,17 @@ const SPAN_WORDS: Record<string, string> = {
 function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }) {
   const box = useRef<HTMLDivElement>(null);
   const medians = useMemo(() => hourlyMedians(beats, range.raw ? RAW_LIMIT : RECENT), [beats, range]);
+  // The time axis and the legend's times are in the zone every other date is shown in.
+  const zone = dateZone.value;
+  // The chart's colours are read from the page's when drawn: drawn again when the colour
+  // scheme changes, or a dark page keeps light-scheme axes.
+  const [scheme, setScheme] = useState(0);
+  useEffect(() => {
+    const mq = window.matchMedia('(prefers-color-scheme: dark)');
+    const redraw = () => setScheme((n) => n + 1);
+    mq.addEventListener('change', redraw);
+    return () => mq.removeEventListener('change', redraw);
+  }, []);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -482,10 +493,17 @@ function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }
       {
         width: el.clientWidth || 600,
         height: 240,
+        tzDate: (ts) => {
+          try {
+            return uPlot.tzDate(new Date(ts * 1e3), zone);
+          } catch {
+            return new Date(ts * 1e3);
+          }
+        },
         // The axis spans the range, from its first point on: a monitor younger than the
         // range is not squeezed against the right edge.
         scales: { x: { time: true, range: () => [Math.max(from, (xs[0] ?? from) - 60), to] } },
-        axes: [axis, { ...axis, label: 'ms', size: 60 }],
+        axes: [{ ...axis, label: `Time (${zone})`, labelSize: 24 }, { ...axis, label: 'ms', size: 60 }],
         series: [
           {},
           { label: 'Hourly average', stroke: '#3b82f6', width: 2, spanGaps: true },
@@ -503,7 +521,7 @@ function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }
       ro.disconnect();
       plot.destroy();
     };
-  }, [hourly, beats, medians, from, to]);
+  }, [hourly, beats, medians, from, to, zone, scheme]);
   if (!hourly.length && !beats.some((b) => Date.parse(b.createdAt) / 1000 >= from)) {
     return <p data-range={range.key}>No checks in {SPAN_WORDS[range.key]} to chart.</p>;
   }
@@ -514,6 +532,7 @@ function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }
       role="img"
       aria-label={`Response time over ${SPAN_WORDS[range.key]}`}
       data-range={range.key}
+      data-zone={zone}
       data-median-hours={medians.size}
     />
   );

@@ -15,6 +15,25 @@ import { ErrorNote, Field, useLoad } from '../ui';
 const TYPES: MonitorType[] = ['HTTP', 'TCP', 'PING', 'DNS', 'DNS_DIFF', 'WEBSOCKET', 'PUSH'];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const RECORDS = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SOA', 'SRV', 'CAA', 'PTR'];
+/** The simple response checks with their own inputs (the keyword, a JSON path's value); any
+ * other assertion stays in the JSON box. */
+type Assertion = { target: string; operator: string; property?: string | null; value?: unknown; severity?: string | null };
+const isKeyword = (a: Assertion) => a.target === 'body' && a.operator === 'contains' && typeof a.value === 'string' && !a.severity;
+const isJsonEq = (a: Assertion) => a.target === 'jsonPath' && a.operator === 'eq' && !!a.property && a.value !== undefined && !a.severity;
+
+/** The name a monitor gets when the form's is left empty: the host it watches, or its kind. */
+export function defaultName(type: MonitorType, url: string, host: string): string {
+  if (url.trim()) {
+    try {
+      return new URL(url.trim()).hostname || url.trim();
+    } catch {
+      return url.trim().replace(/^[a-z]+:\/\//i, '');
+    }
+  }
+  if (host.trim()) return host.trim();
+  return type === 'PUSH' ? 'Heartbeat' : `${type} monitor`;
+}
+
 /** Config keys that have their own inputs, per type; everything else goes in the JSON box. */
 const OWN_KEYS: Record<string, string[]> = {
   HTTP: ['method', 'expect', 'body', 'followRedirects'],
@@ -64,6 +83,20 @@ function blank(): FormState {
 function fromMonitor(m: Monitor): FormState {
   const cfg = { ...(m.config as Record<string, unknown>) };
   const c: Record<string, string> = {};
+  if (m.type === 'HTTP' && Array.isArray(cfg.assertions)) {
+    // The first keyword and JSON-path check get their inputs; the rest stay as JSON.
+    const rest = [...(cfg.assertions as Assertion[])];
+    const kw = rest.findIndex(isKeyword);
+    if (kw >= 0) c.keyword = String(rest.splice(kw, 1)[0].value);
+    const jp = rest.findIndex(isJsonEq);
+    if (jp >= 0) {
+      const a = rest.splice(jp, 1)[0];
+      c.jsonPath = String(a.property);
+      c.jsonValue = typeof a.value === 'string' ? a.value : JSON.stringify(a.value);
+    }
+    if (rest.length) cfg.assertions = rest;
+    else delete cfg.assertions;
+  }
   for (const k of OWN_KEYS[m.type] ?? []) {
     const v = cfg[k];
     delete cfg[k];
@@ -83,6 +116,14 @@ function fromMonitor(m: Monitor): FormState {
     flapTransitions: String(m.flapDetection?.transitions ?? 5),
     flapWindow: String(m.flapDetection?.windowMinutes ?? 30),
   };
+}
+
+/** A JSON path's expected value: a number, true/false or null as such, anything else as text. */
+function jsonValue(s: string): unknown {
+  const t = s.trim();
+  if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+  if (t === 'true' || t === 'false' || t === 'null') return JSON.parse(t);
+  return t;
 }
 
 const list = (s: string | undefined) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
@@ -108,6 +149,12 @@ function toBody(f: FormState): Record<string, unknown> {
         config.expect = { statusCodes: list(c.statusCodes).map((s) => (/^\d+$/.test(s) ? Number(s) : s)) };
       set('body', c.body);
       if (c.followRedirects) config.followRedirects = c.followRedirects === 'true';
+      {
+        const own: Assertion[] = [];
+        if (c.keyword?.trim()) own.push({ target: 'body', operator: 'contains', value: c.keyword.trim() });
+        if (c.jsonPath?.trim()) own.push({ target: 'jsonPath', operator: 'eq', property: c.jsonPath.trim(), value: jsonValue(c.jsonValue ?? '') });
+        if (own.length) config.assertions = [...own, ...((config.assertions as Assertion[] | undefined) ?? [])];
+      }
       break;
     case 'TCP':
     case 'WEBSOCKET':
@@ -131,7 +178,7 @@ function toBody(f: FormState): Record<string, unknown> {
   const usesUrl = f.type === 'HTTP' || f.type === 'WEBSOCKET';
   const usesHost = ['TCP', 'PING', 'DNS', 'DNS_DIFF'].includes(f.type);
   const body: Record<string, unknown> = {
-    name: f.name,
+    name: f.name.trim() || defaultName(f.type, usesUrl ? f.url : '', usesHost ? f.host : ''),
     type: f.type,
     interval: num(f.interval),
     retries: num(f.retries),
@@ -324,7 +371,7 @@ export function MonitorForm({ id }: { id?: string }) {
             {TYPES.map((x) => <option value={x}>{x}</option>)}
           </select>
         </Field>
-        {input('name', 'Name', { required: true })}
+        {input('name', 'Name', { placeholder: defaultName(t, f.url, f.host) }, 'Optional: the host it watches when left empty.')}
         {(t === 'HTTP' || t === 'WEBSOCKET') &&
           input('url', 'URL', { type: 'url', required: true, placeholder: t === 'HTTP' ? 'https://example.com/health' : 'wss://example.com/socket' })}
         {['TCP', 'PING', 'DNS', 'DNS_DIFF'].includes(t) && input('host', t.startsWith('DNS') ? 'Name to resolve' : 'Host', { required: true })}
@@ -333,6 +380,11 @@ export function MonitorForm({ id }: { id?: string }) {
           <>
             {choice('method', 'Method', METHODS)}
             {cfg('statusCodes', 'Accepted status codes', 'Comma separated: 200, 2xx, 200-299. Default 2xx.')}
+            {cfg('keyword', 'Response must contain', 'Optional keyword: the check fails when the body lacks it.')}
+            <div class="grid2">
+              {cfg('jsonPath', 'JSON path', 'Optional, e.g. $.status', { placeholder: '$.status' })}
+              {cfg('jsonValue', 'Must equal', 'The value at that path.')}
+            </div>
             {cfg('body', 'Request body')}
           </>
         )}

@@ -109,12 +109,21 @@ export function MonitorList() {
     // Check results are applied in batches, once per frame: a workspace's results arrive
     // together once a second, and a thousand of them should cost one render.
     let queued: { monitorId: string; status: string; latencyMs: number; at: string }[] = [];
+    // Status changes too: a thousand monitors going down at once is one pass over the list.
+    let statuses = new Map<string, Monitor['status']>();
     let frame = 0;
     const flush = () => {
       frame = 0;
       const batch = queued;
       queued = [];
-      setLive((prev) => {
+      const changed = statuses;
+      statuses = new Map();
+      if (changed.size) {
+        setMonitors((list) =>
+          list ? list.map((m) => (changed.has(m.id) && changed.get(m.id) !== m.status ? { ...m, status: changed.get(m.id)! } : m)) : list,
+        );
+      }
+      if (batch.length) setLive((prev) => {
         const next = new Map(prev);
         for (const b of batch) {
           const cur = next.get(b.monitorId) ?? NONE;
@@ -133,10 +142,9 @@ export function MonitorList() {
         queued.push(data);
         if (!frame) frame = requestAnimationFrame(flush);
       } else if (kind === 'monitor' && data?.monitorId) {
-        // Patch the one row at once; no refetch for a status change.
-        setMonitors((list) =>
-          list ? list.map((m) => (m.id === data.monitorId ? { ...m, status: data.status } : m)) : list,
-        );
+        // Patch the row in the next frame's batch; no refetch for a status change.
+        statuses.set(data.monitorId, data.status);
+        if (!frame) frame = requestAnimationFrame(flush);
       } else if (kind === 'monitor.changed' || kind === 'poll') {
         clearTimeout(pending);
         pending = window.setTimeout(load, kind === 'poll' ? 0 : 300);

@@ -1,0 +1,149 @@
+// Every dashboard screen, walked from one list of routes (each route of web/src/app.tsx and
+// each status-page tab) for a workspace with something on every screen: axe finds no serious
+// or critical violation, colour contrast included, in the light and the dark scheme; at 360 px
+// no element of a main screen reaches outside the viewport and the page does not scroll
+// sideways. Then the monitor chart's times are in the workspace's time zone, not the
+// browser's.
+import { expect, test, type Page } from '@playwright/test';
+import { axeViolations, cutOff, rest, shot, signUp, TARGET } from './helpers';
+
+test.describe.configure({ mode: 'serial' });
+
+let page: Page;
+const ids: Record<string, string> = {};
+
+/** [path, a heading the screen shows, whether it is a main screen for the 360 px check]. */
+function routes(): [string, RegExp, boolean][] {
+  return [
+    ['/app/', /Monitors/, true],
+    ['/app/monitors/new', /New monitor/, true],
+    [`/app/monitors/${ids.http}`, /Shop front/, true],
+    [`/app/monitors/${ids.push}`, /Nightly backup/, false],
+    [`/app/monitors/${ids.http}/edit`, /Edit Shop front/, true],
+    ['/app/alerts', /Alerts/, true],
+    [`/app/alerts/${ids.alert}`, /Alert: Shop front/, true],
+    ['/app/channels', /Notification channels/, true],
+    ['/app/escalation', /Escalation policies/, true],
+    ['/app/maintenance', /Maintenance/, true],
+    ['/app/status-pages', /Status pages/, true],
+    [`/app/status-pages/${ids.page}`, /Every Screen Status/, true],
+    [`/app/status-pages/${ids.page}/branding`, /Branding/, true],
+    [`/app/status-pages/${ids.page}/postmortems`, /Postmortems/, true],
+    [`/app/status-pages/${ids.page}/postmortems/${ids.postmortem}`, /Edit postmortem/, false],
+    [`/app/status-pages/${ids.page}/subscribers`, /Subscribers/, true],
+    [`/app/status-pages/${ids.page}/embed`, /Embed/, true],
+    ['/app/projects', /Projects/, true],
+    ['/app/api-keys', /API keys/, true],
+    ['/app/workspace', /Workspace/, true],
+    ['/app/mcp-grants', /MCP/, true],
+    ['/app/billing', /Billing/, true],
+    ['/app/settings', /Settings/, true],
+    ['/app/no-such-screen', /Not found/, false],
+  ];
+}
+
+async function open(path: string, heading: RegExp) {
+  await page.goto(path);
+  await expect(page.getByRole('heading', { level: 1 })).toContainText(new RegExp(heading.source, 'i'));
+  // The screen's data arrives after its heading.
+  await page.waitForLoadState('networkidle').catch(() => undefined);
+  await expect(page.locator('[aria-busy="true"]')).toHaveCount(0);
+}
+
+test.beforeAll(async ({ browser }) => {
+  test.setTimeout(120_000);
+  page = await (await browser.newContext()).newPage();
+  await signUp(page, 'Eve');
+  const hook = await rest(page, 'POST', '/notification-channels', { name: 'Ops hook', type: 'WEBHOOK', config: { url: `${TARGET()}/__hook` } });
+  await rest(page, 'POST', '/escalation-policies', { name: 'Ops', steps: [{ delayMinutes: 0, notificationChannelIds: [hook.id] }] });
+  await rest(page, 'POST', '/projects', { name: 'Storefront' });
+  const http = await rest(page, 'POST', '/monitors', { name: 'Shop front', type: 'HTTP', url: `${TARGET()}/__down`, interval: 2, timeout: 1 });
+  ids.http = http.id;
+  const push = await rest(page, 'POST', '/monitors', { name: 'Nightly backup', type: 'PUSH', interval: 3600 });
+  ids.push = push.id;
+  await fetch(`${process.env.TOCSIN_URL}/push/${push.pushToken}`, { method: 'POST' });
+  await rest(page, 'POST', '/maintenance-windows', {
+    title: 'Router swap', monitorId: push.id, startsAt: '2031-01-01T01:00:00Z', endsAt: '2031-01-01T02:00:00Z', timezone: 'UTC',
+  });
+  await rest(page, 'POST', '/api-keys', { name: 'ci', permissions: ['monitors:read'] });
+  const sp = await rest(page, 'POST', '/status-pages', { name: 'Every Screen Status', slug: `every-${Date.now()}` });
+  ids.page = sp.id;
+  const incident = await rest(page, 'POST', '/incidents', { statusPageId: sp.id, title: 'Checkout outage', message: 'Looking into it.' });
+  await rest(page, 'POST', `/incidents/${incident.incident.id}/resolve`, { message: 'Fixed.' });
+  await rest(page, 'POST', '/incidents', { statusPageId: sp.id, title: 'Slow search', message: 'Search is slow.' });
+  const pm = await rest(page, 'POST', '/postmortems', { incidentId: incident.incident.id, title: 'Checkout outage', body: 'What happened.' });
+  ids.postmortem = pm.id;
+  // The failing monitor's alert, for the alert screen.
+  await expect
+    .poll(async () => {
+      const r = await rest(page, 'GET', '/alerts');
+      const list = (Array.isArray(r) ? r : r.alerts) as { id: string; monitorId: string }[];
+      ids.alert = list.find((a) => a.monitorId === http.id)?.id ?? '';
+      return ids.alert;
+    }, { timeout: 60_000 })
+    .not.toBe('');
+  await rest(page, 'POST', `/monitors/${http.id}/pause`);
+});
+
+test('axe finds no serious or critical violation on any screen, light or dark', async () => {
+  test.setTimeout(300_000);
+  const found: string[] = [];
+  for (const [path, heading] of routes()) {
+    await open(path, heading);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      found.push(...(await axeViolations(page, `${path} (${scheme})`)));
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+  expect(found).toEqual([]);
+});
+
+test('at 360 px nothing on a main screen leaves the viewport', async () => {
+  test.setTimeout(300_000);
+  await page.setViewportSize({ width: 360, height: 740 });
+  const found: string[] = [];
+  for (const [path, heading, main] of routes()) {
+    if (!main) continue;
+    await open(path, heading);
+    found.push(...(await page.evaluate(cutOff)).map((x) => `${path}: ${x}`));
+  }
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await open(`/app/monitors/${ids.http}`, /Shop front/);
+  await shot(page, 'narrow-monitor-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  expect(found).toEqual([]);
+});
+
+test("the chart's times are in the workspace's time zone", async ({ browser }) => {
+  // Kathmandu is 5 h 45 min from UTC, which no rounding hides; the browser runs in UTC.
+  const ctx = await browser.newContext({ timezoneId: 'UTC', storageState: await page.context().storageState() });
+  const p = await ctx.newPage();
+  const etag = (await p.request.get('/workspace/settings')).headers()['etag'];
+  const r = await p.request.patch('/workspace/settings', {
+    data: { timezone: 'Asia/Kathmandu' },
+    headers: { origin: process.env.TOCSIN_URL!, ...(etag ? { 'if-match': etag } : {}) },
+  });
+  expect(r.ok(), await r.text()).toBe(true);
+  await p.goto(`/app/monitors/${ids.http}`);
+  const chart = p.getByRole('img', { name: /Response time over/ });
+  await expect(chart).toHaveAttribute('data-zone', 'Asia/Kathmandu');
+  await p.getByRole('group', { name: 'Chart range' }).getByRole('button', { name: '1 h', exact: true }).click();
+  // The legend shows the time of the check under the cursor: the latest, at the right edge.
+  await expect(chart).toHaveAttribute('data-range', '1h');
+  await expect(p.locator('.chart .u-over')).toBeVisible();
+  const box = (await p.locator('.chart .u-over').boundingBox())!;
+  await p.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
+  const shown = (await p.locator('.chart .u-legend .u-series').first().locator('.u-value').textContent())!.trim();
+  // uPlot's legend stamp: "2026-11-27 11:05pm" (seconds when the range is short).
+  const m = shown.match(/(\d{4})-(\d{2})-(\d{2}) (\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm)?/i);
+  expect(m, shown).not.toBeNull();
+  let hour = Number(m![4]);
+  if (m![7]) hour = (hour % 12) + (m![7].toLowerCase() === 'pm' ? 12 : 0);
+  const wall = Date.UTC(Number(m![1]), Number(m![2]) - 1, Number(m![3]), hour, Number(m![5]), Number(m![6] ?? 0));
+  // That wall time is now in Kathmandu (the check ran within the last minutes), not now in UTC.
+  const kathmandu = Date.now() + (5 * 60 + 45) * 60_000;
+  expect(Math.abs(wall - kathmandu), `${shown} is not Kathmandu's time`).toBeLessThan(10 * 60_000);
+  await ctx.close();
+});
