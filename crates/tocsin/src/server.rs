@@ -42,6 +42,11 @@ use crate::push::tokens::PushTokens;
 use crate::store::Db;
 use crate::telemetry::Metrics;
 
+/// How long a scheduled check's result that changes no status may wait to share its commit
+/// (see `WriterOptions::patience`): short next to any interval, and nothing a person waits on
+/// (a status change, a push, an on-demand check) ever waits. At 100 checks/s it turns a commit
+/// per check into one per twenty.
+const CHECK_RESULT_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
 /// The OpenAPI document as printed by `tocsin openapi`.
 pub fn openapi_text() -> String {
     crate::http::openapi::document_text()
@@ -98,6 +103,7 @@ async fn assemble(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow:
             alert_links: Links::of(&cx),
             wake_deliveries: Some(deliveries.waker()),
             live: Some(live.clone()),
+            patience: CHECK_RESULT_PATIENCE,
             ..WriterOptions::default()
         },
     );

@@ -10,8 +10,9 @@
 use std::time::Duration;
 
 /// Thread-name prefixes that belong to the in-process server: its runtime's workers and
-/// blocking threads, and sqlx's SQLite connection workers (names are cut at 15 bytes).
-const SERVER_THREADS: &[&str] = &["bench-server", "sqlx-sqlite"];
+/// blocking threads, sqlx's SQLite connection workers and the heartbeat writer's thread (names
+/// are cut at 15 bytes).
+const SERVER_THREADS: &[&str] = &["bench-server", "sqlx-sqlite", "heartbeat-write"];
 
 /// Cumulative on-CPU time so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -4,8 +4,10 @@
 //! single-threaded runtime (thread name `bench-target`), so it is not counted as server CPU.
 //!
 //! It does the least a real target does (accept, parse one request, answer, close), so the
-//! figures describe Tocsin's side of a check. Connections are not kept alive: a check opens a
-//! fresh connection each time, as against a real site.
+//! figures describe Tocsin's side of a check. A check opens a fresh connection each time, as
+//! against a real site; by default the target closes it after answering, and
+//! [`LoopbackTarget::start_with`] can keep it open instead, as most real servers do (then the
+//! checker closes it once the answer is read).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -30,8 +32,13 @@ pub struct LoopbackTarget {
 }
 
 impl LoopbackTarget {
-    /// Binds `127.0.0.1:0` and starts answering.
+    /// Binds `127.0.0.1:0` and starts answering, closing each connection after its answer.
     pub fn start() -> anyhow::Result<LoopbackTarget> {
+        Self::start_with(false)
+    }
+
+    /// As [`start`](Self::start); with `keep_alive` the target leaves connections open.
+    pub fn start_with(keep_alive: bool) -> anyhow::Result<LoopbackTarget> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
@@ -50,7 +57,7 @@ impl LoopbackTarget {
                     };
                     tokio::select! {
                         _ = stop_rx => {}
-                        _ = serve(listener, flag) => {}
+                        _ = serve(listener, flag, keep_alive) => {}
                     }
                 });
             })?;
@@ -93,7 +100,7 @@ impl Drop for LoopbackTarget {
     }
 }
 
-async fn serve(listener: tokio::net::TcpListener, failing: Arc<AtomicBool>) {
+async fn serve(listener: tokio::net::TcpListener, failing: Arc<AtomicBool>, keep_alive: bool) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of descriptors or similar: back off briefly rather than spin.
@@ -114,7 +121,7 @@ async fn serve(listener: tokio::net::TcpListener, failing: Arc<AtomicBool>) {
                 }
             });
             let _ = hyper::server::conn::http1::Builder::new()
-                .keep_alive(false)
+                .keep_alive(keep_alive)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });

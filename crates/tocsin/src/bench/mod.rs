@@ -23,6 +23,7 @@ pub mod alerting;
 pub mod billing;
 pub mod connections;
 pub mod cpu;
+pub mod lean;
 pub mod load;
 pub mod loopback;
 pub mod mcp;
@@ -60,7 +61,11 @@ hot path\n  mcp-get-monitor  POST /mcp tools/call get_monitor with an mcp token\
 components with 90 days of history\n  status-summary-gzip  the same summary with Accept-Encoding: gzip, as browsers send it\n  status-page  GET /s/bench: the same page as HTML\n  status-badge  GET /api/v1/embed/badge.svg: the same page's SVG badge by publishable key\n\nThe baseline always runs (first) so every scenario can be compared with it.\n\n\
 Monitor scenarios (run only when named; the real scheduler against a loopback target):\n  \
 checks            4,000 HTTP monitors every 2 s: checks/s, every heartbeat stored, bytes per \
-heartbeat\n  scheduler-100k    100,000 monitors every 60 s: start lateness, busiest second\n  \
+heartbeat\n  checks-low        200 monitors every 2 s (100 checks/s): server CPU per check, against \
+`checks` in the same run\n  everyday          2,000 monitors every 20 s, target keeping connections: \
+server CPU per 1,000 checks\n  idle-cpu          2,000 monitors every 5 minutes: the process's \
+share of a core over a minute\n  read-storm-rss    a storm of status page reads, then a quiet \
+minute: RSS before and after\n  scheduler-100k    100,000 monitors every 60 s: start lateness, busiest second\n  \
 idle-rss          100,000 monitors every 24 h: RSS per idle monitor\n  reads-under-load  \
 10,000 monitors every 10 s: list, page and heartbeat reads while checks run\n  \
 connections       1,000 monitors every 2 s, quiet then with 5,000 idle + 500 slowloris \
@@ -438,6 +443,7 @@ pub fn execute(plan: &Plan) -> anyhow::Result<Report> {
             );
         }
     }
+    lean::cross_verdicts(&mut monitor_results);
     Ok(Report {
         date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         backend,

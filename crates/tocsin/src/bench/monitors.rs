@@ -23,6 +23,7 @@
 //!   without them, and the CPU the streams' clients took from the same cores.
 //! - `outbox`: 20,000 webhook notifications queued at once and delivered by the real delivery
 //!   worker to the loopback target ([`super::outbox`]): deliveries/s, all delivered.
+//! - `checks-low`, `everyday`, `idle-cpu`, `read-storm-rss`: everyday loads ([`super::lean`]).
 
 use std::time::{Duration, Instant};
 
@@ -113,6 +114,30 @@ pub fn all() -> Vec<MonitorScenario> {
             about: "4,000 HTTP monitors every 2 s: checks/s with every heartbeat stored, bytes per heartbeat",
             monitors: 4_000,
             interval_s: 2,
+        },
+        MonitorScenario {
+            name: super::lean::CHECKS_LOW,
+            about: "200 HTTP monitors every 2 s (100 checks/s): server CPU per check, judged against `checks` when both run",
+            monitors: 200,
+            interval_s: 2,
+        },
+        MonitorScenario {
+            name: super::lean::EVERYDAY,
+            about: "2,000 HTTP monitors every 20 s against a target that keeps connections alive: server CPU per 1,000 checks",
+            monitors: 2_000,
+            interval_s: 20,
+        },
+        MonitorScenario {
+            name: super::lean::IDLE_CPU,
+            about: "2,000 HTTP monitors every 5 minutes and nobody reading: the process's share of one core over a minute",
+            monitors: 2_000,
+            interval_s: 300,
+        },
+        MonitorScenario {
+            name: super::lean::READ_STORM_RSS,
+            about: "a storm of public status page reads (64 connections, at least 30 s), then a quiet minute: RSS before, at the end and after",
+            monitors: 1,
+            interval_s: 86_400,
         },
         MonitorScenario {
             name: SCHEDULER_100K,
@@ -296,6 +321,9 @@ pub struct MonitorSummary {
     /// `regions`: one row per region strategy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regions: Option<super::regions::RegionFigures>,
+    /// `read-storm-rss`: the storm and the memory around it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storm: Option<super::lean::StormFigures>,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -323,7 +351,7 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
         .thread_name("bench-server")
         .enable_all()
         .build()?;
-    let target = LoopbackTarget::start()?;
+    let target = LoopbackTarget::start_with(super::lean::keeps_alive(scenario.name))?;
     // The grid allows any interval; the configured floor only guards the API, but a server
     // that runs 1 s monitors should say it allows them.
     let server = LocalServer::start_with(&server_rt, plan.database_url.as_deref(), |c| {
@@ -346,12 +374,12 @@ pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<Mon
 }
 
 /// One scenario's server, target and helpers.
-struct Session<'a> {
+pub(super) struct Session<'a> {
     rt: &'a Runtime,
     state: AppState,
     /// The same server's HTTP-edge state, for the scenario fixture.
     app: crate::server::AppState,
-    addr: std::net::SocketAddr,
+    pub(super) addr: std::net::SocketAddr,
     backend: String,
     url: String,
     /// The target's switch to answering `500`.
@@ -402,6 +430,7 @@ impl Session<'_> {
             flip: None,
             streams: None,
             regions: None,
+            storm: None,
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -785,6 +814,10 @@ impl Session<'_> {
                 });
                 summary.flip = Some(f);
             }
+            super::lean::READ_STORM_RSS => {
+                summary.setup_secs = setup_started.elapsed().as_secs_f64();
+                self.read_storm(&fixture, plan, &mut summary)?;
+            }
             REGIONS => {
                 // Its monitors are its own (three regions, each strategy in turn).
                 self.rt.block_on(
@@ -890,7 +923,8 @@ impl Session<'_> {
             }
             _ => {
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();
-                let figures = self.checks_window(&ids, scenario, plan)?;
+                let figures =
+                    self.checks_window(&ids, scenario, &super::lean::window(scenario.name, plan))?;
                 if scenario.name == CHECKS {
                     summary.verdicts.push(Verdict {
                         what: "checks/s, every heartbeat stored".into(),
@@ -904,7 +938,7 @@ impl Session<'_> {
                         ),
                         pass: sustains(&figures, TARGET_CHECKS_PER_SEC),
                     });
-                } else {
+                } else if scenario.name == SCHEDULER_100K {
                     summary.verdicts.push(Verdict {
                         what: "start lateness p99".into(),
                         target: format!("<= {TARGET_LATENESS_P99_MS} ms"),
@@ -941,6 +975,7 @@ impl Session<'_> {
                     }
                 }
                 summary.checks = Some(figures);
+                super::lean::check_verdicts(&mut summary);
             }
         }
         Ok(summary)

@@ -323,7 +323,9 @@ async fn apply_with_heartbeats(
             let mut hb = heartbeat_of(m, &r.region, ran_at_ms, o, None);
             in_window(&mut hb, window);
             hb.state = Some(update.clone());
-            Some(state.heartbeats().submit(hb))
+            // No status changes here and nobody waits but this cycle: the result may share
+            // a commit with others (see `WriterOptions::patience`).
+            Some(state.heartbeats().submit_patient(hb))
         })
         .collect();
     report.heartbeats = submissions.len();

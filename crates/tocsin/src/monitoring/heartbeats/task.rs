@@ -26,6 +26,10 @@ use crate::store::Db;
 /// same-moment twin and placed just after it; older ones keep their time (a late result).
 const TWIN_WINDOW_MS: i64 = 1_000;
 
+/// A batch of patient results this large commits without waiting: the commit's fixed cost is
+/// already shared widely enough.
+pub(super) const PATIENT_BATCH: usize = 32;
+
 pub(super) struct WriterTask {
     pub(super) db: Db,
     pub(super) opts: WriterOptions,
@@ -86,6 +90,35 @@ impl WriterTask {
                 while jobs.len() < self.opts.max_batch {
                     match tokio::time::timeout_at(deadline, rx.recv()).await {
                         Ok(Some(Msg::Job(j))) => jobs.push(*j),
+                        Ok(Some(Msg::Flush(a))) => {
+                            acks.push(a);
+                            break;
+                        }
+                        Ok(Some(Msg::Shutdown(a))) => {
+                            stop = Some(a);
+                            break;
+                        }
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+            }
+            if acks.is_empty()
+                && stop.is_none()
+                && !self.opts.patience.is_zero()
+                && jobs.len() < PATIENT_BATCH
+                && jobs.iter().all(|j| j.patient)
+            {
+                let deadline = tokio::time::Instant::now() + self.opts.patience;
+                while jobs.len() < PATIENT_BATCH {
+                    match tokio::time::timeout_at(deadline, rx.recv()).await {
+                        Ok(Some(Msg::Job(j))) => {
+                            // Someone waits on this one: commit now, with the company so far.
+                            let hurry = !j.patient;
+                            jobs.push(*j);
+                            if hurry {
+                                break;
+                            }
+                        }
                         Ok(Some(Msg::Flush(a))) => {
                             acks.push(a);
                             break;
