@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tocsin_core::state::Status;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::fan_out;
 use super::handle::{Job, Msg, Reply, WriteError, WriterOptions, WriterStats};
@@ -59,6 +59,40 @@ pub(super) struct Committed {
     pub(super) skipped: HashMap<usize, Skip>,
 }
 
+/// Waits up to `wait` for more submissions while the batch holds fewer than `limit` jobs; a
+/// flush or a shutdown ends the wait, and so does (with `hurry`) a job someone waits on.
+async fn company(
+    rx: &mut mpsc::Receiver<Msg>,
+    wait: std::time::Duration,
+    limit: usize,
+    hurry: bool,
+    jobs: &mut Vec<Job>,
+    acks: &mut Vec<oneshot::Sender<()>>,
+    stop: &mut Option<oneshot::Sender<()>>,
+) {
+    let deadline = tokio::time::Instant::now() + wait;
+    while jobs.len() < limit {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(Msg::Job(j))) => {
+                let impatient = !j.patient;
+                jobs.push(*j);
+                if hurry && impatient {
+                    break;
+                }
+            }
+            Ok(Some(Msg::Flush(a))) => {
+                acks.push(a);
+                break;
+            }
+            Ok(Some(Msg::Shutdown(a))) => {
+                *stop = Some(a);
+                break;
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+}
+
 impl WriterTask {
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<Msg>) {
         while let Some(first) = rx.recv().await {
@@ -81,55 +115,35 @@ impl WriterTask {
                     Err(_) => break,
                 }
             }
-            if acks.is_empty()
-                && stop.is_none()
-                && !self.opts.max_wait.is_zero()
-                && jobs.len() < self.opts.max_batch
-            {
-                let deadline = tokio::time::Instant::now() + self.opts.max_wait;
-                while jobs.len() < self.opts.max_batch {
-                    match tokio::time::timeout_at(deadline, rx.recv()).await {
-                        Ok(Some(Msg::Job(j))) => jobs.push(*j),
-                        Ok(Some(Msg::Flush(a))) => {
-                            acks.push(a);
-                            break;
-                        }
-                        Ok(Some(Msg::Shutdown(a))) => {
-                            stop = Some(a);
-                            break;
-                        }
-                        Ok(None) | Err(_) => break,
-                    }
-                }
+            if acks.is_empty() && stop.is_none() && !self.opts.max_wait.is_zero() {
+                let limit = self.opts.max_batch;
+                company(
+                    &mut rx,
+                    self.opts.max_wait,
+                    limit,
+                    false,
+                    &mut jobs,
+                    &mut acks,
+                    &mut stop,
+                )
+                .await;
             }
             if acks.is_empty()
                 && stop.is_none()
                 && !self.opts.patience.is_zero()
-                && jobs.len() < PATIENT_BATCH
                 && jobs.iter().all(|j| j.patient)
             {
-                let deadline = tokio::time::Instant::now() + self.opts.patience;
-                while jobs.len() < PATIENT_BATCH {
-                    match tokio::time::timeout_at(deadline, rx.recv()).await {
-                        Ok(Some(Msg::Job(j))) => {
-                            // Someone waits on this one: commit now, with the company so far.
-                            let hurry = !j.patient;
-                            jobs.push(*j);
-                            if hurry {
-                                break;
-                            }
-                        }
-                        Ok(Some(Msg::Flush(a))) => {
-                            acks.push(a);
-                            break;
-                        }
-                        Ok(Some(Msg::Shutdown(a))) => {
-                            stop = Some(a);
-                            break;
-                        }
-                        Ok(None) | Err(_) => break,
-                    }
-                }
+                let wait = self.opts.patience;
+                company(
+                    &mut rx,
+                    wait,
+                    PATIENT_BATCH,
+                    true,
+                    &mut jobs,
+                    &mut acks,
+                    &mut stop,
+                )
+                .await;
             }
             self.write(jobs).await;
             for a in acks {
