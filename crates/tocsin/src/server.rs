@@ -76,6 +76,13 @@ async fn assemble(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow:
         &crate::cluster::new_node_id(),
         db.backend() == crate::store::Backend::Postgres,
     );
+    // A driven clock steps the scheduler's runs itself: a wait in real time between its steps
+    // would only hold the next step back, so results commit at once there.
+    let patience = if clock.is_some() {
+        std::time::Duration::ZERO
+    } else {
+        CHECK_RESULT_PATIENCE
+    };
     let clock = clock.unwrap_or_else(|| Arc::new(SystemClock));
     let cx = Cx::new(config, db, clock, feed, link_secret);
     // Whatever holds the context wakes the worker after enqueueing (`Cx::wake_deliveries`).
@@ -103,7 +110,7 @@ async fn assemble(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow:
             alert_links: Links::of(&cx),
             wake_deliveries: Some(deliveries.waker()),
             live: Some(live.clone()),
-            patience: CHECK_RESULT_PATIENCE,
+            patience,
             ..WriterOptions::default()
         },
     );
