@@ -149,8 +149,8 @@ async fn open(
     let Some(m) = routing::brief(&mut *conn, &e.workspace_id, &e.monitor_id).await? else {
         return Ok(0);
     };
-    root_cause::serialize(&mut *conn, &e.workspace_id, &m.id).await?;
-    let under = match root_cause::upstream(&mut *conn, &m.id).await? {
+    let graph = root_cause::enter(&mut *conn, &e.workspace_id, &m.id).await?;
+    let under = match root_cause::upstream(&mut *conn, graph, &m.id).await? {
         Upstream::Maintenance => return Ok(0),
         Upstream::Under(root) => Some(root),
         Upstream::Clear => None,
@@ -194,9 +194,9 @@ async fn open(
         return Ok(0);
     }
     tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
-    root_cause::fold_held(&mut *conn, &alert, opened_at).await?;
+    root_cause::fold_held(&mut *conn, graph, &alert, opened_at).await?;
     // A held page's incident waits for the hold too (`auto_incidents::open_after_holds`).
-    let hold = root_cause::hold_for(&mut *conn, &m.id).await?;
+    let hold = root_cause::hold_for(&mut *conn, graph, &m.id).await?;
     let told = if hold > 0 {
         0
     } else {
@@ -234,7 +234,7 @@ async fn resolve(
     links: &Links,
     e: &EventRow,
 ) -> Result<usize, sqlx::Error> {
-    root_cause::serialize(&mut *conn, &e.workspace_id, &e.monitor_id).await?;
+    root_cause::enter(&mut *conn, &e.workspace_id, &e.monitor_id).await?;
     let Some(mut alert) =
         store::unresolved_for_monitor(&mut *conn, &e.workspace_id, &e.monitor_id).await?
     else {

@@ -195,7 +195,7 @@ pub async fn open_after_holds(cx: &Cx, now: i64) -> Result<usize, sqlx::Error> {
             continue;
         }
         let mut tx = cx.db().begin().await?;
-        root_cause::serialize(&mut tx, &a.workspace_id, &a.monitor_id).await?;
+        root_cause::enter(&mut tx, &a.workspace_id, &a.monitor_id).await?;
         // Still a root and unresolved, as this transaction sees it.
         let Some(now_row) = alerts::get(&mut *tx, &a.workspace_id, &a.id).await? else {
             continue;

@@ -28,7 +28,7 @@
 //!   components as affected; suppressed and folded alerts open no incident of their own, and
 //!   a held one opens its incident only once its hold is over (`super::auto_incidents`).
 //! - **Concurrency.** On PostgreSQL the decisions of one workspace's dependent monitors are
-//!   serialized by a transaction-scoped advisory lock ([`serialize`]), taken before anything
+//!   serialized by a transaction-scoped advisory lock ([`enter`]), taken before anything
 //!   is read, so two outages opening in the same instant see each other.
 
 use serde_json::{json, Value};
@@ -47,31 +47,48 @@ pub enum Upstream {
     Maintenance,
 }
 
-/// Serializes root-cause decisions in workspace `ws` on PostgreSQL for a monitor in a
-/// dependency graph: a root and its dependent whose alerts open (or resolve) in the same
-/// instant in two transactions would otherwise each miss the other's uncommitted alert under
-/// READ COMMITTED, and both page. The second waits for the first to commit, then reads it.
+/// Where a monitor stands in the dependency graph: what the walks from it can find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Graph {
+    /// It depends on something: the walks up (its root, its hold) can find one.
+    pub up: bool,
+    /// Something depends on it: the walk down (held pages to fold) can find one.
+    pub down: bool,
+}
+
+/// Starts a root-cause decision for `monitor_id` in workspace `ws`: one indexed look for its
+/// edges, so that the walks below run only where they can find something. Most monitors have
+/// no edge, and a recursive walk costs several times a plain read even when it finds nothing; in an
+/// outage of thousands of unrelated monitors those walks, run in each status change's
+/// transaction, were most of what the transitions kept SQLite's one writer busy with.
+///
+/// On PostgreSQL it also serializes the decisions of a workspace's dependent monitors: a
+/// root and its dependent whose alerts open (or resolve) in the same instant in two
+/// transactions would otherwise each miss the other's uncommitted alert under READ
+/// COMMITTED, and both page. The second waits for the first to commit, then reads it.
 /// SQLite has one writer, so its transactions never overlap; monitors without dependencies
 /// take no lock.
-pub async fn serialize(
+pub async fn enter(
     conn: &mut sqlx::AnyConnection,
     ws: &str,
     monitor_id: &str,
-) -> Result<(), sqlx::Error> {
-    if !conn.backend_name().eq_ignore_ascii_case("postgresql") {
-        return Ok(());
-    }
-    if deps::has_edges(&mut *conn, monitor_id).await? {
+) -> Result<Graph, sqlx::Error> {
+    let (up, down) = deps::edges(&mut *conn, monitor_id).await?;
+    if (up || down) && conn.backend_name().eq_ignore_ascii_case("postgresql") {
         deps::lock_workspace(&mut *conn, ws).await?;
     }
-    Ok(())
+    Ok(Graph { up, down })
 }
 
 /// Where `monitor_id`'s alert belongs if it opens now.
 pub async fn upstream(
     conn: &mut sqlx::AnyConnection,
+    graph: Graph,
     monitor_id: &str,
 ) -> Result<Upstream, sqlx::Error> {
+    if !graph.up {
+        return Ok(Upstream::Clear);
+    }
     if let Some(root) = deps::upstream_root(&mut *conn, monitor_id).await? {
         return Ok(Upstream::Under(root));
     }
@@ -85,9 +102,13 @@ pub async fn upstream(
 /// many.
 pub async fn fold_held(
     conn: &mut sqlx::AnyConnection,
+    graph: Graph,
     root: &AlertRow,
     now: i64,
 ) -> Result<usize, sqlx::Error> {
+    if !graph.down {
+        return Ok(0);
+    }
     let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
     let held = deps::held_below(&mut *conn, &root.monitor_id, root.opened_at - window).await?;
     for id in &held {
@@ -103,8 +124,12 @@ pub async fn fold_held(
 /// longest detection time (0 without dependencies: nothing to hold).
 pub async fn hold_for(
     conn: &mut sqlx::AnyConnection,
+    graph: Graph,
     monitor_id: &str,
 ) -> Result<i64, sqlx::Error> {
+    if !graph.up {
+        return Ok(0);
+    }
     deps::hold_ms(&mut *conn, monitor_id).await
 }
 

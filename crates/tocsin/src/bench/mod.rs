@@ -378,7 +378,10 @@ pub struct Report {
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let plan = args.validate()?;
     // Logging at warn: per-request spans and events must not be part of what is measured.
-    crate::telemetry::init_logging(crate::config::LogFormat::Human, "warn");
+    // `TOCSIN_BENCH_LOG` (a log filter such as `info`) overrides it to look inside a run, at
+    // the price of representative figures.
+    let level = std::env::var("TOCSIN_BENCH_LOG").unwrap_or_else(|_| "warn".into());
+    crate::telemetry::init_logging(crate::config::LogFormat::Human, &level);
     let json = plan.json;
     if !json && !plan.monitor_scenarios.is_empty() {
         eprintln!(

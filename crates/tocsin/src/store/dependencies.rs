@@ -11,16 +11,19 @@ use sqlx::AnyConnection;
 use super::alerts::{AlertRow, OPEN, RESOLVED};
 use super::{in_list, Exec};
 
-/// Whether `monitor_id` depends on something or something depends on it.
-pub async fn has_edges<'e>(e: impl Exec<'e>, monitor_id: &str) -> Result<bool, sqlx::Error> {
-    let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM monitor_dependencies \
-         WHERE monitor_id = $1 OR depends_on_id = $1 LIMIT 1) e",
+/// Whether `monitor_id` depends on something (`.0`) and whether something depends on it
+/// (`.1`): two indexed looks, each stopping at its first edge.
+pub async fn edges<'e>(e: impl Exec<'e>, monitor_id: &str) -> Result<(bool, bool), sqlx::Error> {
+    let (up, down): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM monitor_dependencies \
+                 WHERE monitor_id = $1 LIMIT 1) u), \
+                (SELECT COUNT(*) FROM (SELECT 1 FROM monitor_dependencies \
+                 WHERE depends_on_id = $1 LIMIT 1) d)",
     )
     .bind(monitor_id)
     .fetch_one(e)
     .await?;
-    Ok(n > 0)
+    Ok((up > 0, down > 0))
 }
 
 /// Waits (PostgreSQL) until no other transaction is deciding root causes in workspace `ws`,
