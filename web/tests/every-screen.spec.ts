@@ -124,13 +124,15 @@ test('at 360 px nothing on a main screen leaves the viewport', async () => {
   expect(found).toEqual([]);
 });
 
-/** Axe in both schemes and the 360 px check on the page `p` shows now, as readable lines. */
-async function peopleChecks(p: Page, name: string): Promise<string[]> {
+/** Axe in both schemes and the 360 px check on the page `p` shows now, as readable lines;
+ *  with `screenshot`, a screenshot in each scheme under that name. */
+async function peopleChecks(p: Page, name: string, screenshot?: string): Promise<string[]> {
   await expect(p.getByRole('heading', { level: 1 })).toBeVisible();
   const found: string[] = [];
   for (const scheme of ['light', 'dark'] as const) {
     await p.emulateMedia({ colorScheme: scheme });
     found.push(...(await axeViolations(p, `${name} (${scheme})`)));
+    if (screenshot) await shot(p, scheme === 'light' ? screenshot : `${screenshot}-dark`);
   }
   await p.emulateMedia({ colorScheme: 'light' });
   const wide = p.viewportSize()!;
@@ -144,14 +146,14 @@ test('every people-facing page passes axe in both schemes and fits 360 px', asyn
   test.setTimeout(300_000);
   const found: string[] = [];
   // Signed in: the dashboard's own pages reached from a link.
-  for (const [path, heading] of [
-    ['/app/oauth/consent?consent_code=not-a-real-code&client_id=Claude%20Desktop&scope=monitors%3Aread+incidents%3Awrite', /Allow access/],
-    ['/app/invitations/accept?token=not-a-real-token', /Join a workspace/],
-    ['/app/invitations/accept', /Join a workspace/],
+  for (const [path, heading, name] of [
+    ['/app/oauth/consent?consent_code=not-a-real-code&client_id=Claude%20Desktop&scope=monitors%3Aread+incidents%3Awrite', /Allow access/, 'people-oauth-consent'],
+    ['/app/invitations/accept?token=not-a-real-token', /Join a workspace/, 'people-invitation'],
+    ['/app/invitations/accept', /Join a workspace/, undefined],
   ] as const) {
     await page.goto(path);
     await expect(page.getByRole('heading', { level: 1 })).toContainText(heading);
-    found.push(...(await peopleChecks(page, path)));
+    found.push(...(await peopleChecks(page, path, name)));
   }
   // Anyone: the server's pages, from a fresh browser with no session.
   const ctx = await browser.newContext();
@@ -175,12 +177,12 @@ test('every people-facing page passes axe in both schemes and fits 360 px', asyn
   await v.getByLabel('Email address').fill(email);
   await v.getByRole('button', { name: 'Subscribe' }).click();
   await expect(v.getByRole('heading', { name: 'Check your inbox' })).toBeVisible();
-  found.push(...(await peopleChecks(v, 'check your inbox')));
+  found.push(...(await peopleChecks(v, 'check your inbox', 'people-check-inbox')));
   let confirm = '';
   await expect.poll(async () => (confirm = await linkIn(email, '/api/v1/subscribers/verify?token=').catch(() => '')), { timeout: 30_000 }).not.toBe('');
   await v.goto(confirm);
   await expect(v.getByRole('heading', { name: 'Confirm your subscription?' })).toBeVisible();
-  found.push(...(await peopleChecks(v, 'confirm the subscription')));
+  found.push(...(await peopleChecks(v, 'confirm the subscription', 'people-confirm-subscription')));
   await v.getByRole('button', { name: 'Confirm the subscription' }).click();
   await expect(v.getByRole('heading', { name: 'Subscription confirmed' })).toBeVisible();
   found.push(...(await peopleChecks(v, 'subscription confirmed')));
@@ -188,7 +190,7 @@ test('every people-facing page passes axe in both schemes and fits 360 px', asyn
   await expect.poll(async () => (leave = await linkIn(email, '/api/v1/subscribers/unsubscribe?token=').catch(() => '')), { timeout: 30_000 }).not.toBe('');
   await v.goto(leave);
   await expect(v.getByRole('heading', { name: 'Unsubscribe?' })).toBeVisible();
-  found.push(...(await peopleChecks(v, 'unsubscribe')));
+  found.push(...(await peopleChecks(v, 'unsubscribe', 'people-unsubscribe')));
   await v.getByRole('button', { name: 'Unsubscribe' }).click();
   await expect(v.getByRole('heading', { name: 'Unsubscribed' })).toBeVisible();
   found.push(...(await peopleChecks(v, 'unsubscribed')));
