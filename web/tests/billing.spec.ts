@@ -4,32 +4,18 @@
 // status, usage bars, an upgrade button per plan on sale that opens Checkout, "Manage billing"
 // that opens the portal, and, after a payment fails (a webhook event signed as Stripe signs
 // it), the past-due banner on every screen. Accessibility (axe) and a screenshot.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { axe, PASSWORD, shots } from './helpers';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { listen } from './server';
 
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
 
-const PASSWORD = 'correct horse battery';
 const SECRET = 'whsec_playwright_billing';
-
-function listen(server: Server): Promise<number> {
-  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok((server.address() as AddressInfo).port)));
-}
-
-async function axe(page: Page, screen: string) {
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
 
 async function signUp(page: Page, base: string, email: string) {
   await page.goto(`${base}/app/sign-up`);

@@ -3,29 +3,12 @@
 // masked bot token that a blank keeps), pointed at a loopback HTTP server standing in for the
 // Bot API through its `apiUrl` setting; each test's outcome shown once its delivery settles
 // (a refused token, then a delivered message); the events it takes chosen in the form; disabled, enabled and deleted after a confirm.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { axe, PASSWORD, rest, shots } from './helpers';
 import { createServer, type Server } from 'node:http';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { listen } from './server';
 
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
 const EMAIL = `tg+${Date.now()}@example.com`;
-const PASSWORD = 'correct horse battery';
-
-async function axe(page: Page, screen: string) {
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
-
-async function rest(page: Page, path: string) {
-  const r = await page.request.get(`${process.env.TOCSIN_URL}${path}`);
-  expect(r.ok(), await r.text()).toBe(true);
-  return (await r.json()) as Record<string, unknown>;
-}
 
 /** What the stand-in Bot API received: the path (with the token) and the JSON body. */
 const received: { path: string; body: Record<string, unknown> }[] = [];
@@ -83,7 +66,7 @@ test('a Telegram channel is set up through its form and its test outcome shown',
   const card = page.getByRole('article', { name: /Ops Telegram/ });
   await expect(card).toContainText('TELEGRAM');
   // The stored token reads back masked.
-  const list = (await rest(page, '/notification-channels')) as { notificationChannels: { id: string; config: Record<string, unknown> }[] };
+  const list = (await rest(page, 'GET', '/notification-channels')) as { notificationChannels: { id: string; config: Record<string, unknown> }[] };
   const created = list.notificationChannels[0];
   expect(created.config).toEqual({ botToken: '********', chatId: '-100200', apiUrl: botUrl });
 
@@ -146,7 +129,7 @@ test("the channel's events are chosen in its form", async () => {
   await page.emulateMedia({ colorScheme: 'light' });
   await form.getByRole('button', { name: 'Save channel' }).click();
   await expect(form).toHaveCount(0);
-  const list = (await rest(page, '/notification-channels')) as { notificationChannels: { events: string[] }[] };
+  const list = (await rest(page, 'GET', '/notification-channels')) as { notificationChannels: { events: string[] }[] };
   const saved = list.notificationChannels[0].events;
   expect(saved).toContain('alert.opened');
   expect(saved).toContain('test');
@@ -167,7 +150,7 @@ test('the channel is disabled, enabled and deleted after a confirm', async () =>
   await expect(card).toContainText('disabled');
   await page.reload();
   await expect(card.getByRole('button', { name: 'Enable Night Telegram' })).toBeVisible();
-  let list = (await rest(page, '/notification-channels')) as { notificationChannels: { enabled: boolean }[] };
+  let list = (await rest(page, 'GET', '/notification-channels')) as { notificationChannels: { enabled: boolean }[] };
   expect(list.notificationChannels[0].enabled).toBe(false);
   await axe(page, 'disabled channel');
   await card.getByRole('button', { name: 'Enable Night Telegram' }).click();
@@ -177,6 +160,6 @@ test('the channel is disabled, enabled and deleted after a confirm', async () =>
   await expect(card.getByRole('group', { name: 'Delete Night Telegram and its delivery history?' })).toBeVisible();
   await card.getByRole('button', { name: 'Yes, delete Night Telegram' }).click();
   await expect(page.getByRole('heading', { name: 'No notification channels yet' })).toBeVisible();
-  list = (await rest(page, '/notification-channels')) as { notificationChannels: { enabled: boolean }[] };
+  list = (await rest(page, 'GET', '/notification-channels')) as { notificationChannels: { enabled: boolean }[] };
   expect(list.notificationChannels).toEqual([]);
 });

@@ -3,19 +3,16 @@
 // acknowledge the alert, build and publish a status page with an incident and see both on
 // the public page, mint and revoke an API key, the email confirmation banner, accessibility
 // (axe) of every main screen, and the cold-load figures (first contentful paint, JavaScript size).
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { axe, PASSWORD, shot } from './helpers';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { linkIn } from './mail';
 
 const TARGET = () => process.env.TARGET_URL!;
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
 
 const EMAIL = `ada+${Date.now()}@example.com`;
-const PASSWORD = 'correct horse battery';
 
 /** `tocsin user verify` on the server's data directory (SQLite), as its operator would. */
 function verifyByOperator(email: string) {
@@ -26,17 +23,6 @@ function verifyByOperator(email: string) {
 
 async function setTarget(code: number) {
   await fetch(`${TARGET()}/__status/${code}`, { method: 'POST' });
-}
-
-async function axe(page: Page, screen: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
-
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `${shots}${name}.png`, fullPage: false });
 }
 
 test.describe.configure({ mode: 'serial' });

@@ -3,23 +3,11 @@
 // form); the root's target goes down, then theirs: the alert list shows the dependents' alerts
 // "suppressed by" the root (and hides them under "Roots only"), and the monitors' detail pages
 // say what depends on what. Axe runs on the alert list.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { axe, PASSWORD, rest } from './helpers';
 
 const EMAIL = `deps+${Date.now()}@example.com`;
-const PASSWORD = 'correct horse battery';
 const TARGET = process.env.TARGET_URL!;
-
-/** A REST call with the browser's session (page.request shares the context's cookies). */
-async function rest(page: Page, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) {
-  const r = await page.request.fetch(`${process.env.TOCSIN_URL}${path}`, {
-    method,
-    headers: { origin: process.env.TOCSIN_URL! },
-    data: body,
-  });
-  expect(r.ok(), `${method} ${path}: ${await r.text()}`).toBe(true);
-  return r.status() === 204 ? {} : ((await r.json()) as Record<string, unknown>);
-}
 
 /** Checks every 2 s, failing at the first: the shared target's `/__down` always fails. */
 const monitorBody = (name: string, path: string, extra: Record<string, unknown> = {}) => ({
@@ -86,9 +74,7 @@ test("the dependents' alerts show as suppressed by the root", async () => {
   }
   await expect(card('Orders DB')).toBeVisible();
   await expect(card('Orders DB').getByTestId('suppressed-by')).toHaveCount(0);
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${v.id} ${v.help}`)).toEqual([]);
+  await axe(page, 'alert list');
 
   // Roots only: the one outage.
   await page.getByLabel(/Roots only/).check();

@@ -2,20 +2,10 @@
 // one): the banner its owner sees once something needs email, the channel form offering no
 // EMAIL type, and the public status page offering no subscribe form while the API refuses a
 // subscription with its precise code.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Browser, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { axe, shots } from './helpers';
 import { startTocsin, type Tocsin } from './server';
 
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
-
-async function axe(page: Page, screen: string) {
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
 
 test.describe.configure({ mode: 'serial' });
 

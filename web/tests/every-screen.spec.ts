@@ -2,15 +2,20 @@
 // each status-page tab) for a workspace with something on every screen: axe finds no serious
 // or critical violation, colour contrast included, in the light and the dark scheme; at 360 px
 // no element of a main screen reaches outside the viewport and the page does not scroll
-// sideways. Then the monitor chart's times are in the workspace's time zone, not the
+// sideways. The pages people reach from a link, an email or a form rather than the dashboard's
+// navigation (OAuth consent, an invitation, the public status page, subscribing, confirming and
+// leaving a subscription, acknowledging an alert, email verification, broken links) get the
+// same two checks, in both schemes and at 360 px. Then the monitor chart's times are in the workspace's time zone, not the
 // browser's.
 import { expect, test, type Page } from '@playwright/test';
 import { axeViolations, cutOff, rest, shot, signUp, TARGET } from './helpers';
+import { linkIn } from './mail';
 
 test.describe.configure({ mode: 'serial' });
 
 let page: Page;
 const ids: Record<string, string> = {};
+let slug = '';
 
 /** [path, a heading the screen shows, whether it is a main screen for the 360 px check]. */
 function routes(): [string, RegExp, boolean][] {
@@ -57,7 +62,9 @@ test.beforeAll(async ({ browser }) => {
   const hook = await rest(page, 'POST', '/notification-channels', { name: 'Ops hook', type: 'WEBHOOK', config: { url: `${TARGET()}/__hook` } });
   await rest(page, 'POST', '/escalation-policies', { name: 'Ops', steps: [{ delayMinutes: 0, notificationChannelIds: [hook.id] }] });
   await rest(page, 'POST', '/projects', { name: 'Storefront' });
-  const http = await rest(page, 'POST', '/monitors', { name: 'Shop front', type: 'HTTP', url: `${TARGET()}/__down`, interval: 2, timeout: 1 });
+  const http = await rest(page, 'POST', '/monitors', {
+    name: 'Shop front', type: 'HTTP', url: `${TARGET()}/__down`, interval: 2, timeout: 1, notificationChannelIds: [hook.id],
+  });
   ids.http = http.id;
   const push = await rest(page, 'POST', '/monitors', { name: 'Nightly backup', type: 'PUSH', interval: 3600 });
   ids.push = push.id;
@@ -66,7 +73,8 @@ test.beforeAll(async ({ browser }) => {
     title: 'Router swap', monitorId: push.id, startsAt: '2031-01-01T01:00:00Z', endsAt: '2031-01-01T02:00:00Z', timezone: 'UTC',
   });
   await rest(page, 'POST', '/api-keys', { name: 'ci', permissions: ['monitors:read'] });
-  const sp = await rest(page, 'POST', '/status-pages', { name: 'Every Screen Status', slug: `every-${Date.now()}` });
+  slug = `every-${Date.now()}`;
+  const sp = await rest(page, 'POST', '/status-pages', { name: 'Every Screen Status', slug, published: true });
   ids.page = sp.id;
   const incident = await rest(page, 'POST', '/incidents', { statusPageId: sp.id, title: 'Checkout outage', message: 'Looking into it.' });
   await rest(page, 'POST', `/incidents/${incident.incident.id}/resolve`, { message: 'Fixed.' });
@@ -113,6 +121,95 @@ test('at 360 px nothing on a main screen leaves the viewport', async () => {
   await shot(page, 'narrow-monitor-dark');
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 800 });
+  expect(found).toEqual([]);
+});
+
+/** Axe in both schemes and the 360 px check on the page `p` shows now, as readable lines;
+ *  with `screenshot`, a screenshot in each scheme under that name. */
+async function peopleChecks(p: Page, name: string, screenshot?: string): Promise<string[]> {
+  await expect(p.getByRole('heading', { level: 1 })).toBeVisible();
+  const found: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await p.emulateMedia({ colorScheme: scheme });
+    found.push(...(await axeViolations(p, `${name} (${scheme})`)));
+    if (screenshot) await shot(p, scheme === 'light' ? screenshot : `${screenshot}-dark`);
+  }
+  await p.emulateMedia({ colorScheme: 'light' });
+  const wide = p.viewportSize()!;
+  await p.setViewportSize({ width: 360, height: 740 });
+  found.push(...(await p.evaluate(cutOff)).map((x) => `${name} at 360 px: ${x}`));
+  await p.setViewportSize(wide);
+  return found;
+}
+
+test('every people-facing page passes axe in both schemes and fits 360 px', async ({ browser }) => {
+  test.setTimeout(300_000);
+  const found: string[] = [];
+  // Signed in: the dashboard's own pages reached from a link.
+  for (const [path, heading, name] of [
+    ['/app/oauth/consent?consent_code=not-a-real-code&client_id=Claude%20Desktop&scope=monitors%3Aread+incidents%3Awrite', /Allow access/, 'people-oauth-consent'],
+    ['/app/invitations/accept?token=not-a-real-token', /Join a workspace/, 'people-invitation'],
+    ['/app/invitations/accept', /Join a workspace/, undefined],
+  ] as const) {
+    await page.goto(path);
+    await expect(page.getByRole('heading', { level: 1 })).toContainText(heading);
+    found.push(...(await peopleChecks(page, path, name)));
+  }
+  // Anyone: the server's pages, from a fresh browser with no session.
+  const ctx = await browser.newContext();
+  const v = await ctx.newPage();
+  for (const [path, heading] of [
+    [`/s/${slug}`, /Every Screen Status/],
+    ['/s/no-such-page', /Status page not found/],
+    ['/alerts/ack?token=nope', /Link not valid/],
+    ['/api/v1/subscribers/verify?token=nope', /Link not valid/],
+    ['/api/v1/subscribers/unsubscribe?token=nope', /Link not valid/],
+    ['/auth/verify-email?token=nope', /Link not valid/],
+  ] as const) {
+    await v.goto(path);
+    await expect(v.getByRole('heading', { level: 1 })).toContainText(heading);
+    found.push(...(await peopleChecks(v, path)));
+  }
+  // Subscribing from the status page: "check your inbox", the confirm link and its answer,
+  // then the unsubscribe link and its answer.
+  const email = `sub+${Date.now()}@example.com`;
+  await v.goto(`/s/${slug}`);
+  await v.getByLabel('Email address').fill(email);
+  await v.getByRole('button', { name: 'Subscribe' }).click();
+  await expect(v.getByRole('heading', { name: 'Check your inbox' })).toBeVisible();
+  found.push(...(await peopleChecks(v, 'check your inbox', 'people-check-inbox')));
+  let confirm = '';
+  await expect.poll(async () => (confirm = await linkIn(email, '/api/v1/subscribers/verify?token=').catch(() => '')), { timeout: 30_000 }).not.toBe('');
+  await v.goto(confirm);
+  await expect(v.getByRole('heading', { name: 'Confirm your subscription?' })).toBeVisible();
+  found.push(...(await peopleChecks(v, 'confirm the subscription', 'people-confirm-subscription')));
+  await v.getByRole('button', { name: 'Confirm the subscription' }).click();
+  await expect(v.getByRole('heading', { name: 'Subscription confirmed' })).toBeVisible();
+  found.push(...(await peopleChecks(v, 'subscription confirmed')));
+  let leave = '';
+  await expect.poll(async () => (leave = await linkIn(email, '/api/v1/subscribers/unsubscribe?token=').catch(() => '')), { timeout: 30_000 }).not.toBe('');
+  await v.goto(leave);
+  await expect(v.getByRole('heading', { name: 'Unsubscribe?' })).toBeVisible();
+  found.push(...(await peopleChecks(v, 'unsubscribe', 'people-unsubscribe')));
+  await v.getByRole('button', { name: 'Unsubscribe' }).click();
+  await expect(v.getByRole('heading', { name: 'Unsubscribed' })).toBeVisible();
+  found.push(...(await peopleChecks(v, 'unsubscribed')));
+  // The acknowledge link of the failing monitor's alert, as its webhook delivered it.
+  let ack = '';
+  await expect
+    .poll(async () => {
+      const hooks = (await (await fetch(`${TARGET()}/__hooks`)).json()) as any[];
+      ack = hooks.find((h) => h.type === 'alert.opened' && h.data?.monitor?.id === ids.http)?.data?.links?.acknowledge ?? '';
+      return ack;
+    }, { timeout: 60_000 })
+    .not.toBe('');
+  await v.goto(ack);
+  await expect(v.getByRole('heading', { name: 'Acknowledge this alert?' })).toBeVisible();
+  found.push(...(await peopleChecks(v, 'acknowledge')));
+  await v.getByRole('button', { name: 'Acknowledge' }).click();
+  await expect(v.getByRole('heading', { name: 'Alert acknowledged' })).toBeVisible();
+  found.push(...(await peopleChecks(v, 'acknowledged')));
+  await ctx.close();
   expect(found).toEqual([]);
 });
 

@@ -4,34 +4,11 @@
 // page names the policy and projects; the server's error on a policy deleted meanwhile is
 // shown on the policy field; an edit sends only what changed (and the flap detection
 // settings it shows). Axe runs on the form.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { axe, PASSWORD, rest, shots } from './helpers';
 
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
 
 const EMAIL = `mo+${Date.now()}@example.com`;
-const PASSWORD = 'correct horse battery';
-
-async function axe(page: Page, screen: string) {
-  // Legacy mode runs axe inside the page, as in workspace-admin.spec.ts.
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
-
-/** A REST call with the browser's session (page.request shares the context's cookies). */
-async function rest(page: Page, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) {
-  const r = await page.request.fetch(`${process.env.TOCSIN_URL}${path}`, {
-    method,
-    headers: { origin: process.env.TOCSIN_URL! },
-    data: body,
-  });
-  expect(r.ok(), `${method} ${path}: ${await r.text()}`).toBe(true);
-  return r.status() === 204 ? {} : ((await r.json()) as Record<string, unknown>);
-}
 
 test.describe.configure({ mode: 'serial' });
 

@@ -4,28 +4,12 @@
 // page after it, a postmortem written in Markdown with its preview and published, a
 // subscriber (subscribed through the public API) listed and removed, and a publishable key
 // minted with its embed snippets; axe (no serious or critical findings) on every screen.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { axe, PASSWORD, shot } from './helpers';
 
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
 
 const EMAIL = `lin+${Date.now()}@example.com`;
-const PASSWORD = 'correct horse battery';
 const SLUG = `orbit-${Date.now() % 100000}`;
-
-async function axe(page: Page, screen: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
-
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `${shots}${name}.png`, fullPage: false });
-}
 
 const order = (page: Page) => page.locator('#comp-h + ul .sort-name').allTextContents().then((l) => l.map((s) => s.trim()));
 

@@ -4,29 +4,11 @@
 // delay shown on that field, then created), workspace settings (a field error, then a change
 // that survives a reload, and the plan's usage), the MCP grants' empty state, accessibility
 // (axe, light and dark) of each, and no sideways scrolling at 360 px.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { axe, PASSWORD, shot } from './helpers';
 
-const shots = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-mkdirSync(shots, { recursive: true });
 
 const EMAIL = `lin+${Date.now()}@example.com`;
-const PASSWORD = 'correct horse battery';
-
-async function axe(page: Page, screen: string) {
-  // Legacy mode runs axe inside the page (these screens have no frames): the default mode
-  // opens a helper page per check, which stalled once behind the other spec's open pages.
-  const results = await new AxeBuilder({ page }).setLegacyMode().analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${screen}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`)).toEqual([]);
-}
-
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `${shots}${name}.png`, fullPage: false });
-}
 
 /** A REST call with the browser's session, for setup the screens under test do not own. */
 async function rest(page: Page, path: string, body: unknown): Promise<Record<string, unknown>> {

@@ -503,7 +503,9 @@ function Chart({ data: { range, from, to, hourly, beats } }: { data: ChartData }
         // The axis spans the range, from its first point on: a monitor younger than the
         // range is not squeezed against the right edge.
         scales: { x: { time: true, range: () => [Math.max(from, (xs[0] ?? from) - 60), to] } },
-        axes: [{ ...axis, label: `Time (${zone})`, labelSize: 24 }, { ...axis, label: 'ms', size: 60 }],
+        // Time labels such as "10:01pm" are about 60 px wide: ticks at least 80 px apart keep
+        // them from running into each other (uPlot's default is 50).
+        axes: [{ ...axis, label: `Time (${zone})`, labelSize: 24, space: 80 }, { ...axis, label: 'ms', size: 60 }],
         series: [
           {},
           { label: 'Hourly average', stroke: '#3b82f6', width: 2, spanGaps: true },

@@ -3,10 +3,13 @@
 // two requests whatever the number of monitors. Filtered in the browser (status, type,
 // project, tag, name search) and drawn virtualised: only the rows in view exist in the DOM, so
 // 10,000 monitors scroll like 10. Status changes and check results arrive live and are
-// applied once per animation frame. Selected rows can be paused, resumed, deleted, added to
+// applied once per animation frame; check results go to a store of their own (`RowData`) that
+// only the list's rows read, so a frame of a thousand results redraws just the rows in view
+// whose checks changed, not the screen. Selected rows can be paused, resumed, deleted, added to
 // a project or given notification channels together; `/`, `n`, `j`, `k`, `x` and `?` work
 // from the keyboard (see `Shortcuts`).
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { Component } from 'preact';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, call, type Monitor, type MonitorStatus, type Schemas } from '../api/client';
 import { BeatBar, type Beat } from '../beats';
 import { ConfirmButton } from '../confirm';
@@ -52,6 +55,49 @@ function fromSummaries(list: Summary[]): Map<string, Live> {
   return out;
 }
 
+/** Each monitor's checks, uptime and response time, outside the screen's state: a batch of
+ *  results replaces the entries of the monitors it names (so a row can tell by identity that
+ *  its own changed) and tells the subscribed list which monitors those were. */
+class RowData {
+  private rows = new Map<string, Live>();
+  private subscribers = new Set<(changed: Set<string> | null) => void>();
+
+  get(id: string): Live {
+    return this.rows.get(id) ?? NONE;
+  }
+
+  /** The whole set, from a summary; every row may have changed. */
+  replace(rows: Map<string, Live>) {
+    this.rows = rows;
+    this.notify(null);
+  }
+
+  /** New check results; the ones the bar already holds (the summary raced the stream) are
+   *  dropped. */
+  add(batch: { monitorId: string; status: string; latencyMs: number; at: string }[]) {
+    const changed = new Set<string>();
+    for (const b of batch) {
+      const cur = this.get(b.monitorId);
+      const last = cur.beats[cur.beats.length - 1];
+      if (last && Date.parse(b.at) <= Date.parse(last.at)) continue;
+      const beats = cur.beats.length >= SLOTS ? cur.beats.slice(1 - SLOTS) : cur.beats.slice();
+      beats.push({ status: b.status, latency: b.latencyMs, at: b.at });
+      this.rows.set(b.monitorId, { ...cur, beats, latency: b.latencyMs });
+      changed.add(b.monitorId);
+    }
+    if (changed.size) this.notify(changed);
+  }
+
+  subscribe(f: (changed: Set<string> | null) => void): () => void {
+    this.subscribers.add(f);
+    return () => this.subscribers.delete(f);
+  }
+
+  private notify(changed: Set<string> | null) {
+    for (const f of this.subscribers) f(changed);
+  }
+}
+
 function typing(t: EventTarget | null): boolean {
   const el = t as HTMLElement | null;
   if (!el) return false;
@@ -78,7 +124,7 @@ async function each(ids: string[], act: (id: string) => Promise<unknown>): Promi
 
 export function MonitorList() {
   const [monitors, setMonitors] = useState<Monitor[] | null>(null);
-  const [live, setLive] = useState<Map<string, Live>>(new Map());
+  const [rowData] = useState(() => new RowData());
   const [projects, setProjects] = useState<Schemas['Project'][]>([]);
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState('');
@@ -95,7 +141,7 @@ export function MonitorList() {
     Promise.all([call(api.GET('/monitors')), call(api.GET('/monitors/summary'))]).then(
       ([m, s]) => {
         setMonitors(m);
-        setLive(fromSummaries(s));
+        rowData.replace(fromSummaries(s));
         setError(null);
       },
       setError,
@@ -119,23 +165,13 @@ export function MonitorList() {
       const changed = statuses;
       statuses = new Map();
       if (changed.size) {
-        setMonitors((list) =>
-          list ? list.map((m) => (changed.has(m.id) && changed.get(m.id) !== m.status ? { ...m, status: changed.get(m.id)! } : m)) : list,
-        );
+        // A new list only when a status really moved: an unchanged list keeps every row as it is.
+        setMonitors((list) => {
+          if (!list || !list.some((m) => changed.has(m.id) && changed.get(m.id) !== m.status)) return list;
+          return list.map((m) => (changed.has(m.id) && changed.get(m.id) !== m.status ? { ...m, status: changed.get(m.id)! } : m));
+        });
       }
-      if (batch.length) setLive((prev) => {
-        const next = new Map(prev);
-        for (const b of batch) {
-          const cur = next.get(b.monitorId) ?? NONE;
-          // The stream may repeat a check the summary already holds (one committed just
-          // before the list loaded): only a check newer than the bar's last one is added.
-          const last = cur.beats[cur.beats.length - 1];
-          if (last && Date.parse(b.at) <= Date.parse(last.at)) continue;
-          const beats = [...cur.beats, { status: b.status, latency: b.latencyMs, at: b.at }];
-          next.set(b.monitorId, { ...cur, beats: beats.length > SLOTS ? beats.slice(-SLOTS) : beats, latency: b.latencyMs });
-        }
-        return next;
-      });
+      if (batch.length) rowData.add(batch);
     };
     const off = onLive((kind, data) => {
       if (kind === 'heartbeat' && data?.monitorId) {
@@ -151,7 +187,7 @@ export function MonitorList() {
       }
     });
     // The uptime figures move slowly and are not in the live events: refreshed each minute.
-    const minute = window.setInterval(() => call(api.GET('/monitors/summary')).then((s) => setLive(fromSummaries(s)), () => undefined), 60_000);
+    const minute = window.setInterval(() => call(api.GET('/monitors/summary')).then((s) => rowData.replace(fromSummaries(s)), () => undefined), 60_000);
     return () => {
       off();
       clearTimeout(pending);
@@ -196,13 +232,16 @@ export function MonitorList() {
     if ([...selected].some((id) => !ids.has(id))) setSelected(new Set([...selected].filter((id) => ids.has(id))));
   }, [monitors]);
 
-  const toggle = (id: string) =>
-    setSelected((s) => {
-      const n = new Set(s);
-      if (n.has(id)) n.delete(id);
-      else n.add(id);
-      return n;
-    });
+  const toggle = useCallback(
+    (id: string) =>
+      setSelected((s) => {
+        const n = new Set(s);
+        if (n.has(id)) n.delete(id);
+        else n.add(id);
+        return n;
+      }),
+    [],
+  );
 
   // Keyboard shortcuts, while no field has the focus.
   const keys = useRef({ shown, active, help });
@@ -263,8 +302,8 @@ export function MonitorList() {
     return () => removeEventListener('keydown', onKey);
   }, []);
 
-  const shownIds = shown.map((m) => m.id);
-  const allShownSelected = shown.length > 0 && shownIds.every((id) => selected.has(id));
+  const shownIds = useMemo(() => shown.map((m) => m.id), [shown]);
+  const allShownSelected = useMemo(() => shownIds.length > 0 && shownIds.every((id) => selected.has(id)), [shownIds, selected]);
 
   return (
     <main id="main">
@@ -393,7 +432,7 @@ export function MonitorList() {
               {shown.length === 0 ? (
                 <p>No monitor matches these filters.</p>
               ) : (
-                <VirtualRows rows={shown} live={live} selected={selected} active={active} onToggle={toggle} />
+                <VirtualRows rows={shown} data={rowData} selected={selected} active={active} onToggle={toggle} />
               )}
             </>
           )}
@@ -581,17 +620,83 @@ function ChannelPicker(props: { noun: string; busy: boolean; onApply: (ids: stri
   );
 }
 
+interface RowProps {
+  m: Monitor;
+  live: Live;
+  index: number;
+  selected: boolean;
+  current: boolean;
+  onToggle: (id: string) => void;
+}
+
+/** One row of the list, redrawn only when its monitor, its checks, its place or its selection
+ *  changed: a frame of live results touches the few rows whose checks moved. */
+class Row extends Component<RowProps> {
+  shouldComponentUpdate(n: RowProps) {
+    const p = this.props;
+    return n.m !== p.m || n.live !== p.live || n.index !== p.index || n.selected !== p.selected || n.current !== p.current || n.onToggle !== p.onToggle;
+  }
+
+  render({ m, live: l, index, selected, current, onToggle }: RowProps) {
+    return (
+      <div
+        role="listitem"
+        class={`vrow${current ? ' current' : ''}${selected ? ' selected' : ''}`}
+        data-monitor-id={m.id}
+        data-index={index}
+        style={{ transform: `translateY(${index * ROW}px)` }}
+      >
+        <input type="checkbox" class="pick" aria-label={`Select ${m.name}`} checked={selected} onChange={() => onToggle(m.id)} />
+        <Badge status={m.active ? m.status : 'PAUSED'} />
+        <a
+          href={`/app/monitors/${m.id}`}
+          class="name"
+          onClick={(e) => {
+            if (e.button !== 0 || e.metaKey || e.ctrlKey) return;
+            e.preventDefault();
+            navigate(`/monitors/${m.id}`);
+          }}
+        >
+          {m.name}
+        </a>
+        <span class="target muted">{target(m)}</span>
+        <span class="type">{m.type}</span>
+        <BeatBar beats={l.beats} slots={SLOTS} />
+        <span class="num uptime24">
+          <span class="sr-only">24-hour uptime </span>
+          {pct(l.uptime)}
+        </span>
+        <span class="num latency">
+          <span class="sr-only">Response time </span>
+          {ms(l.latency)}
+        </span>
+      </div>
+    );
+  }
+}
+
 function VirtualRows(props: {
   rows: Monitor[];
-  live: Map<string, Live>;
+  data: RowData;
   selected: Set<string>;
   active: number;
   onToggle: (id: string) => void;
 }) {
-  const { rows, live, selected, active } = props;
+  const { rows, data, selected, active } = props;
   const box = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(600);
+  // Redrawn when results arrive for a monitor in view; results for the other rows wait in
+  // the store until those rows scroll in.
+  const [, redraw] = useState(0);
+  const inView = useRef<Monitor[]>([]);
+  useEffect(
+    () =>
+      data.subscribe((changed) => {
+        if (!changed || inView.current.some((m) => changed.has(m.id))) redraw((n) => n + 1);
+      }),
+    [data],
+  );
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -614,6 +719,7 @@ function VirtualRows(props: {
   const first = Math.max(0, Math.floor(top / ROW) - 5);
   const last = Math.min(rows.length, Math.ceil((top + height) / ROW) + 5);
   const slice = rows.slice(first, last);
+  inView.current = slice;
   return (
     <div
       class="vlist"
@@ -624,45 +730,17 @@ function VirtualRows(props: {
       style={{ height: `min(70vh, ${rows.length * ROW + 2}px)` }}
     >
       <div style={{ height: `${rows.length * ROW}px`, position: 'relative' }}>
-        {slice.map((m, i) => {
-          const l = live.get(m.id) ?? NONE;
-          const index = first + i;
-          return (
-            <div
-              role="listitem"
-              class={`vrow${index === active ? ' current' : ''}${selected.has(m.id) ? ' selected' : ''}`}
-              key={m.id}
-              data-monitor-id={m.id}
-              data-index={index}
-              style={{ transform: `translateY(${index * ROW}px)` }}
-            >
-              <input type="checkbox" class="pick" aria-label={`Select ${m.name}`} checked={selected.has(m.id)} onChange={() => props.onToggle(m.id)} />
-              <Badge status={m.active ? m.status : 'PAUSED'} />
-              <a
-                href={`/app/monitors/${m.id}`}
-                class="name"
-                onClick={(e) => {
-                  if (e.button !== 0 || e.metaKey || e.ctrlKey) return;
-                  e.preventDefault();
-                  navigate(`/monitors/${m.id}`);
-                }}
-              >
-                {m.name}
-              </a>
-              <span class="target muted">{target(m)}</span>
-              <span class="type">{m.type}</span>
-              <BeatBar beats={l.beats} slots={SLOTS} />
-              <span class="num uptime24">
-                <span class="sr-only">24-hour uptime </span>
-                {pct(l.uptime)}
-              </span>
-              <span class="num latency">
-                <span class="sr-only">Response time </span>
-                {ms(l.latency)}
-              </span>
-            </div>
-          );
-        })}
+        {slice.map((m, i) => (
+          <Row
+            key={m.id}
+            m={m}
+            live={data.get(m.id)}
+            index={first + i}
+            selected={selected.has(m.id)}
+            current={first + i === active}
+            onToggle={props.onToggle}
+          />
+        ))}
       </div>
     </div>
   );
