@@ -378,7 +378,7 @@ pub struct Report {
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let plan = args.validate()?;
     // Logging at warn: per-request spans and events must not be part of what is measured.
-    crate::telemetry::init_logging(crate::config::LogFormat::Human, "warn");
+    tocsin::telemetry::init_logging(tocsin::config::LogFormat::Human, "warn");
     let json = plan.json;
     if !json && !plan.monitor_scenarios.is_empty() {
         eprintln!(
