@@ -1,8 +1,9 @@
 //! The command line: `serve`, `migrate`, `user create|verify`, `token create`, `probe` (a remote
 //! probe), `probe-key create|list|revoke`, `bench`, `openapi` (prints the document) and
 //! `config` (configuration as code, the `tocsin-config` crate: a client of the REST API). Each
-//! subcommand is a thin call into the library: the domain layer for users and tokens (never
-//! the HTTP handlers), and `server::openapi_text` for the document.
+//! subcommand is a thin call into the library (`tocsin::...`; this module belongs to the binary):
+//! the domain layer for users and tokens (never the HTTP handlers), `server::openapi_text` for
+//! the document, and the binary's `bench` module for `bench`.
 
 use std::process::ExitCode;
 
