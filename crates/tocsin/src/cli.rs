@@ -1,17 +1,18 @@
 //! The command line: `serve`, `migrate`, `user create|verify`, `token create`, `probe` (a remote
 //! probe), `probe-key create|list|revoke`, `bench`, `openapi` (prints the document) and
 //! `config` (configuration as code, the `tocsin-config` crate: a client of the REST API). Each
-//! subcommand is a thin call into the library: the domain layer for users and tokens (never
-//! the HTTP handlers), and `server::openapi_text` for the document.
+//! subcommand is a thin call into the library (`tocsin::...`; this module belongs to the binary):
+//! the domain layer for users and tokens (never the HTTP handlers), `server::openapi_text` for
+//! the document, and the binary's `bench` module for `bench`.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{Config, ServeArgs, StoreArgs};
-use crate::domain::api_keys::{self};
-use crate::domain::users::{self, SignUp};
-use crate::store;
+use tocsin::config::{Config, ServeArgs, StoreArgs};
+use tocsin::domain::api_keys::{self};
+use tocsin::domain::users::{self, SignUp};
+use tocsin::store;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -203,7 +204,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
                 Some(p) => p,
                 None => read_password()?,
             };
-            let state = crate::server::start_existing(Config::for_store(&store)?).await?;
+            let state = tocsin::server::start_existing(Config::for_store(&store)?).await?;
             let input = SignUp {
                 email,
                 password,
@@ -211,7 +212,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             };
             let (user, ws) = users::create_user(state.cx(), &input, true)
                 .await
-                .map_err(crate::domain::error::describe)?;
+                .map_err(tocsin::domain::error::describe)?;
             state.db().close().await;
             println!(
                 "{}",
@@ -220,10 +221,11 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::User(UserCommand::Verify { email, store }) => {
-            let state = crate::server::start_existing(Config::for_store(&store)?).await?;
-            let outcome = crate::domain::email_verification::verify_by_operator(state.cx(), &email)
-                .await
-                .map_err(crate::domain::error::describe);
+            let state = tocsin::server::start_existing(Config::for_store(&store)?).await?;
+            let outcome =
+                tocsin::domain::email_verification::verify_by_operator(state.cx(), &email)
+                    .await
+                    .map_err(tocsin::domain::error::describe);
             state.db().close().await;
             match outcome? {
                 None => anyhow::bail!("no user with email {email}"),
@@ -241,7 +243,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             surfaces,
             store,
         }) => {
-            let state = crate::server::start_existing(Config::for_store(&store)?).await?;
+            let state = tocsin::server::start_existing(Config::for_store(&store)?).await?;
             let token =
                 api_keys::mint_for_user(state.cx(), &email, &name, &permissions, &surfaces).await?;
             state.db().close().await;
@@ -252,14 +254,14 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::ProbeKey(cmd) => probe_key(cmd).await,
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Openapi => {
-            print!("{}", crate::server::openapi_text());
+            print!("{}", tocsin::server::openapi_text());
             Ok(())
         }
         Command::StripeSign { secret, timestamp } => {
             let mut body = Vec::new();
             std::io::Read::read_to_end(&mut std::io::stdin(), &mut body)?;
             let t = timestamp.unwrap_or_else(|| chrono::Utc::now().timestamp());
-            println!("{}", crate::billing::signature::sign(&secret, t, &body));
+            println!("{}", tocsin::billing::signature::sign(&secret, t, &body));
             Ok(())
         }
         Command::Config(cmd) => match tocsin_config::cli::run(cmd).await {
@@ -291,7 +293,7 @@ fn read_password() -> anyhow::Result<String> {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::resolve(&args)?;
-    crate::telemetry::init_logging(config.log_format, &config.log_level);
+    tocsin::telemetry::init_logging(config.log_format, &config.log_level);
     // One server per embedded database: a second one would run every check again. Held until
     // the process ends. (On PostgreSQL several servers are the design.)
     let _lock = match config.database_url {
@@ -304,18 +306,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| anyhow::anyhow!("binding {}: {e}", config.listen))?;
-    let state = crate::server::start(config, None).await?;
-    crate::server::run(listener, state, crate::server::shutdown_signal_or_hurry()).await
+    let state = tocsin::server::start(config, None).await?;
+    tocsin::server::run(listener, state, tocsin::server::shutdown_signal_or_hurry()).await
 }
 
 async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
-    crate::telemetry::init_logging(crate::config::LogFormat::Human, &args.log_level);
+    tocsin::telemetry::init_logging(tocsin::config::LogFormat::Human, &args.log_level);
     let server = url::Url::parse(&args.server)
         .map_err(|e| anyhow::anyhow!("server: {:?} is not a URL: {e}", args.server))?;
-    if !crate::probes::keys::valid_region(&args.region) {
+    if !tocsin::probes::keys::valid_region(&args.region) {
         anyhow::bail!("region: must be 1 to 63 lowercase letters, digits or '-'");
     }
-    let opts = crate::probes::client::ProbeOptions {
+    let opts = tocsin::probes::client::ProbeOptions {
         server,
         region: args.region,
         key: args.key,
@@ -324,10 +326,10 @@ async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     let cancel = tokio_util::sync::CancellationToken::new();
     let stop = cancel.clone();
     tokio::spawn(async move {
-        crate::server::shutdown_signal().await;
+        tocsin::server::shutdown_signal().await;
         stop.cancel();
     });
-    crate::probes::client::run(opts, cancel).await?;
+    tocsin::probes::client::run(opts, cancel).await?;
     Ok(())
 }
 
@@ -338,10 +340,10 @@ async fn probe_key(cmd: ProbeKeyCommand) -> anyhow::Result<()> {
     let config = Config::for_store(store)?;
     let db = store::Db::connect_existing(config.database_url.as_deref(), &config.data_dir).await?;
     db.migrate().await?;
-    let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+    let now = tocsin::clock::Clock::now_ms(&tocsin::clock::SystemClock);
     let result = match cmd {
         ProbeKeyCommand::Create { region, name, .. } => {
-            crate::probes::keys::create(&db, &region, name.as_deref(), now)
+            tocsin::probes::keys::create(&db, &region, name.as_deref(), now)
                 .await
                 .map(|minted| println!("{}", minted.key))
         }
@@ -356,14 +358,14 @@ async fn probe_key(cmd: ProbeKeyCommand) -> anyhow::Result<()> {
                             "id": k.id,
                             "region": k.region,
                             "name": k.name,
-                            "createdAt": crate::clock::rfc3339(k.created_at),
-                            "revokedAt": k.revoked_at.map(crate::clock::rfc3339),
-                            "lastSeenAt": k.last_seen_at.map(crate::clock::rfc3339),
+                            "createdAt": tocsin::clock::rfc3339(k.created_at),
+                            "revokedAt": k.revoked_at.map(tocsin::clock::rfc3339),
+                            "lastSeenAt": k.last_seen_at.map(tocsin::clock::rfc3339),
                         })
                     );
                 }
             }),
-        ProbeKeyCommand::Revoke { id, .. } => crate::probes::keys::revoke(&db, &id, now).await,
+        ProbeKeyCommand::Revoke { id, .. } => tocsin::probes::keys::revoke(&db, &id, now).await,
     };
     db.close().await;
     Ok(result?)

@@ -5,10 +5,8 @@
 pub mod alerting;
 pub mod audit;
 pub mod auth;
-pub mod bench;
 pub mod billing;
 pub mod cache;
-pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod config;

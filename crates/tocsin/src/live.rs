@@ -121,7 +121,7 @@ fn encode(out: &mut BytesMut, event: Option<&str>, id: &str, data: Option<&str>)
 #[derive(Debug, Clone, PartialEq)]
 pub struct Beat {
     pub monitor_id: String,
-    pub status: &'static str,
+    pub status: tocsin_core::Status,
     pub latency_ms: f64,
     pub region: String,
     pub at_ms: i64,
@@ -542,7 +542,7 @@ mod tests {
     fn beat(m: &str, latency: f64) -> Beat {
         Beat {
             monitor_id: m.into(),
-            status: "UP",
+            status: tocsin_core::Status::Up,
             latency_ms: latency,
             region: "r".into(),
             at_ms: 0,

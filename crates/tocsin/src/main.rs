@@ -1,4 +1,9 @@
-//! The `tocsin` binary: everything lives in the library; this only hands over.
+//! The `tocsin` binary: the command line ([`cli`]) and the load generator ([`bench`], `tocsin
+//! bench`) over the service, which is the library (`tocsin::...`). The load generator lives here
+//! rather than in the library so that the service does not compile it.
+
+mod bench;
+mod cli;
 
 // The service allocates and frees many small, short-lived buffers per request and per stored
 // row from several threads at once (HTTP handling, the database driver's worker threads,
@@ -8,5 +13,5 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    tocsin::cli::main()
+    cli::main()
 }

@@ -129,16 +129,7 @@ fn channel(provider: &str, cfg: &Value, notes: &mut Vec<String>) -> Option<Chann
             ChannelType::TwilioSms
         }
         "email" => {
-            let to: Vec<String> = text(cfg, "to")
-                .unwrap_or_default()
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
-            config.insert("to".into(), json!(to));
-            notes.push(format!(
-                "{from}: the SMTP settings (host, port, from, username, password) are the Tocsin server's, not the channel's"
-            ));
+            super::email_recipients(text(cfg, "to").as_deref(), &from, &mut config, notes);
             ChannelType::Email
         }
         "custom" => {

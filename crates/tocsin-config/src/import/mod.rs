@@ -6,6 +6,8 @@ pub mod healthchecks;
 pub mod kuma_db;
 pub mod uptime_kuma;
 
+use serde_json::{json, Map, Value};
+
 use crate::model::File;
 
 /// A file made from another tool's configuration, and what it could not carry.
@@ -19,6 +21,27 @@ pub struct Imported {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct ImportError(pub String);
+
+/// An email channel's `config.to` from another tool's comma-separated recipients, with the note
+/// every such import carries (`at` names the source): the SMTP settings are the Tocsin
+/// server's, not the channel's.
+pub fn email_recipients(
+    recipients: Option<&str>,
+    at: &str,
+    config: &mut Map<String, Value>,
+    notes: &mut Vec<String>,
+) {
+    let to: Vec<&str> = recipients
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    config.insert("to".into(), json!(to));
+    notes.push(format!(
+        "{at}: the SMTP settings (host, port, from, username, password) are the Tocsin server's, not the channel's"
+    ));
+}
 
 /// Seconds of a Go-style duration (`90s`, `5m`, `1h30m`, `250ms`), as Gatus writes them.
 pub fn go_duration_secs(text: &str) -> Option<i64> {
@@ -52,6 +75,17 @@ pub fn go_duration_secs(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn email_recipients_are_trimmed_and_the_smtp_settings_noted() {
+        let (mut config, mut notes) = (Map::new(), Vec::new());
+        email_recipients(Some(" a@x.io, ,b@x.io"), "n[1]", &mut config, &mut notes);
+        assert_eq!(config["to"], json!(["a@x.io", "b@x.io"]));
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("n[1]: the SMTP settings"));
+        email_recipients(None, "n[2]", &mut config, &mut notes);
+        assert_eq!(config["to"], json!([]));
+    }
 
     #[test]
     fn durations() {

@@ -214,16 +214,7 @@ fn channel(row: &Record, names: &mut Unique, notes: &mut Vec<String>) -> Option<
             secrets.push("accessToken");
         }
         ChannelType::Email => {
-            let to: Vec<String> = get("smtpTo")
-                .unwrap_or_default()
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
-            config.insert("to".into(), json!(to));
-            notes.push(format!(
-                "{at}: the SMTP settings (host, port, from, username, password) are the Tocsin server's, not the channel's"
-            ));
+            super::email_recipients(get("smtpTo").as_deref(), &at, &mut config, notes);
             if get("smtpCC").is_some() || get("smtpBCC").is_some() {
                 notes.push(format!("{at}: CC and BCC are not carried"));
             }

@@ -431,7 +431,11 @@ async fn send_to_subscriber(
             "the subscriber is suspended (its status page turned private)",
         ));
     }
-    if row.event != subscriber_mail::CONFIRM_EVENT && s.verified_at.is_none() {
+    // As a channel's: an event this build cannot read is reported and fails for good.
+    let event: subscriber_mail::SubscriberEvent =
+        corrupt::parse("deliveries", &row.id, "event", &row.event)
+            .map_err(|_| Failure::permanent(format!("no subscriber email for {:?}", row.event)))?;
+    if event != subscriber_mail::SubscriberEvent::Confirm && s.verified_at.is_none() {
         return Err(Failure::permanent(
             "the subscriber has not confirmed the subscription",
         ));
@@ -440,14 +444,12 @@ async fn send_to_subscriber(
         core.cx.config().public_url.as_str(),
         core.cx.link_secret(),
     );
-    let mail = subscriber_mail::render(
-        &row.event,
-        &row.payload,
-        &s.id,
-        &links,
-        core.cx.clock().now_ms(),
-    )
-    .ok_or_else(|| Failure::permanent(format!("no subscriber email for {:?}", row.event)))?;
+    let mail =
+        subscriber_mail::render(event, &row.payload, &s.id, &links, core.cx.clock().now_ms())
+            .map_err(|e| {
+                corrupt::CorruptRow::new("deliveries", &row.id, "payload", clip(&row.payload, 200));
+                Failure::permanent(format!("the stored payload is not JSON: {e}"))
+            })?;
     *digest = Some(sha256_hex(&[mail.text.as_bytes(), mail.html.as_bytes()]));
     let mailer = core.mailer.as_ref().ok_or_else(no_smtp)?;
     mailer

@@ -39,6 +39,7 @@ use super::event::AlertEvent;
 use super::outbox::envelope;
 use crate::auth::signed::{self, Verify};
 use crate::ids::new_id;
+use crate::store::corrupt::stored_text;
 use crate::store::deliveries::{self, NewDelivery};
 use crate::store::subscribers::{self, SubscriberRow};
 
@@ -56,6 +57,53 @@ pub const CONFIRM_EVENT: &str = "subscription.confirm";
 
 /// The `event` of a maintenance announcement (subscribers only: channels never see it).
 pub const MAINTENANCE_EVENT: &str = "maintenance.scheduled";
+
+/// What a subscriber email is about: the `event` of a delivery addressed to a subscriber,
+/// stored as its text ([`SubscriberEvent::as_str`]). A stored text none spells is a corrupt
+/// row (`deliveries.event`), which the delivery worker reports and fails for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubscriberEvent {
+    /// The confirmation of a new subscription ([`CONFIRM_EVENT`]).
+    Confirm,
+    /// A maintenance announcement ([`MAINTENANCE_EVENT`]).
+    Maintenance,
+    /// The incident news subscribers hear of, spelled as their webhook events.
+    IncidentCreated,
+    IncidentUpdated,
+    IncidentResolved,
+}
+
+impl SubscriberEvent {
+    pub const ALL: [SubscriberEvent; 5] = [
+        SubscriberEvent::Confirm,
+        SubscriberEvent::Maintenance,
+        SubscriberEvent::IncidentCreated,
+        SubscriberEvent::IncidentUpdated,
+        SubscriberEvent::IncidentResolved,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubscriberEvent::Confirm => CONFIRM_EVENT,
+            SubscriberEvent::Maintenance => MAINTENANCE_EVENT,
+            SubscriberEvent::IncidentCreated => AlertEvent::IncidentCreated.as_str(),
+            SubscriberEvent::IncidentUpdated => AlertEvent::IncidentUpdated.as_str(),
+            SubscriberEvent::IncidentResolved => AlertEvent::IncidentResolved.as_str(),
+        }
+    }
+
+    /// The email of an incident event; `None` for an event subscribers are never emailed.
+    pub fn of_incident(event: AlertEvent) -> Option<SubscriberEvent> {
+        match event {
+            AlertEvent::IncidentCreated => Some(SubscriberEvent::IncidentCreated),
+            AlertEvent::IncidentUpdated => Some(SubscriberEvent::IncidentUpdated),
+            AlertEvent::IncidentResolved => Some(SubscriberEvent::IncidentResolved),
+            _ => None,
+        }
+    }
+}
+
+stored_text!(SubscriberEvent, "subscriber email event");
 
 const VERIFY_PREFIX: &str = "subv:";
 const UNSUBSCRIBE_PREFIX: &str = "subu:";
@@ -151,7 +199,7 @@ pub fn page_data(page_id: &str, name: &str, slug: &str, links: &SubscriberLinks)
 async fn enqueue(
     conn: &mut sqlx::AnyConnection,
     s: &SubscriberRow,
-    event: &str,
+    event: SubscriberEvent,
     payload: &str,
     now: i64,
 ) -> Result<String, sqlx::Error> {
@@ -163,7 +211,7 @@ async fn enqueue(
             channel_id: None,
             subscriber_id: Some(&s.id),
             alert_id: None,
-            event,
+            event: event.as_str(),
             message_id: &message_id,
             payload,
             now,
@@ -186,12 +234,13 @@ pub async fn enqueue_confirmation(
         "timestamp": crate::clock::rfc3339(now),
         "data": {"statusPage": page, "components": component_names, "askedAt": now},
     });
-    enqueue(conn, s, CONFIRM_EVENT, &body.to_string(), now).await
+    enqueue(conn, s, SubscriberEvent::Confirm, &body.to_string(), now).await
 }
 
 /// Queues `event` (an `incident.*` event; `data` holds `statusPage`, `incident` and `update`)
 /// for every active subscriber of the page concerned by the incident's components, in the
-/// caller's transaction. Returns how many emails it queued.
+/// caller's transaction. Returns how many emails it queued (none for an event that is no
+/// incident news: subscribers are emailed nothing else).
 pub async fn enqueue_incident(
     conn: &mut sqlx::AnyConnection,
     ws: &str,
@@ -201,11 +250,14 @@ pub async fn enqueue_incident(
     data: &Value,
     now: i64,
 ) -> Result<usize, sqlx::Error> {
+    let Some(email) = SubscriberEvent::of_incident(event) else {
+        return Ok(0);
+    };
     let targets = subscribers::active(&mut *conn, ws, page_id).await?;
     let payload = envelope(event, now, data.clone()).to_string();
     let mut n = 0;
     for s in targets.iter().filter(|s| s.concerned_by(affected)) {
-        enqueue(conn, s, event.as_str(), &payload, now).await?;
+        enqueue(conn, s, email, &payload, now).await?;
         n += 1;
     }
     Ok(n)
@@ -232,7 +284,7 @@ pub async fn enqueue_maintenance(
     let payload = body.to_string();
     let mut n = 0;
     for s in targets.iter().filter(|s| s.concerned_by(components)) {
-        enqueue(conn, s, MAINTENANCE_EVENT, &payload, now).await?;
+        enqueue(conn, s, SubscriberEvent::Maintenance, &payload, now).await?;
         n += 1;
     }
     Ok(n)
@@ -368,82 +420,54 @@ fn shell(title: &str, body: Markup, unsubscribe_url: &str) -> String {
 }
 
 /// Renders the email of a delivery to subscriber `subscriber_id`. Pure: `now_ms` dates the
-/// unsubscribe link. `None` for an event no subscriber email exists for.
+/// unsubscribe link. An error only for a payload that is not JSON.
 pub fn render(
-    event: &str,
+    event: SubscriberEvent,
     payload: &str,
     subscriber_id: &str,
     links: &SubscriberLinks,
     now_ms: i64,
-) -> Option<SubscriberEmail> {
-    let body: Value = serde_json::from_str(payload).ok()?;
+) -> Result<SubscriberEmail, serde_json::Error> {
+    let body: Value = serde_json::from_str(payload)?;
     let data = body.get("data").cloned().unwrap_or(Value::Null);
     let page_name = text_at(&data, &["statusPage", "name"]);
     let page_url = text_at(&data, &["statusPage", "url"]);
     let unsubscribe_url = links.unsubscribe_url(subscriber_id, now_ms);
-    if event == CONFIRM_EVENT {
-        let asked = data
-            .get("askedAt")
-            .and_then(Value::as_i64)
-            .unwrap_or(now_ms);
-        let verify_url = links.verify_url(subscriber_id, asked);
-        let components: Vec<String> = data
-            .get("components")
-            .and_then(|c| serde_json::from_value(c.clone()).ok())
-            .unwrap_or_default();
-        let scope = if components.is_empty() {
-            "every incident on the page".to_string()
-        } else {
-            format!("incidents affecting {}", components.join(", "))
-        };
-        let subject = format!("Confirm your subscription to {page_name}");
-        let text = format!(
-            "Someone, hopefully you, asked to receive email about {scope} of the status page \
-             {page_name} ({page_url}).\n\nConfirm the subscription: {verify_url}\n\nThe link \
-             works for 7 days. If you did not ask for this, ignore this email: nothing will be \
-             sent.\n\nUnsubscribe: {unsubscribe_url}\n"
-        );
-        let html = shell(
-            &subject,
-            html! {
-                h1 { (subject) }
-                p { "Someone, hopefully you, asked to receive email about " (scope)
-                    " of the status page " a href=(page_url) { (page_name) } "." }
-                p { a href=(verify_url) { "Confirm the subscription" } }
-                p { "The link works for 7 days. If you did not ask for this, ignore this email: nothing will be sent." }
-            },
-            &unsubscribe_url,
-        );
-        return Some(SubscriberEmail {
-            subject,
-            text,
-            html,
-            unsubscribe_url,
-        });
-    }
-    if event == MAINTENANCE_EVENT {
-        return Some(maintenance_email(
-            &data,
-            &page_name,
-            &page_url,
-            unsubscribe_url,
-        ));
-    }
-    let event = AlertEvent::parse(event)?;
     let title = text_at(&data, &["incident", "title"]);
-    let status = text_at(&data, &["incident", "status"]);
-    let message = text_at(&data, &["update", "message"]);
     let (subject, lead) = match event {
-        AlertEvent::IncidentCreated => (format!("[{page_name}] {title}"), "New incident"),
-        AlertEvent::IncidentUpdated => {
+        SubscriberEvent::Confirm => {
+            let asked = data
+                .get("askedAt")
+                .and_then(Value::as_i64)
+                .unwrap_or(now_ms);
+            let verify_url = links.verify_url(subscriber_id, asked);
+            return Ok(confirmation_email(
+                &data,
+                &page_name,
+                &page_url,
+                &verify_url,
+                unsubscribe_url,
+            ));
+        }
+        SubscriberEvent::Maintenance => {
+            return Ok(maintenance_email(
+                &data,
+                &page_name,
+                &page_url,
+                unsubscribe_url,
+            ));
+        }
+        SubscriberEvent::IncidentCreated => (format!("[{page_name}] {title}"), "New incident"),
+        SubscriberEvent::IncidentUpdated => {
             (format!("[{page_name}] Update: {title}"), "Incident update")
         }
-        AlertEvent::IncidentResolved => (
+        SubscriberEvent::IncidentResolved => (
             format!("[{page_name}] Resolved: {title}"),
             "Incident resolved",
         ),
-        _ => return None,
     };
+    let status = text_at(&data, &["incident", "status"]);
+    let message = text_at(&data, &["update", "message"]);
     let mut text = format!("{lead} on {page_name}: {title}\nStatus: {status}\n");
     if !message.is_empty() {
         text.push_str(&format!("\n{message}\n"));
@@ -463,7 +487,7 @@ pub fn render(
         },
         &unsubscribe_url,
     );
-    Some(SubscriberEmail {
+    Ok(SubscriberEmail {
         subject,
         text,
         html,
@@ -471,9 +495,62 @@ pub fn render(
     })
 }
 
+/// The confirmation email of a new subscription.
+fn confirmation_email(
+    data: &Value,
+    page_name: &str,
+    page_url: &str,
+    verify_url: &str,
+    unsubscribe_url: String,
+) -> SubscriberEmail {
+    let components: Vec<String> = data
+        .get("components")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_default();
+    let scope = if components.is_empty() {
+        "every incident on the page".to_string()
+    } else {
+        format!("incidents affecting {}", components.join(", "))
+    };
+    let subject = format!("Confirm your subscription to {page_name}");
+    let text = format!(
+        "Someone, hopefully you, asked to receive email about {scope} of the status page \
+         {page_name} ({page_url}).\n\nConfirm the subscription: {verify_url}\n\nThe link \
+         works for 7 days. If you did not ask for this, ignore this email: nothing will be \
+         sent.\n\nUnsubscribe: {unsubscribe_url}\n"
+    );
+    let html = shell(
+        &subject,
+        html! {
+            h1 { (subject) }
+            p { "Someone, hopefully you, asked to receive email about " (scope)
+                " of the status page " a href=(page_url) { (page_name) } "." }
+            p { a href=(verify_url) { "Confirm the subscription" } }
+            p { "The link works for 7 days. If you did not ask for this, ignore this email: nothing will be sent." }
+        },
+        &unsubscribe_url,
+    );
+    SubscriberEmail {
+        subject,
+        text,
+        html,
+        unsubscribe_url,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_round_trip_through_their_stored_text() {
+        crate::store::corrupt::assert_round_trip(&SubscriberEvent::ALL, SubscriberEvent::as_str);
+        assert_eq!(
+            SubscriberEvent::of_incident(AlertEvent::IncidentResolved),
+            Some(SubscriberEvent::IncidentResolved)
+        );
+        assert_eq!(SubscriberEvent::of_incident(AlertEvent::AlertOpened), None);
+    }
 
     #[test]
     fn links_name_their_subscriber_and_cannot_stand_for_each_other() {
@@ -503,13 +580,14 @@ mod tests {
                    "update": {"message": "Fixed <script>"}}),
         )
         .to_string();
-        let m = render("incident.updated", &body, "s1", &l, 0).unwrap_or_else(|| panic!("none"));
+        let m = render(SubscriberEvent::IncidentUpdated, &body, "s1", &l, 0)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.subject, "[Acme] Update: <b>API</b>");
         assert!(m.html.contains("&lt;b&gt;API&lt;/b&gt;"));
         assert!(!m.html.contains("<script>"));
         assert!(m.text.contains(&m.unsubscribe_url));
         assert!(m.html.contains("/api/v1/subscribers/unsubscribe?token="));
-        assert!(render("alert.opened", &body, "s1", &l, 0).is_none());
+        assert!(render(SubscriberEvent::IncidentUpdated, "{not json", "s1", &l, 0).is_err());
     }
 
     #[test]
@@ -523,7 +601,8 @@ mod tests {
                                      "endsAt": "2026-11-27T02:00:00.000Z",
                                      "timezone": "Europe/Berlin", "recurring": "weekly"}}})
         .to_string();
-        let m = render(MAINTENANCE_EVENT, &body, "s1", &l, 0).unwrap_or_else(|| panic!("none"));
+        let m = render(SubscriberEvent::Maintenance, &body, "s1", &l, 0)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.subject, "[Acme] Scheduled maintenance: <i>DB</i> upgrade");
         assert!(
             m.text

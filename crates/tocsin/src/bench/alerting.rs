@@ -24,10 +24,10 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use crate::cx::Cx;
-use crate::ids::new_id;
-use crate::server::AppState;
-use crate::store::channels::ChannelRow;
+use tocsin::cx::Cx;
+use tocsin::ids::new_id;
+use tocsin::server::AppState;
+use tocsin::store::channels::ChannelRow;
 
 /// The targets on the 2-core reference machine.
 pub const TARGET_LATENCY_P99_MS: f64 = 250.0;
@@ -241,7 +241,7 @@ pub struct AlertFigures {
 /// Inserts the workspace's default WEBHOOK channel, taking `alert.opened` only, pointed at `url`.
 pub async fn default_channel(cx: &Cx, workspace_id: &str, url: &str) -> anyhow::Result<()> {
     let now = cx.clock().now_ms();
-    crate::store::channels::insert(
+    tocsin::store::channels::insert(
         cx.db().writer(),
         &ChannelRow {
             id: new_id(),
@@ -249,7 +249,7 @@ pub async fn default_channel(cx: &Cx, workspace_id: &str, url: &str) -> anyhow::
             name: "bench receiver".into(),
             kind: "WEBHOOK".into(),
             config:
-                json!({"url": url, "secret": crate::alerting::channels::webhook::generate_secret()})
+                json!({"url": url, "secret": tocsin::alerting::channels::webhook::generate_secret()})
                     .to_string(),
             events: json!(["alert.opened"]).to_string(),
             is_default: 1,

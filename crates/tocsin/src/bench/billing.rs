@@ -12,7 +12,7 @@ use bytes::Bytes;
 use serde_json::json;
 
 use super::scenario::{Fixture, RequestSpec, SignedBodies};
-use crate::config::{Config, PlanQuota, Stripe};
+use tocsin::config::{Config, PlanQuota, Stripe};
 
 /// The webhook secret of the bench server.
 const SECRET: &str = "whsec_bench_not_secret";
@@ -52,7 +52,7 @@ pub async fn setup(fx: &Fixture) -> anyhow::Result<RequestSpec> {
     let ws = fx.workspace_id().await?;
     let customer = "cus_bench";
     let now_ms = app.cx().clock().now_ms();
-    crate::store::billing::insert_customer(app.db().writer(), &ws, customer, now_ms).await?;
+    tocsin::store::billing::insert_customer(app.db().writer(), &ws, customer, now_ms).await?;
     let t = now_ms.div_euclid(1000);
     let base_created = t - 1_000_000;
     let items = (0..EVENTS)
@@ -75,11 +75,11 @@ pub async fn setup(fx: &Fixture) -> anyhow::Result<RequestSpec> {
                 }}
             })
             .to_string();
-            let sig = crate::billing::signature::sign(SECRET, t, body.as_bytes());
+            let sig = tocsin::billing::signature::sign(SECRET, t, body.as_bytes());
             Ok((Bytes::from(body), HeaderValue::from_str(&sig)?))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut spec = RequestSpec::get(crate::billing::webhook::PATH);
+    let mut spec = RequestSpec::get(tocsin::billing::webhook::PATH);
     spec.method = Method::POST;
     spec.headers.push((
         axum::http::header::CONTENT_TYPE,

@@ -33,11 +33,13 @@ pub struct LoopbackTarget {
 
 impl LoopbackTarget {
     /// Binds `127.0.0.1:0` and starts answering, closing each connection after its answer.
+    #[cfg(test)]
     pub fn start() -> anyhow::Result<LoopbackTarget> {
         Self::start_with(false)
     }
 
-    /// As [`start`](Self::start); with `keep_alive` the target leaves connections open.
+    /// Binds `127.0.0.1:0` and starts answering; with `keep_alive` the target leaves
+    /// connections open, otherwise it closes each after its answer.
     pub fn start_with(keep_alive: bool) -> anyhow::Result<LoopbackTarget> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         listener.set_nonblocking(true)?;

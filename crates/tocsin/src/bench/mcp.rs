@@ -15,8 +15,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 
 use super::scenario::{Fixture, RequestSpec, BENCH_EMAIL, BENCH_PASSWORD};
-use crate::domain::monitors::{self, CreateMonitor};
-use crate::server::AppState;
+use tocsin::domain::monitors::{self, CreateMonitor};
+use tocsin::server::AppState;
 
 const PROTOCOL: &str = "2026-07-28";
 
@@ -25,7 +25,7 @@ pub async fn get_monitor(fx: &Fixture) -> anyhow::Result<RequestSpec> {
     // Creates the bench user on first use.
     fx.api_token().await?;
     let token =
-        crate::domain::api_keys::mint_for_user(core.cx(), BENCH_EMAIL, "bench-mcp", "all", "mcp")
+        tocsin::domain::api_keys::mint_for_user(core.cx(), BENCH_EMAIL, "bench-mcp", "all", "mcp")
             .await?;
     call(fx, core, &token).await
 }
@@ -40,15 +40,15 @@ pub async fn get_monitor_oauth(fx: &Fixture) -> anyhow::Result<RequestSpec> {
 /// An access token of a fresh grant to a public client, by the steps an agent and its user
 /// take (each a domain operation the OAuth routes call).
 async fn oauth_access_token(core: &AppState) -> anyhow::Result<String> {
-    use crate::domain::oauth;
+    use tocsin::domain::oauth;
     let fail = |step: &str, e: &dyn std::fmt::Debug| anyhow::anyhow!("bench OAuth {step}: {e:?}");
-    let meta = crate::domain::users::ClientMeta {
+    let meta = tocsin::domain::users::ClientMeta {
         ip: None,
         user_agent: None,
     };
-    let (_, session) = crate::domain::users::sign_in(
+    let (_, session) = tocsin::domain::users::sign_in(
         core.cx(),
-        crate::domain::users::SignIn {
+        tocsin::domain::users::SignIn {
             email: BENCH_EMAIL.into(),
             password: BENCH_PASSWORD.into(),
         },
@@ -57,7 +57,7 @@ async fn oauth_access_token(core: &AppState) -> anyhow::Result<String> {
     .await?;
     let now = core.clock().now_ms();
     let person =
-        crate::auth::caller::authenticate_session(core.cx(), &session, now, None, None).await?;
+        tocsin::auth::caller::authenticate_session(core.cx(), &session, now, None, None).await?;
     let redirect = "http://127.0.0.1:9/callback";
     let client: oauth::ClientMetadata = serde_json::from_value(json!({
         "redirect_uris": [redirect],
@@ -132,7 +132,7 @@ async fn call(fx: &Fixture, core: &AppState, token: &str) -> anyhow::Result<Requ
     let rest = fx.api_token().await?;
     let app = fx.app("mcp-get-monitor")?;
     let authenticate = |token, surface| {
-        crate::auth::caller::authenticate_key(
+        tocsin::auth::caller::authenticate_key(
             core.cx(),
             app.token_caches(),
             token,

@@ -5,8 +5,8 @@
 
 use tocsin_core::Grid;
 
-use crate::cx::Cx;
-use crate::store::Backend;
+use tocsin::cx::Cx;
+use tocsin::store::Backend;
 
 /// The process's resident set size in bytes (`VmRSS` of `/proc/self/status`); `None` where
 /// the platform does not expose it.

@@ -381,7 +381,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     // `TOCSIN_BENCH_LOG` (a log filter such as `info`) overrides it to look inside a run, at
     // the price of representative figures.
     let level = std::env::var("TOCSIN_BENCH_LOG").unwrap_or_else(|_| "warn".into());
-    crate::telemetry::init_logging(crate::config::LogFormat::Human, &level);
+    tocsin::telemetry::init_logging(tocsin::config::LogFormat::Human, &level);
     let json = plan.json;
     if !json && !plan.monitor_scenarios.is_empty() {
         eprintln!(

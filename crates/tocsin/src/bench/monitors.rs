@@ -38,7 +38,7 @@ use super::scenario::{Fixture, RequestSpec};
 use super::seed::{self, MonitorSeed};
 use super::stats::Summary;
 use super::target::LocalServer;
-use crate::server::AppState;
+use tocsin::server::AppState;
 
 pub const CHECKS: &str = "checks";
 pub const SCHEDULER_100K: &str = "scheduler-100k";
@@ -378,7 +378,7 @@ pub(super) struct Session<'a> {
     rt: &'a Runtime,
     state: AppState,
     /// The same server's HTTP-edge state, for the scenario fixture.
-    app: crate::server::AppState,
+    app: tocsin::server::AppState,
     pub(super) addr: std::net::SocketAddr,
     backend: String,
     url: String,
@@ -983,7 +983,7 @@ impl Session<'_> {
 
     fn start_scheduler(&self) -> RunningScheduler {
         let cancel = CancellationToken::new();
-        let task = self.rt.spawn(crate::monitoring::scheduler::run(
+        let task = self.rt.spawn(tocsin::monitoring::scheduler::run(
             self.state.runner().clone(),
             cancel.clone(),
         ));

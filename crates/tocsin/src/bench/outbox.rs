@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::alerting::event::AlertEvent;
-use crate::alerting::outbox::{self, Notification};
-use crate::cx::Cx;
-use crate::ids::new_id;
-use crate::server::AppState;
-use crate::store::channels::ChannelRow;
+use tocsin::alerting::event::AlertEvent;
+use tocsin::alerting::outbox::{self, Notification};
+use tocsin::cx::Cx;
+use tocsin::ids::new_id;
+use tocsin::server::AppState;
+use tocsin::store::channels::ChannelRow;
 
 /// The target on the 2-core reference machine.
 pub const TARGET_DELIVERIES_PER_SEC: f64 = 2_000.0;
@@ -58,7 +58,7 @@ pub async fn measure(
         name: "bench".into(),
         kind: "WEBHOOK".into(),
         config:
-            json!({"url": url, "secret": crate::alerting::channels::webhook::generate_secret()})
+            json!({"url": url, "secret": tocsin::alerting::channels::webhook::generate_secret()})
                 .to_string(),
         events: json!(["monitor.degraded"]).to_string(),
         is_default: 0,
@@ -67,7 +67,7 @@ pub async fn measure(
         created_at: now,
         updated_at: now,
     };
-    crate::store::channels::insert(state.db().writer(), &channel).await?;
+    tocsin::store::channels::insert(state.db().writer(), &channel).await?;
     let started = Instant::now();
     let mut tx = state.db().begin().await?;
     for i in 0..n {
@@ -91,16 +91,26 @@ pub async fn measure(
     state.wake_deliveries();
     let target = i64::try_from(n)?;
     loop {
-        let delivered = count(state.cx(), crate::store::deliveries::DELIVERED, &channel.id).await?;
+        let delivered = count(
+            state.cx(),
+            tocsin::store::deliveries::DELIVERED,
+            &channel.id,
+        )
+        .await?;
         if delivered >= target || drain_started.elapsed() > DRAIN_TIMEOUT {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let drain_secs = drain_started.elapsed().as_secs_f64();
-    let delivered = count(state.cx(), crate::store::deliveries::DELIVERED, &channel.id).await?;
-    let retrying = count(state.cx(), crate::store::deliveries::RETRYING, &channel.id).await?;
-    let failed = count(state.cx(), crate::store::deliveries::FAILED, &channel.id).await?;
+    let delivered = count(
+        state.cx(),
+        tocsin::store::deliveries::DELIVERED,
+        &channel.id,
+    )
+    .await?;
+    let retrying = count(state.cx(), tocsin::store::deliveries::RETRYING, &channel.id).await?;
+    let failed = count(state.cx(), tocsin::store::deliveries::FAILED, &channel.id).await?;
     Ok(OutboxFigures {
         queued: n as u64,
         delivered: u64::try_from(delivered).unwrap_or(0),

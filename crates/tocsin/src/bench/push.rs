@@ -23,9 +23,9 @@ use tokio::time::Instant;
 
 use super::scenario::{Fixture, RequestSpec};
 use super::stats::new_histogram;
-use crate::auth::secrets;
-use crate::store::monitors::{self, MonitorRow};
-use crate::store::{users, workspaces};
+use tocsin::auth::secrets;
+use tocsin::store::monitors::{self, MonitorRow};
+use tocsin::store::{users, workspaces};
 
 /// Monitors inserted per transaction while seeding.
 const SEED_CHUNK: usize = 5_000;

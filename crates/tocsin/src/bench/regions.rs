@@ -19,10 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::monitors::MonitorPlan;
 use super::seed::{self, MonitorSeed};
-use crate::cx::Cx;
-use crate::monitoring::LOCAL_REGION;
-use crate::server::AppState;
-use crate::store::monitors;
+use tocsin::cx::Cx;
+use tocsin::monitoring::LOCAL_REGION;
+use tocsin::server::AppState;
+use tocsin::store::monitors;
 
 pub const INTERVAL_S: i64 = 4;
 pub const TIMEOUT_S: i64 = 1;
@@ -105,7 +105,7 @@ pub fn measure(
     let mut probes = Vec::new();
     for region in REMOTE {
         let key = rt
-            .block_on(crate::probes::keys::create(state.db(), region, None, now))
+            .block_on(tocsin::probes::keys::create(state.db(), region, None, now))
             .map_err(|e| anyhow::anyhow!("probe key for {region}: {e}"))?
             .key;
         let child = Command::new(&exe)
@@ -173,7 +173,7 @@ async fn insert(cx: &Cx, seed: &MonitorSeed, strategy: &str) -> anyhow::Result<V
         m.region_strategy = strategy.to_string();
         m.confirmations_required = CONFIRMATIONS;
         if j == 0 {
-            if let Err(e) = crate::monitoring::monitor::Monitor::from_row(&m) {
+            if let Err(e) = tocsin::monitoring::monitor::Monitor::from_row(&m) {
                 anyhow::bail!("the bench monitor does not parse: {e}");
             }
         }
@@ -193,7 +193,7 @@ fn one_strategy(
     plan: &MonitorPlan,
 ) -> anyhow::Result<StrategyFigures> {
     let cancel = CancellationToken::new();
-    let task = rt.spawn(crate::monitoring::scheduler::run(
+    let task = rt.spawn(tocsin::monitoring::scheduler::run(
         state.runner().clone(),
         cancel.clone(),
     ));
@@ -241,7 +241,7 @@ fn one_strategy(
         // The outage.
         let flip_ms = state.clock().now_ms();
         failing.store(true, Ordering::SeqCst);
-        let down = crate::store::status::text(tocsin_core::Status::Down);
+        let down = tocsin::store::status::text(tocsin_core::Status::Down);
         let waiting = Instant::now();
         loop {
             let n: i64 = rt.block_on(

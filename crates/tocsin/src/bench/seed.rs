@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use tocsin_core::Status;
 
-use crate::cx::Cx;
-use crate::ids::new_id;
-use crate::monitoring::heartbeats::NewHeartbeat;
-use crate::monitoring::LOCAL_REGION;
-use crate::server::AppState;
-use crate::store::monitors::{self, MonitorRow};
+use tocsin::cx::Cx;
+use tocsin::ids::new_id;
+use tocsin::monitoring::heartbeats::NewHeartbeat;
+use tocsin::monitoring::LOCAL_REGION;
+use tocsin::server::AppState;
+use tocsin::store::monitors::{self, MonitorRow};
 
 /// Monitors per insert transaction: large enough to amortise the commit, small enough that the
 /// single writer connection is not held for long.
@@ -41,7 +41,7 @@ pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRo
         workspace_id: seed.workspace_id.clone(),
         name: format!("bench {i}"),
         kind_text: "HTTP".into(),
-        status_text: crate::store::status::text(Status::Up).into(),
+        status_text: tocsin::store::status::text(Status::Up).into(),
         url: Some(seed.url.clone()),
         host: None,
         port: None,
@@ -84,7 +84,7 @@ pub(super) fn row(seed: &MonitorSeed, seq: i64, i: usize, now: i64) -> MonitorRo
 /// monitors the probe skips).
 pub async fn insert_monitors(cx: &Cx, seed: &MonitorSeed) -> anyhow::Result<Vec<(String, i64)>> {
     let now = cx.clock().now_ms();
-    if let Err(e) = crate::monitoring::monitor::Monitor::from_row(&row(seed, 0, 0, now)) {
+    if let Err(e) = tocsin::monitoring::monitor::Monitor::from_row(&row(seed, 0, 0, now)) {
         anyhow::bail!("the bench monitor does not parse: {e}");
     }
     let mut out = Vec::with_capacity(seed.count);

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::ids::new_id;
-use crate::server::AppState;
-use crate::store::status_pages::ComponentRow;
+use tocsin::ids::new_id;
+use tocsin::server::AppState;
+use tocsin::store::status_pages::ComponentRow;
 
 pub const SLUG: &str = "bench-flip";
 /// Requests in all, and after how many the monitor goes down.
@@ -128,7 +128,7 @@ pub fn run(
         SLUG,
         monitors,
     ))?;
-    rt.block_on(crate::store::status_pages::insert_component(
+    rt.block_on(tocsin::store::status_pages::insert_component(
         state.db().writer(),
         &ComponentRow {
             id: new_id(),

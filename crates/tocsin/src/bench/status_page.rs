@@ -2,14 +2,14 @@
 //! with 90 days of hourly history, read by its public summary or its HTML page. Seeded through
 //! the store (like `seed.rs`): what is measured is the public read path, the rendered cache.
 
-use crate::auth::secrets;
 use crate::bench::scenario::{Fixture, RequestSpec};
 use crate::bench::seed::{insert_monitors, MonitorSeed};
-use crate::cx::Cx;
-use crate::domain::status_pages::branding::Branding;
-use crate::ids::new_id;
-use crate::store::publishable_keys::KeyRow;
-use crate::store::status_pages::{ComponentRow, PageRow};
+use tocsin::auth::secrets;
+use tocsin::cx::Cx;
+use tocsin::domain::status_pages::branding::Branding;
+use tocsin::ids::new_id;
+use tocsin::store::publishable_keys::KeyRow;
+use tocsin::store::status_pages::{ComponentRow, PageRow};
 
 /// The slug of the bench page.
 pub const SLUG: &str = "bench";
@@ -19,7 +19,7 @@ const HISTORY_DAYS: i64 = 90;
 /// Seeds the page once per run (every page scenario shares it) and returns its slug.
 async fn seed(fx: &Fixture) -> anyhow::Result<&'static str> {
     let state = fx.state("status pages")?;
-    if crate::store::status_pages::by_slug(state.db().reader(), SLUG)
+    if tocsin::store::status_pages::by_slug(state.db().reader(), SLUG)
         .await?
         .is_some()
     {
@@ -85,9 +85,9 @@ pub async fn seed_page(
         created_at: now,
         updated_at: now,
     };
-    crate::store::status_pages::insert(&mut *tx, &page).await?;
+    tocsin::store::status_pages::insert(&mut *tx, &page).await?;
     for (i, (id, _)) in monitors.iter().enumerate() {
-        crate::store::status_pages::insert_component(
+        tocsin::store::status_pages::insert_component(
             &mut *tx,
             &ComponentRow {
                 id: new_id(),
@@ -125,7 +125,7 @@ pub async fn page(fx: &Fixture) -> anyhow::Result<RequestSpec> {
 pub async fn badge(fx: &Fixture) -> anyhow::Result<RequestSpec> {
     let slug = seed(fx).await?;
     let state = fx.state("status-badge")?;
-    let page = crate::store::status_pages::by_slug(state.db().reader(), slug)
+    let page = tocsin::store::status_pages::by_slug(state.db().reader(), slug)
         .await?
         .ok_or_else(|| anyhow::anyhow!("the bench page vanished"))?;
     let key = secrets::generate("pk_");
@@ -139,7 +139,7 @@ pub async fn badge(fx: &Fixture) -> anyhow::Result<RequestSpec> {
         created_at: state.clock().now_ms(),
         last_used_at: None,
     };
-    crate::store::publishable_keys::insert(state.db().writer(), &row).await?;
+    tocsin::store::publishable_keys::insert(state.db().writer(), &row).await?;
     Ok(RequestSpec::get(&format!(
         "/api/v1/embed/badge.svg?token={key}"
     )))

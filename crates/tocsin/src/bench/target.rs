@@ -11,8 +11,8 @@ use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 use url::Url;
 
-use crate::config::Config;
-use crate::server::AppState;
+use tocsin::config::Config;
+use tocsin::server::AppState;
 
 /// How long stopping the in-process server may take before the bench moves on.
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
@@ -39,12 +39,8 @@ impl LocalServer {
     /// Creates the scratch storage, opens and migrates it, binds 127.0.0.1:0 and starts
     /// serving, all on `rt` (the server's runtime) so database connections and sockets are
     /// driven by the server's threads.
-    pub fn start(rt: &Runtime, database_url: Option<&str>) -> anyhow::Result<LocalServer> {
-        LocalServer::start_with(rt, database_url, |_| {})
-    }
-
-    /// [`LocalServer::start`] with the configuration adjusted by `edit` first (the monitor
-    /// scenarios lower the minimum interval).
+    /// The configuration is adjusted by `edit` first (the monitor scenarios lower the minimum
+    /// interval).
     pub fn start_with(
         rt: &Runtime,
         database_url: Option<&str>,
@@ -70,7 +66,7 @@ impl LocalServer {
         // From here on `scratch` must be cleaned up whatever happens.
         let mut config = Config::for_dir(&dir, url);
         edit(&mut config);
-        let state = match rt.block_on(crate::server::start(config, None)) {
+        let state = match rt.block_on(tocsin::server::start(config, None)) {
             Ok(s) => s,
             Err(e) => {
                 scratch.clean_up(rt);
@@ -95,7 +91,7 @@ impl LocalServer {
         server.addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let state = server.state.clone();
-        server.served = Some(rt.spawn(crate::server::run(listener, state, async move {
+        server.served = Some(rt.spawn(tocsin::server::run(listener, state, async move {
             let _ = stop_rx.await;
         })));
         server.stop = Some(stop_tx);

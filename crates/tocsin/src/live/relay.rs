@@ -28,6 +28,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+use tocsin_core::Status;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -127,7 +128,7 @@ struct Wire<B> {
     b: Vec<B>,
 }
 
-type Sent<'a> = (&'a str, &'a str, f64, &'a str, i64);
+type Sent<'a> = (&'a str, Status, f64, &'a str, i64);
 type Received = (String, String, f64, String, i64);
 
 /// Splits `beats` into payloads under [`MAX_PAYLOAD`] bytes.
@@ -159,11 +160,18 @@ fn payload(node: &str, b: Vec<Sent<'_>>) -> Option<String> {
     .ok()
 }
 
-/// The results in a payload another node sent (`None`: this node's own, or unreadable).
+/// Counts relayed results dropped because this build cannot read them (a status it does not
+/// know, as from another build during a rolling upgrade, or a payload that is not the wire
+/// form).
+pub const UNREADABLE_METRIC: &str = "tocsin_live_relay_unreadable_total";
+
+/// The results in a payload another node sent (`None`: this node's own, or unreadable). What
+/// cannot be read is logged and counted ([`UNREADABLE_METRIC`]), never given a status.
 fn decode(node: &str, payload: &str) -> Option<Vec<Beat>> {
     let wire: Wire<Received> = match serde_json::from_str(payload) {
         Ok(w) => w,
         Err(e) => {
+            metrics::counter!(UNREADABLE_METRIC).increment(1);
             tracing::warn!(error = %e, "unreadable relayed heartbeats ignored");
             return None;
         }
@@ -175,7 +183,15 @@ fn decode(node: &str, payload: &str) -> Option<Vec<Beat>> {
         wire.b
             .into_iter()
             .filter_map(|(monitor_id, status, latency_ms, region, at_ms)| {
-                let status = crate::store::status::from_text(&status).ok()?.as_str();
+                let status = match status.parse::<Status>() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        metrics::counter!(UNREADABLE_METRIC).increment(1);
+                        tracing::warn!(from = %wire.n, monitor = %monitor_id, error = %e,
+                            "relayed heartbeat dropped: its status cannot be read");
+                        return None;
+                    }
+                };
                 Some(Beat {
                     monitor_id,
                     status,
@@ -312,7 +328,7 @@ mod tests {
     fn beat(m: &str) -> Beat {
         Beat {
             monitor_id: m.into(),
-            status: "DOWN",
+            status: Status::Down,
             latency_ms: 12.5,
             region: "eu-west".into(),
             at_ms: 1_700_000_000_000,
@@ -333,6 +349,18 @@ mod tests {
             .collect();
         assert_eq!(back, beats);
         assert!(decode("node-a", &payloads[0]).is_none(), "own echo kept");
+    }
+
+    #[test]
+    fn a_relayed_status_this_build_cannot_read_is_dropped_not_guessed() {
+        let payload = r#"{"n":"node-a","b":[["m1","SIDEWAYS",1.0,"r",5],["m2","UP",2.0,"r",6]]}"#;
+        let back = decode("node-b", payload).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(
+            (back[0].monitor_id.as_str(), back[0].status),
+            ("m2", Status::Up)
+        );
+        assert!(decode("node-b", "not json").is_none());
     }
 
     #[test]

@@ -128,9 +128,17 @@ fn at(ms: Option<i64>) -> Option<DateTime<Utc>> {
 }
 
 impl MonitorRow {
-    /// The monitor type; `None` only for a row this build does not know.
+    /// The monitor type; `None` only for a row this build does not know. For a filter (is this
+    /// a push monitor?); a read that shows or changes the monitor takes [`MonitorRow::monitor_type`].
     pub fn kind(&self) -> Option<MonitorType> {
         MonitorType::parse(&self.kind_text)
+    }
+
+    /// The monitor type; a value no type spells is a (reported) corrupt row, never a guessed
+    /// type.
+    pub fn monitor_type(&self) -> Result<MonitorType, CorruptRow> {
+        MonitorType::parse(&self.kind_text)
+            .ok_or_else(|| CorruptRow::new("monitors", &self.id, "type", &self.kind_text))
     }
 
     /// The stored status; a value no status spells is a (reported) corrupt row, never a
@@ -165,8 +173,17 @@ impl MonitorRow {
         serde_json::from_str(&self.config).unwrap_or_default()
     }
 
-    pub fn region_strategy(&self) -> RegionStrategy {
-        RegionStrategy::parse(&self.region_strategy).unwrap_or_default()
+    /// How the monitor's regions share its cycles; a value no strategy spells is a (reported)
+    /// corrupt row, never the default strategy.
+    pub fn region_strategy(&self) -> Result<RegionStrategy, CorruptRow> {
+        RegionStrategy::parse(&self.region_strategy).ok_or_else(|| {
+            CorruptRow::new(
+                "monitors",
+                &self.id,
+                "region_strategy",
+                &self.region_strategy,
+            )
+        })
     }
 
     pub fn state_settings(&self) -> StateSettings {

@@ -785,33 +785,7 @@ async fn billing_is_for_owners_in_a_session() {
     let ada = srv.sign_up("ada@example.com").await;
     let bob = srv.sign_up("bob@example.com").await;
     srv.verify_email("bob@example.com").await;
-    let inv = json_of(
-        ada.call(
-            Method::POST,
-            "/workspace/invitations",
-            Some(json!({"email": "bob@example.com", "role": "admin"})),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let token = inv["acceptUrl"]
-        .as_str()
-        .unwrap()
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .to_string();
-    json_of(
-        bob.call(
-            Method::POST,
-            "/invitations/accept",
-            Some(json!({"token": token})),
-        )
-        .await,
-        200,
-    )
-    .await;
+    crate::common::join(&ada, &bob, "admin").await;
     // An admin (every capability but billing) is refused every billing operation.
     for (method, path) in [
         (Method::GET, "/billing/subscription"),

@@ -199,35 +199,6 @@ async fn a_notice_published_on_one_node_reaches_the_other() {
     a.stop().await;
 }
 
-/// `bob` invited by `ada` and joining her workspace.
-async fn join(ada: &common::User, bob: &common::User) {
-    let inv: Value = ada
-        .call(
-            Method::POST,
-            "/workspace/invitations",
-            Some(json!({"email": bob.email})),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let token = inv["acceptUrl"]
-        .as_str()
-        .unwrap()
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .to_string();
-    let res = bob
-        .call(
-            Method::POST,
-            "/invitations/accept",
-            Some(json!({"token": token})),
-        )
-        .await;
-    assert_eq!(res.status(), 200);
-}
-
 #[tokio::test]
 async fn a_removed_members_key_is_refused_on_the_other_node_even_after_they_rejoin() {
     if pg_admin_url().is_none() {
@@ -240,7 +211,7 @@ async fn a_removed_members_key_is_refused_on_the_other_node_even_after_they_rejo
     let ada = a.sign_up("ada@example.com").await;
     let bob = a.sign_up("bob@example.com").await;
     a.verify_email("bob@example.com").await;
-    join(&ada, &bob).await;
+    common::join(&ada, &bob, "member").await;
     // Bob's key in Ada's workspace, held in node b's memory.
     let token = bob.token(&["monitors:read"]).await;
     let on_b_client = common::Bearer::new(&b.base, &token);
@@ -276,7 +247,7 @@ async fn a_removed_members_key_is_refused_on_the_other_node_even_after_they_rejo
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // Invited and joining again (on node a), the key stays revoked on node b.
-    join(&ada, &bob).await;
+    common::join(&ada, &bob, "member").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         on_b_client

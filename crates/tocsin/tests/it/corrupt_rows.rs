@@ -3,14 +3,14 @@
 //! on `/metrics`, and logged) and the read does what `store::corrupt` decides — a list leaves
 //! the row out and answers the rest, a single-record read answers 500 `INTERNAL`, a credential
 //! is refused — never a default (a `member` role, an INVESTIGATING incident, a dropped
-//! capability).
+//! capability, an HTTP monitor, the `all` strategy, a rendered email).
 
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
 
 use common::monitors::{create as create_monitor, events};
-use common::{expect_error, json_of, Bearer, TestServer, User};
+use common::{expect_error, json_of, Bearer, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -39,43 +39,13 @@ async fn write(srv: &TestServer, sql: &str, binds: &[&str]) {
     assert_eq!(done.rows_affected(), 1, "{sql}");
 }
 
-/// Bob joins Ada's workspace by invitation.
-async fn join(srv: &TestServer, ada: &User, bob: &User) {
-    let inv = json_of(
-        ada.call(
-            Method::POST,
-            "/workspace/invitations",
-            Some(json!({"email": bob.email, "role": "member"})),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let token = inv["acceptUrl"]
-        .as_str()
-        .unwrap()
-        .split("token=")
-        .nth(1)
-        .unwrap();
-    srv.verify_email(&bob.email).await;
-    json_of(
-        bob.call(
-            Method::POST,
-            "/invitations/accept",
-            Some(json!({"token": token})),
-        )
-        .await,
-        200,
-    )
-    .await;
-}
-
 #[tokio::test]
 async fn a_corrupt_role_is_counted_left_out_of_the_list_and_an_error_on_its_own() {
     let srv = TestServer::start().await;
     let ada = srv.sign_up("ada@example.com").await;
     let bob = srv.sign_up("bob@example.com").await;
-    join(&srv, &ada, &bob).await;
+    srv.verify_email(&bob.email).await;
+    common::join(&ada, &bob, "member").await;
     let before = corrupt_count(&srv, "memberships", "role").await;
     write(
         &srv,
@@ -292,5 +262,136 @@ async fn a_heartbeat_with_an_unknown_status_code_is_counted_and_left_out() {
     assert_eq!(left.len(), 1, "{left:?}");
     assert_eq!(left[0]["status"], json!("UP"));
     assert!(corrupt_count(&srv, "heartbeats", "status").await >= before + 1.0);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_corrupt_monitor_type_or_region_strategy_is_counted_and_an_error_not_a_default() {
+    let srv = TestServer::start().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let path_of = |id: &str| format!("/monitors/{id}");
+    for (column, bad, good) in [
+        ("type", "TELEPATHY", "PUSH"),
+        ("region_strategy", "sideways", "all"),
+    ] {
+        let (id, _) = common::monitors::push_monitor(&ada, json!({})).await;
+        let before = corrupt_count(&srv, "monitors", column).await;
+        write(
+            &srv,
+            &format!("UPDATE monitors SET {column} = $1 WHERE id = $2"),
+            &[bad, &id],
+        )
+        .await;
+        // Neither an HTTP monitor nor the `all` strategy is guessed: the record, the list
+        // and an edit that keeps the stored value are errors.
+        let path = path_of(&id);
+        expect_error(ada.call(Method::GET, &path, None).await, 500, "INTERNAL").await;
+        expect_error(
+            ada.call(Method::GET, "/monitors", None).await,
+            500,
+            "INTERNAL",
+        )
+        .await;
+        expect_error(
+            ada.call(Method::PATCH, &path, Some(json!({"name": "renamed"})))
+                .await,
+            500,
+            "INTERNAL",
+        )
+        .await;
+        assert!(
+            corrupt_count(&srv, "monitors", column).await >= before + 3.0,
+            "{column}"
+        );
+        // Repaired, it reads again.
+        write(
+            &srv,
+            &format!("UPDATE monitors SET {column} = $1 WHERE id = $2"),
+            &[good, &id],
+        )
+        .await;
+        let m = json_of(ada.call(Method::GET, &path, None).await, 200).await;
+        assert_eq!(m["type"], "PUSH");
+        assert_eq!(m["regionStrategy"], "all");
+    }
+    srv.stop().await;
+}
+
+/// The status and error of delivery `id` once the worker has settled it (not PENDING).
+async fn settled(srv: &TestServer, id: &str) -> (String, Option<String>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let row: (String, Option<String>) =
+            sqlx::query_as("SELECT status, error FROM deliveries WHERE id = $1")
+                .bind(id)
+                .fetch_one(srv.state.db().reader())
+                .await
+                .unwrap();
+        if row.0 != "PENDING" {
+            return row;
+        }
+        assert!(std::time::Instant::now() < deadline, "{id} still pending");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_subscriber_email_of_an_unknown_event_or_unreadable_payload_fails_and_is_counted() {
+    let (srv, _sink) = common::smtp::server().await;
+    let ada = srv.sign_up("ada@example.com").await;
+    let page_id = common::pages::page(&ada, "corrupt-mail").await;
+    json_of(
+        ada.call(
+            Method::POST,
+            &format!("/status-pages/{page_id}/publish"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    let res =
+        common::pages::subscribe(&srv, "corrupt-mail", json!({"email": "r@example.com"})).await;
+    assert_eq!(res.status(), 202);
+    let (subscriber,): (String,) =
+        sqlx::query_as("SELECT id FROM subscribers WHERE email = 'r@example.com'")
+            .fetch_one(srv.state.db().reader())
+            .await
+            .unwrap();
+    let (events_before, payloads_before) = (
+        corrupt_count(&srv, "deliveries", "event").await,
+        corrupt_count(&srv, "deliveries", "payload").await,
+    );
+    for (id, event, payload) in [
+        ("zzzz-corrupt-event", "subscription.explode", "{}"),
+        ("zzzz-corrupt-payload", "subscription.confirm", "{not json"),
+    ] {
+        write(
+            &srv,
+            "INSERT INTO deliveries (id, workspace_id, channel_id, alert_id, event, message_id, \
+             payload, status, attempt, due_at, created_at, subscriber_id) \
+             VALUES ($1, $2, NULL, NULL, $3, $1, $4, 'PENDING', 1, 0, 0, $5)",
+            &[id, &ada.workspace_id, event, payload, &subscriber],
+        )
+        .await;
+    }
+    // Neither is rendered as something else, nor retried: waiting will not make it readable.
+    let (status, error) = settled(&srv, "zzzz-corrupt-event").await;
+    assert_eq!(status, "FAILED");
+    assert_eq!(
+        error.as_deref(),
+        Some("no subscriber email for \"subscription.explode\"")
+    );
+    let (status, error) = settled(&srv, "zzzz-corrupt-payload").await;
+    assert_eq!(status, "FAILED");
+    assert!(
+        error
+            .as_deref()
+            .unwrap()
+            .starts_with("the stored payload is not JSON"),
+        "{error:?}"
+    );
+    assert!(corrupt_count(&srv, "deliveries", "event").await >= events_before + 1.0);
+    assert!(corrupt_count(&srv, "deliveries", "payload").await >= payloads_before + 1.0);
     srv.stop().await;
 }

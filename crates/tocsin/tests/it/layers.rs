@@ -7,6 +7,12 @@
 //! moves down, or is passed in from above. A source file of a module the list does not name
 //! fails, and so does a listed module without source.
 //!
+//! The crate builds two targets: the library, which is the service, and the binary. `BINARY`
+//! names the binary's modules (`main.rs` declares them: the command line and the load
+//! generator); they reach the service through the library's public paths (`tocsin::x`), which
+//! count as imports of `x` like `crate::x` does elsewhere. `lib.rs` declaring one of them fails:
+//! the service does not compile the load generator.
+//!
 //! Beside the order:
 //! - nothing outside `src/http/` imports `crate::http`, except `server.rs`, the composition root
 //!   that mounts the router;
@@ -51,6 +57,10 @@ const LAYERS: Layers = &[
     ("leaves", &["cache", "clock", "ids", "schema", "text"]),
 ];
 
+/// The binary target's modules (`main.rs` and what it declares); every other module is the
+/// library's.
+const BINARY: &[&str] = &["main", "cli", "bench"];
+
 /// Something against the rules, as the test reports it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Problem {
@@ -72,6 +82,8 @@ enum Problem {
     HttpOutsideEdge { file: String, line: usize },
     /// A file below the HTTP edge uses axum or aide.
     Framework { file: String, line: usize },
+    /// `lib.rs` declares a module of the binary.
+    BinaryInLibrary { line: usize, module: String },
 }
 
 impl fmt::Display for Problem {
@@ -105,6 +117,11 @@ impl fmt::Display for Problem {
             Problem::Framework { file, line } => {
                 write!(f, "{file}:{line} uses axum or aide below the HTTP edge")
             }
+            Problem::BinaryInLibrary { line, module } => write!(
+                f,
+                "lib.rs:{line} declares `{module}`, a module of the binary: declare it in \
+                 main.rs, so that the service does not compile it"
+            ),
         }
     }
 }
@@ -127,9 +144,9 @@ fn file_depth(rel: &str) -> usize {
     }
 }
 
-/// Checks sources (`(path under src/, text)`) against an ordered list of layers; returns every
-/// problem, sorted.
-fn check(files: &[(String, String)], layers: Layers) -> Vec<Problem> {
+/// Checks sources (`(path under src/, text)`) against an ordered list of layers and the binary's
+/// modules; returns every problem, sorted.
+fn check(files: &[(String, String)], layers: Layers, binary: &[&str]) -> Vec<Problem> {
     let mut problems = BTreeSet::new();
     // module -> (layer index, layer label)
     let mut layer_of: BTreeMap<&str, (usize, String)> = BTreeMap::new();
@@ -165,7 +182,15 @@ fn check(files: &[(String, String)], layers: Layers) -> Vec<Problem> {
             continue;
         };
         let code = strip(text);
-        for (line, target) in imports(rel, &code) {
+        let in_binary = binary.contains(&own);
+        if rel == "lib.rs" {
+            for (line, module) in declared_modules(&code) {
+                if binary.contains(&module.as_str()) {
+                    problems.insert(Problem::BinaryInLibrary { line, module });
+                }
+            }
+        }
+        for (line, target) in imports(rel, &code, in_binary) {
             if target == own {
                 continue;
             }
@@ -316,8 +341,9 @@ fn strip(text: &str) -> String {
 }
 
 /// The top-level names a file's (stripped) code reaches through the crate root, with their
-/// lines: `crate::x`, `use crate::{x, y::z}`, and `super::` chains that climb to the root.
-fn imports(rel: &str, code: &str) -> Vec<(usize, String)> {
+/// lines: `crate::x`, `use crate::{x, y::z}`, and `super::` chains that climb to the root; in a
+/// module of the binary also the library's `tocsin::x` and `use tocsin::{x, y::z}`.
+fn imports(rel: &str, code: &str, in_binary: bool) -> Vec<(usize, String)> {
     let b = code.as_bytes();
     let line_at = |pos: usize| code[..pos].bytes().filter(|&c| c == b'\n').count() + 1;
     let skip_ws = |mut j: usize| {
@@ -372,6 +398,7 @@ fn imports(rel: &str, code: &str) -> Vec<(usize, String)> {
                 None
             }
             "crate" if path_sep(skip_ws(i)) => Some(skip_ws(skip_ws(i) + 2)),
+            "tocsin" if in_binary && path_sep(skip_ws(i)) => Some(skip_ws(skip_ws(i) + 2)),
             // A chain starting here (not `a::super`): count its steps up.
             "super" if !(start >= 2 && &b[start - 2..start] == b"::") => {
                 let mut steps = 1;
@@ -446,6 +473,21 @@ fn imports(rel: &str, code: &str) -> Vec<(usize, String)> {
     found
 }
 
+/// The modules a (stripped) crate root declares, `mod x;` or `pub mod x;`, with their lines.
+fn declared_modules(code: &str) -> Vec<(usize, String)> {
+    code.lines()
+        .enumerate()
+        .filter_map(|(n, l)| {
+            let words: Vec<&str> = l
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            let at = words.iter().position(|w| *w == "mod")?;
+            words.get(at + 1).map(|m| (n + 1, (*m).to_string()))
+        })
+        .collect()
+}
+
 /// Lines of (stripped) code that name axum or aide as a path or crate.
 fn framework_lines(code: &str) -> Vec<usize> {
     let mut lines = Vec::new();
@@ -505,7 +547,7 @@ fn sources(dir: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn imports_point_down_the_layers() {
-    let problems = check(&sources(&src_dir()), LAYERS);
+    let problems = check(&sources(&src_dir()), LAYERS, BINARY);
     assert!(
         problems.is_empty(),
         "against the layers (tests/it/layers.rs, ARCHITECTURE.md \"Layers\"):\n  {}",
@@ -574,11 +616,14 @@ fn the_checker_reports_what_is_wrong() {
         ("roots", &["lib", "server"]),
         ("edge", &["http"]),
         ("middle", &["top"]),
-        ("bottom", &["low", "missing", "top"]),
+        ("bottom", &["low", "missing", "top", "tool"]),
     ];
+    // `tool` is a module of the binary: `tocsin::` is the library to it, and lib.rs may not
+    // declare it.
+    const FAKE_BINARY: &[&str] = &["tool"];
     let file = |rel: &str, text: &str| (rel.to_string(), text.to_string());
     let files = [
-        file("lib.rs", "pub mod top;\npub mod low;\n"),
+        file("lib.rs", "pub mod top;\npub mod low;\nmod tool;\n"),
         file("server.rs", "use crate::http::router;\n"),
         file(
             "http/mod.rs",
@@ -612,11 +657,18 @@ fn the_checker_reports_what_is_wrong() {
             "low/web.rs",
             "use crate::http::x;\npub fn f() -> axum::Router { todo!() }\n",
         ),
-        file("low/up.rs", "use crate::top::W;\nuse crate::requirement;\n"),
+        file(
+            "low/up.rs",
+            "use crate::top::W;\nuse crate::requirement;\nuse tocsin::top::V;\n",
+        ),
+        file(
+            "tool.rs",
+            "use tocsin::{low::A, top::B};\nuse crate::low::C;\n",
+        ),
         file("extra.rs", "use crate::http::z;\n"),
         file("store/x.rs", "use crate::low::Row;\n"),
     ];
-    let got = check(&files, FAKE_LAYERS);
+    let got = check(&files, FAKE_LAYERS, FAKE_BINARY);
     let upward = |file: &str, line: usize, module: &str, from: &str, to: &str| Problem::Upward {
         file: file.to_string(),
         line,
@@ -632,6 +684,17 @@ fn the_checker_reports_what_is_wrong() {
         upward("low/up.rs", 1, "top", low, "layer 3 `middle`"),
         upward("low/mod.rs", 3, "top", low, "layer 3 `middle`"),
         upward("low/web.rs", 1, "http", low, "layer 2 `edge`"),
+        upward(
+            "tool.rs",
+            1,
+            "top",
+            "tool (layer 4 `bottom`)",
+            "layer 3 `middle`",
+        ),
+        Problem::BinaryInLibrary {
+            line: 3,
+            module: "tool".into(),
+        },
         Problem::HttpOutsideEdge {
             file: "low/web.rs".into(),
             line: 1,

@@ -6,25 +6,18 @@
 
 use crate::common;
 
-use common::monitors::{array, create, get};
+use common::monitors::{self, array, get};
 use common::{TestServer, User};
 use serde_json::{json, Value};
 
+/// A push monitor of `u` named `name`; its (id, push token).
 async fn push_monitor(u: &User, name: &str) -> (String, String) {
-    let m = create(u, json!({"name": name, "type": "PUSH", "interval": 60})).await;
-    (
-        m["id"].as_str().unwrap().to_string(),
-        m["pushToken"].as_str().unwrap().to_string(),
-    )
+    monitors::push_monitor(u, json!({"name": name})).await
 }
 
 async fn push(srv: &TestServer, token: &str, down: bool) {
     let q = if down { "?status=down" } else { "" };
-    let res = reqwest::Client::new()
-        .post(srv.url(&format!("/push/{token}{q}")))
-        .send()
-        .await
-        .unwrap();
+    let res = monitors::push(srv, token, q).await;
     assert!(res.status().is_success(), "{}", res.status());
 }
 

@@ -394,35 +394,7 @@ async fn an_email_domain_page_admits_people_of_allowed_domains_and_members() {
     );
 
     // A member of the workspace is let in whatever their address: the stranger, invited.
-    let invite = json_of(
-        owner
-            .call(
-                Method::POST,
-                "/workspace/invitations",
-                Some(json!({"email": stranger.email, "role": "member"})),
-            )
-            .await,
-        201,
-    )
-    .await;
-    let token = invite["acceptUrl"]
-        .as_str()
-        .unwrap()
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .to_string();
-    json_of(
-        stranger
-            .call(
-                Method::POST,
-                "/invitations/accept",
-                Some(json!({ "token": token })),
-            )
-            .await,
-        200,
-    )
-    .await;
+    common::join(&owner, &stranger, "member").await;
     let res = stranger
         .client
         .get(srv.url("/s/hidden-domains"))

@@ -18,6 +18,12 @@ use common::monitors::{self, create, push_monitor};
 use common::target::Target;
 use common::{expect_error, json_of, pg_admin_url, Options, TestServer, User};
 
+/// The clients of `tocsin bench streams`, a module of the binary (the library does not compile
+/// the load generator): only std, serde and tokio, so the suite compiles the same file.
+#[allow(dead_code)]
+#[path = "../../src/bench/streams.rs"]
+mod bench_streams;
+
 /// One server-sent event (an `id:`-only frame has an empty `event`).
 #[derive(Debug, Clone, PartialEq)]
 struct Ev {
@@ -517,7 +523,7 @@ async fn the_bench_clients_hold_their_streams_open() {
     let token = u.token(&["monitors:read"]).await;
     let addr: std::net::SocketAddr = srv.base.trim_start_matches("http://").parse().unwrap();
     let streams = tokio::task::spawn_blocking(move || {
-        tocsin::bench::streams::Streams::open(addr, &token, 40).unwrap()
+        bench_streams::Streams::open(addr, &token, 40).unwrap()
     })
     .await
     .unwrap();

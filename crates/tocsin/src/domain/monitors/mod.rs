@@ -236,9 +236,7 @@ pub async fn update(
 ) -> Result<Versioned<Monitor>, DomainError> {
     caller.require::<needs::UpdateMonitor>()?;
     let mut m = load(cx, caller, monitor_id).await?;
-    let kind = m.kind().ok_or_else(|| {
-        DomainError::Internal(anyhow::anyhow!("stored monitor type {:?}", m.kind_text))
-    })?;
+    let kind = m.monitor_type()?;
     let mut errors = Vec::new();
     if body.kind.is_some_and(|k| k != kind) {
         errors.push(crate::domain::FieldError::new(
@@ -246,7 +244,7 @@ pub async fn update(
             "cannot be changed; create a new monitor",
         ));
     }
-    let draft = merged(&m, kind, body);
+    let draft = merged(&m, kind, body)?;
     let checked = match check(&draft, &Limits::of(cx).await?) {
         Ok(c) => Some(c),
         Err(e) => {

@@ -18,6 +18,7 @@ use crate::domain::input::check_name;
 use crate::domain::FieldError;
 use crate::monitoring::{self, known_regions, ApiRegionStrategy, MonitorType};
 use crate::store;
+use crate::store::corrupt::CorruptRow;
 use crate::store::monitors::MonitorRow;
 
 pub const DEFAULT_INTERVAL: i64 = 60;
@@ -468,8 +469,14 @@ pub fn draft_of(body: &CreateMonitor) -> Draft {
     }
 }
 
-pub fn merged(m: &MonitorRow, kind: MonitorType, b: &UpdateMonitor) -> Draft {
-    Draft {
+/// The draft of an update: `b`'s fields over the stored ones. A stored value the draft keeps
+/// and this build cannot read is a (reported) corrupt row.
+pub fn merged(m: &MonitorRow, kind: MonitorType, b: &UpdateMonitor) -> Result<Draft, CorruptRow> {
+    let strategy = match b.region_strategy {
+        Some(s) => s,
+        None => m.region_strategy()?.into(),
+    };
+    Ok(Draft {
         name: b
             .name
             .as_ref()
@@ -488,9 +495,7 @@ pub fn merged(m: &MonitorRow, kind: MonitorType, b: &UpdateMonitor) -> Draft {
             .unwrap_or_else(|| m.description.clone()),
         config: b.config.clone().unwrap_or_else(|| config_view(m)),
         regions: b.regions.clone().unwrap_or_else(|| m.regions()),
-        strategy: b
-            .region_strategy
-            .unwrap_or_else(|| m.region_strategy().into()),
+        strategy,
         confirmations: b.confirmations_required.unwrap_or(m.confirmations_required),
         recovery_confirmations: b
             .recovery_confirmations_required
@@ -500,7 +505,7 @@ pub fn merged(m: &MonitorRow, kind: MonitorType, b: &UpdateMonitor) -> Draft {
             .unwrap_or(m.min_failure_duration_ms),
         grace: b.grace_period.or(m.grace_s),
         flap: b.flap_detection.unwrap_or_else(|| flap_view(m)),
-    }
+    })
 }
 
 /// Copies a validated draft's settings onto a row.

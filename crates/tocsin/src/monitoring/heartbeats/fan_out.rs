@@ -9,7 +9,7 @@ use crate::live::{Beat, Hub};
 pub(super) fn beat_of(live: Option<&Hub>, hb: &NewHeartbeat) -> Option<Beat> {
     live.filter(|hub| hub.wants_beats()).map(|_| Beat {
         monitor_id: hb.monitor_id.clone(),
-        status: crate::store::status::text(hb.status),
+        status: hb.status,
         latency_ms: hb.latency_ms,
         region: hb.region.clone(),
         at_ms: hb.ts_ms,

@@ -365,6 +365,40 @@ impl Bearer {
     }
 }
 
+/// `joiner` invited by `owner` into `owner`'s workspace with `role` (201) and accepting (200;
+/// an invitation opens only to a verified address, so verify theirs first); the acceptance.
+pub async fn join(owner: &User, joiner: &User, role: &str) -> Value {
+    let inv = json_of(
+        owner
+            .call(
+                Method::POST,
+                "/workspace/invitations",
+                Some(json!({"email": joiner.email, "role": role})),
+            )
+            .await,
+        201,
+    )
+    .await;
+    let token = inv["acceptUrl"]
+        .as_str()
+        .unwrap()
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    json_of(
+        joiner
+            .call(
+                Method::POST,
+                "/invitations/accept",
+                Some(json!({ "token": token })),
+            )
+            .await,
+        200,
+    )
+    .await
+}
+
 /// A client that does not follow redirects, for asserting on them.
 pub fn no_redirects() -> Client {
     Client::builder()
