@@ -51,3 +51,88 @@ pub async fn holder<'e>(e: impl Exec<'e>, name: &str) -> Result<Option<String>, 
     let sql = format!("SELECT holder FROM leases WHERE name = $1 AND expires_at >= {DB_NOW_MS}");
     sqlx::query_scalar(&sql).bind(name).fetch_optional(e).await
 }
+
+/// [`acquire`] for many leases at once (a node's partitions and its presence), in one
+/// statement: returns the names now held by `holder`.
+pub async fn acquire_many<'e>(
+    e: impl Exec<'e>,
+    names: &[String],
+    holder: &str,
+    ttl_ms: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<String> = (0..names.len())
+        .map(|i| format!("(${}, $1, 1, {DB_NOW_MS} + $2)", i + 3))
+        .collect();
+    let sql = format!(
+        "INSERT INTO leases (name, holder, term, expires_at) VALUES {} \
+         ON CONFLICT (name) DO UPDATE SET \
+           term = CASE WHEN leases.holder = EXCLUDED.holder THEN leases.term ELSE leases.term + 1 END, \
+           holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at \
+         WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < {DB_NOW_MS} \
+         RETURNING name",
+        rows.join(", ")
+    );
+    let mut q = sqlx::query_scalar(&sql).bind(holder).bind(ttl_ms);
+    for n in names {
+        q = q.bind(n);
+    }
+    q.fetch_all(e).await
+}
+
+/// [`release`] for many leases at once.
+pub async fn release_many<'e>(
+    e: impl Exec<'e>,
+    names: &[String],
+    holder: &str,
+) -> Result<u64, sqlx::Error> {
+    if names.is_empty() {
+        return Ok(0);
+    }
+    let list: Vec<String> = (0..names.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "UPDATE leases SET expires_at = 0 WHERE holder = $1 AND name IN ({})",
+        list.join(", ")
+    );
+    let mut q = sqlx::query(&sql).bind(holder);
+    for n in names {
+        q = q.bind(n);
+    }
+    q.execute(e).await.map(|r| r.rows_affected())
+}
+
+/// Every unexpired lease whose name matches one of the `LIKE` patterns: `(name, holder)`.
+pub async fn held_like<'e>(
+    e: impl Exec<'e>,
+    patterns: &[&str],
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    let any: Vec<String> = (0..patterns.len())
+        .map(|i| format!("name LIKE ${}", i + 1))
+        .collect();
+    let sql = format!(
+        "SELECT name, holder FROM leases WHERE ({}) AND expires_at >= {DB_NOW_MS}",
+        any.join(" OR ")
+    );
+    let mut q = sqlx::query_as(&sql);
+    for p in patterns {
+        q = q.bind(*p);
+    }
+    q.fetch_all(e).await
+}
+
+/// Deletes the leases matching `pattern` expired for more than `age_ms`.
+pub async fn purge_expired_like<'e>(
+    e: impl Exec<'e>,
+    pattern: &str,
+    age_ms: i64,
+) -> Result<u64, sqlx::Error> {
+    let sql = format!("DELETE FROM leases WHERE name LIKE $1 AND expires_at < {DB_NOW_MS} - $2");
+    sqlx::query(&sql)
+        .bind(pattern)
+        .bind(age_ms)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())
+}
