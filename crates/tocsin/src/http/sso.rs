@@ -212,7 +212,22 @@ fn failure(state: &AppState, id: &str, f: Failure) -> Response {
         .map(|p| p.name.clone())
         .unwrap_or_else(|| "The identity provider".into());
     let again = format!("{PREFIX}{id}/start");
-    tracing::warn!(provider = id, reason = %match &f { Failure::Flow(e) => e.to_string(), Failure::Refused(e) => e.to_string() }, "single sign-on refused");
+    let reason = match &f {
+        Failure::Flow(e) => e.to_string(),
+        Failure::Refused(e) => e.to_string(),
+    };
+    tracing::warn!(provider = id, reason = %reason, "single sign-on refused");
+    // What the provider or the checks said, for whoever the person asks for help; storage
+    // errors stay in the log.
+    let detail = match &f {
+        Failure::Flow(
+            SsoError::Unreachable(_)
+            | SsoError::Exchange(_)
+            | SsoError::IdToken(_)
+            | SsoError::Clock(_),
+        ) => Some(reason.clone()),
+        _ => None,
+    };
     let (status, title, text): (StatusCode, &str, String) = match f {
         Failure::Flow(SsoError::UnknownProvider(_)) => (
             StatusCode::NOT_FOUND,
@@ -283,6 +298,9 @@ fn failure(state: &AppState, id: &str, f: Failure) -> Response {
         title,
         html! {
             p { (text) }
+            @if let Some(d) = &detail {
+                p { small { "Detail: " (d) } }
+            }
             p { a href=(again) { "Start again" } " · " a href=(DEFAULT_NEXT) { "Back to Tocsin" } }
         },
     )

@@ -65,6 +65,9 @@ impl Sso {
     pub fn new(providers: &[OidcProvider]) -> Result<Sso, reqwest::Error> {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // Sign-ins are rare: a fresh connection each time, never one the provider (or a
+            // balancer before it) has meanwhile dropped.
+            .pool_max_idle_per_host(0)
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))
             .build()?;
@@ -115,7 +118,7 @@ impl Sso {
             .discovery
             .get(&entry.config.issuer, &self.http, now)
             .await?;
-        let client = client(&entry.config, meta, &Sso::redirect_uri(cx, id))?;
+        let client = rp_client(&entry.config, meta, &Sso::redirect_uri(cx, id))?;
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let mut request = client.authorize_url(
             CoreAuthenticationFlow::AuthorizationCode,
@@ -168,7 +171,7 @@ impl Sso {
             .discovery
             .get(&entry.config.issuer, &self.http, now)
             .await?;
-        let client = client(&entry.config, meta, &redirect)?;
+        let client = rp_client(&entry.config, meta, &redirect)?;
         let token = client
             .exchange_code(AuthorizationCode::new(code.to_string()))
             .map_err(|e| SsoError::Unreachable(e.to_string()))?
@@ -194,7 +197,7 @@ impl Sso {
                 .await?
             {
                 Some(meta) => {
-                    let client = client(&entry.config, meta, &redirect)?;
+                    let client = rp_client(&entry.config, meta, &redirect)?;
                     verify(client.id_token_verifier(), id_token, &flow.nonce, now)
                 }
                 None => first,
@@ -214,7 +217,7 @@ impl Sso {
 
 /// The crate's client for `provider` as its discovery describes it, authenticating at the
 /// token endpoint as discovery says the provider accepts (Basic unless only the body is).
-fn client(
+fn rp_client(
     provider: &OidcProvider,
     meta: CoreProviderMetadata,
     redirect: &str,

@@ -21,6 +21,11 @@ const clientSecret = process.env.OIDC_CLIENT_SECRET || 'tocsin-secret';
 const authMethod = process.env.OIDC_AUTH_METHOD || 'client_secret_basic';
 const port = Number(process.env.OIDC_PORT || 0);
 
+// The harness may stop reading standard output after READY: notices go to standard error,
+// and a closed pipe is no reason to stop.
+console.info = console.error;
+process.stdout.on('error', () => {});
+
 const accounts = new Map();
 let tamper = {};
 let generation = 0;
