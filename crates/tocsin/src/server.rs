@@ -124,8 +124,10 @@ async fn assemble(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow:
     let push_tokens = Arc::new(PushTokens::default());
     register_appliers(cx.feed(), cx.db(), &tokens, &push_tokens);
     let billing = Billing::new(cx.config(), mailer.clone())?;
+    let sso = Arc::new(crate::auth::sso::Sso::new(&cx.config().sso)?);
     Ok(AppState::new(Handles {
         billing,
+        sso,
         alert_links: Links::of(&cx),
         cx,
         runner,

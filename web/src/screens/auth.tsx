@@ -1,6 +1,6 @@
 // Sign in and sign up. `?next=` (a path on this server, such as the OAuth authorize URL)
-// is where the person goes afterwards.
-import { useState } from 'preact/hooks';
+// is where the person goes afterwards, after a password or a single sign-on provider.
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, authPost } from '../api/client';
 import { refreshSession } from '../app';
 import { Link, navigate, path, query, search } from '../router';
@@ -30,6 +30,34 @@ function nextSuffix(): string {
   return next ? `?next=${encodeURIComponent(next)}` : '';
 }
 
+interface Provider {
+  id: string;
+  name: string;
+}
+
+// One "Sign in with <name>" link per single sign-on provider (`GET /auth/sso/providers`);
+// the server's start page takes `next` and sends the person to the provider.
+function SsoButtons() {
+  const [providers, setProviders] = useState<Provider[]>([]);
+  useEffect(() => {
+    fetch('/auth/sso/providers', { credentials: 'same-origin' })
+      .then((r) => (r.ok ? r.json() : []))
+      .then((list: Provider[]) => setProviders(Array.isArray(list) ? list : []))
+      .catch(() => setProviders([]));
+  }, []);
+  if (providers.length === 0) return null;
+  const next = encodeURIComponent(safeNext() ?? '/app/');
+  return (
+    <div class="card sso">
+      {providers.map((p) => (
+        <a key={p.id} class="button" href={`/auth/sso/${encodeURIComponent(p.id)}/start?next=${next}`}>
+          Sign in with {p.name}
+        </a>
+      ))}
+    </div>
+  );
+}
+
 export function SignIn() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -50,6 +78,7 @@ export function SignIn() {
   return (
     <main id="main" class="auth">
       <h1>Sign in to Tocsin</h1>
+      <SsoButtons />
       <form onSubmit={onSubmit} class="card">
         {wrong ? <p class="notice error" role="alert">Wrong email or password.</p> : <ErrorNote error={error} />}
         <Field label="Email" id="email">

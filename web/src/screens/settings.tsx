@@ -1,4 +1,5 @@
-// Workspace settings: name, address (slug) and time zone (`GET`/`PATCH /workspace/settings`,
+// Workspace settings: name, address (slug), time zone and whether members must sign in
+// through single sign-on (`requireSso`, owners only) (`GET`/`PATCH /workspace/settings`,
 // version-locked: the form sends the ETag it read, so a change made meanwhile elsewhere is
 // refused rather than overwritten), and the plan with its quotas and what is used
 // (`GET /workspace/plan`).
@@ -39,6 +40,7 @@ export function Settings() {
   const [current, setCurrent] = useState<Settings | null>(null);
   const [etag, setEtag] = useState<string | null>(null);
   const [form, setForm] = useState({ name: '', slug: '', timezone: '' });
+  const [requireSso, setRequireSso] = useState(false);
   const [loadError, setLoadError] = useState<unknown>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -51,6 +53,7 @@ export function Settings() {
       setCurrent(s);
       setEtag(tag);
       setForm({ name: s.name, slug: s.slug, timezone: s.timezone });
+      setRequireSso(s.requireSso);
       setLoadError(null);
     } catch (err) {
       setLoadError(err);
@@ -71,6 +74,7 @@ export function Settings() {
     if (form.name !== current.name) body.name = form.name;
     if (form.slug !== current.slug) body.slug = form.slug;
     if (form.timezone !== current.timezone) body.timezone = form.timezone;
+    if (requireSso !== current.requireSso) body.requireSso = requireSso;
     try {
       const [s, tag] = await tagged(
         api.PATCH('/workspace/settings', { params: { header: etag ? { 'If-Match': etag } : {} }, body }),
@@ -78,6 +82,7 @@ export function Settings() {
       setCurrent(s);
       setEtag(tag);
       setForm({ name: s.name, slug: s.slug, timezone: s.timezone });
+      setRequireSso(s.requireSso);
       workspaceZone.value = s.timezone;
       setSaid('Settings saved.');
       if (body.name !== undefined) refreshSession();
@@ -128,6 +133,21 @@ export function Settings() {
           <datalist id="ws-zones">
             {zones().map((z) => <option value={z} />)}
           </datalist>
+          <Field
+            label="Require single sign-on"
+            id="ws-requireSso"
+            error={fe('requireSso')}
+            hint="Members who are not owners sign in through your identity provider only; owners keep their password. Owners only."
+          >
+            <input
+              id="ws-requireSso"
+              name="requireSso"
+              type="checkbox"
+              checked={requireSso}
+              onChange={(e) => setRequireSso((e.target as HTMLInputElement).checked)}
+              aria-describedby={fe('requireSso') ? 'ws-requireSso-error' : 'ws-requireSso-hint'}
+            />
+          </Field>
           <p class="muted">Created {when(current.createdAt)} · last changed {when(current.updatedAt)}</p>
           <button type="submit" class="primary" disabled={busy}>Save settings</button>
         </form>

@@ -6,7 +6,7 @@ import { when } from '../format';
 import { ErrorNote, Field, useLoad } from '../ui';
 
 type Role = Schemas['Role'];
-const ROLES: Role[] = ['owner', 'admin', 'member'];
+const ROLES: Role[] = ['owner', 'admin', 'member', 'viewer'];
 
 export function Workspace() {
   const members = useLoad(() => call(api.GET('/workspace/members')), []);

@@ -78,6 +78,16 @@ pub const TOKEN_CAPABILITIES: [Capability; 17] = [
     IdentityRead,
 ];
 
+/// What a viewer holds: the reads of the token capabilities, nothing that writes.
+pub const VIEWER_CAPABILITIES: [Capability; 6] = [
+    MonitorsRead,
+    StatusPagesRead,
+    IncidentsRead,
+    PostmortemsRead,
+    NotificationsRead,
+    IdentityRead,
+];
+
 pub const SESSION_ONLY: [Capability; 4] =
     [WorkspaceManage, BillingManage, MembersManage, AuditRead];
 
@@ -215,6 +225,9 @@ pub enum Role {
     Admin,
     /// All monitoring work (the seventeen token capabilities), no administration.
     Member,
+    /// Reads everything a member can read (every `*:read` of monitoring and the workspace's
+    /// identity) and changes nothing.
+    Viewer,
 }
 
 impl Role {
@@ -227,16 +240,18 @@ impl Role {
                 AuditRead,
             ])),
             Role::Member => CapSet::of(&TOKEN_CAPABILITIES),
+            Role::Viewer => CapSet::of(&VIEWER_CAPABILITIES),
         }
     }
 
-    pub const ALL: [Role; 3] = [Role::Owner, Role::Admin, Role::Member];
+    pub const ALL: [Role; 4] = [Role::Owner, Role::Admin, Role::Member, Role::Viewer];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Owner => "owner",
             Role::Admin => "admin",
             Role::Member => "member",
+            Role::Viewer => "viewer",
         }
     }
 
@@ -288,5 +303,17 @@ mod tests {
         assert!(Role::Admin.capabilities().contains(MembersManage));
         assert!(!Role::Admin.capabilities().contains(BillingManage));
         assert_eq!(Role::Owner.capabilities().to_vec().len(), 21);
+        let viewer = Role::Viewer.capabilities().to_vec();
+        assert_eq!(viewer, VIEWER_CAPABILITIES.to_vec());
+        assert!(viewer
+            .iter()
+            .all(|c| c.as_str().ends_with(":read") && Role::Member.capabilities().contains(*c)));
+        let member_reads = Role::Member
+            .capabilities()
+            .to_vec()
+            .into_iter()
+            .filter(|c| c.as_str().ends_with(":read"))
+            .count();
+        assert_eq!(viewer.len(), member_reads);
     }
 }

@@ -14,6 +14,7 @@ pub mod rate_limit;
 pub mod secrets;
 pub mod sign_in_guard;
 pub mod signed;
+pub mod sso;
 
 pub use caller::{Caller, Requirement, TokenCaches, Via};
 pub use capability::{CapSet, Capability, Role};

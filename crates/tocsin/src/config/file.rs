@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::sso::SsoFile;
 use super::{ConfigError, RateLimits};
 
 /// The TOML file's shape. Unknown keys are an error, so typos do not pass silently.
@@ -62,6 +63,9 @@ pub struct FileConfig {
     pub stripe_webhook_secret: Option<String>,
     /// Stripe's API root (default `https://api.stripe.com`).
     pub stripe_api_url: Option<String>,
+    /// Single sign-on: `[[sso.oidc]]` tables, one per OpenID provider.
+    #[serde(default)]
+    pub sso: Option<SsoFile>,
 }
 
 #[derive(Debug, Deserialize)]

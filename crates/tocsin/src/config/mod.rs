@@ -11,6 +11,7 @@ mod args;
 mod file;
 mod rate_limits;
 mod resolve;
+mod sso;
 mod stream_limits;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ use url::Url;
 pub use args::{ServeArgs, StoreArgs};
 pub use file::{FileConfig, PlanQuota, PlansFile};
 pub use rate_limits::RateLimits;
+pub use sso::{OidcProvider, SSO_ROLES};
 pub use stream_limits::StreamLimits;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +115,8 @@ pub struct Config {
     pub dns_resolver: Option<SocketAddr>,
     /// Selling plans through Stripe; `None` (no secret key) turns billing off.
     pub stripe: Option<Stripe>,
+    /// The OpenID providers people may sign in with (`[[sso.oidc]]`), in the file's order.
+    pub sso: Vec<OidcProvider>,
 }
 
 /// The Stripe settings (see `crate::billing`).
@@ -258,6 +262,7 @@ fn unreachable_config() -> Config {
         shutdown_grace: Duration::from_secs(DEFAULT_SHUTDOWN_GRACE_SECONDS),
         dns_resolver: None,
         stripe: None,
+        sso: Vec::new(),
     }
 }
 

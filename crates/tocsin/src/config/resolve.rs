@@ -63,6 +63,7 @@ impl Config {
         let streams = streams(args, &file)?;
         let dns_resolver = dns_resolver(args, &file)?;
         let stripe = stripe(args, &file)?;
+        let sso = super::sso::providers(file.sso.as_ref())?;
         Ok(Config {
             listen,
             data_dir,
@@ -106,6 +107,7 @@ impl Config {
             shutdown_grace,
             dns_resolver,
             stripe,
+            sso,
         })
     }
 }

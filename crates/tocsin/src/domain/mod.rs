@@ -35,6 +35,7 @@ pub mod plans;
 pub mod postmortems;
 pub mod projects;
 pub mod regions;
+pub mod sso;
 pub mod status_pages;
 pub mod stream;
 pub mod users;

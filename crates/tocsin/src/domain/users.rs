@@ -111,7 +111,7 @@ pub struct ClientMeta {
     pub user_agent: Option<String>,
 }
 
-fn user_view(u: &UserRow) -> UserView {
+pub(super) fn user_view(u: &UserRow) -> UserView {
     UserView {
         id: u.id.clone(),
         email: u.email.clone(),
@@ -129,7 +129,7 @@ fn email_taken() -> DomainError {
 }
 
 /// A new workspace owned by `owner_id`, on the default plan.
-async fn new_workspace(
+pub(super) async fn new_workspace(
     cx: &Cx,
     owner_id: &str,
     name: String,
@@ -194,19 +194,20 @@ pub async fn create_user(
     Ok((user, ws))
 }
 
-/// Starts a session in `workspace_id`; returns its secret token.
-async fn start_session(
+/// Starts a session in `workspace_id`; returns its id and its secret token.
+pub(super) async fn start_session(
     cx: &Cx,
     user_id: &str,
     workspace_id: &str,
     client: &ClientMeta,
-) -> Result<String, DomainError> {
+) -> Result<(String, String), DomainError> {
     let token = secrets::generate("");
+    let id = new_id();
     let now = cx.clock().now_ms();
     store::sessions::insert(
         cx.db().writer(),
         &NewSession {
-            id: &new_id(),
+            id: &id,
             token_hash: &secrets::hash(&token),
             user_id,
             workspace_id,
@@ -217,7 +218,7 @@ async fn start_session(
         },
     )
     .await?;
-    Ok(token)
+    Ok((id, token))
 }
 
 /// Creates the user and signs them in: the answer and the new session's token.
@@ -229,7 +230,7 @@ pub async fn sign_up(
 ) -> Result<(SignedIn, String), DomainError> {
     let (user, ws) = create_user(core, &input, false).await?;
     email_verification::send_first_link(core, mailer, &user);
-    let token = start_session(core, &user.id, &ws.id, client).await?;
+    let (_, token) = start_session(core, &user.id, &ws.id, client).await?;
     let workspace = workspaces::view(core, &ws.id).await?;
     Ok((
         SignedIn {
@@ -259,6 +260,13 @@ pub async fn sign_in(
     let Some(user) = user.filter(|_| ok) else {
         return Err(DomainError::InvalidCredentials);
     };
+    // A workspace that requires single sign-on refuses its non-owner members' passwords.
+    if let Some(path) = super::sso::password_refused(cx, &user.id).await? {
+        return Err(DomainError::Forbidden(
+            "SSO_REQUIRED",
+            format!("Your workspace requires single sign-on: sign in at {path} instead of with a password."),
+        ));
+    }
     let mine = store::workspaces::list_for_user(cx.db().reader(), &user.id).await?;
     let ws_id = match mine.first() {
         Some(w) => w.id.clone(),
@@ -273,7 +281,7 @@ pub async fn sign_in(
             ws.id
         }
     };
-    let token = start_session(cx, &user.id, &ws_id, client).await?;
+    let (_, token) = start_session(cx, &user.id, &ws_id, client).await?;
     let workspace = workspaces::view(cx, &ws_id).await?;
     Ok((
         SignedIn {

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::input::{check_name, check_slug, Validate};
 use super::{check_write, DomainError, FieldError, Resource};
 use crate::audit::{self, Entry};
-use crate::auth::{caps, Caller, Role};
+use crate::auth::{caps, Caller, Role, Via};
 use crate::config::PlanQuota;
 use crate::cx::Cx;
 use crate::domain::error::on_constraint;
@@ -68,14 +68,18 @@ pub struct WorkspaceSettings {
     /// IANA time zone used for reports and schedules shown to people.
     pub timezone: String,
     pub plan: String,
+    /// Members who are not owners sign in through the workspace's single sign-on provider
+    /// only (a password sign-in answers 403 `SSO_REQUIRED`); owners keep their password.
+    pub require_sso: bool,
     #[schemars(with = "crate::schema::Timestamp")]
     pub created_at: String,
     #[schemars(with = "crate::schema::Timestamp")]
     pub updated_at: String,
 }
 
-fn settings_view(w: &store::workspaces::WorkspaceRow) -> WorkspaceSettings {
+fn settings_view(w: &store::workspaces::WorkspaceRow, require_sso: bool) -> WorkspaceSettings {
     WorkspaceSettings {
+        require_sso,
         id: w.id.clone(),
         name: w.name.clone(),
         slug: w.slug.clone(),
@@ -92,7 +96,8 @@ pub async fn settings(cx: &Cx, caller: &Caller) -> Result<(WorkspaceSettings, i6
     let ws = store::workspaces::get(cx.db().reader(), &caller.workspace_id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Workspace))?;
-    Ok((settings_view(&ws), ws.version))
+    let require_sso = store::sso::require_sso(cx.db().reader(), &ws.id).await?;
+    Ok((settings_view(&ws, require_sso), ws.version))
 }
 
 /// A partial update: absent fields keep their value.
@@ -105,6 +110,8 @@ pub struct UpdateSettings {
     pub slug: Option<String>,
     /// An IANA time zone name such as `Europe/Berlin`.
     pub timezone: Option<String>,
+    /// Owners only; needs a single sign-on provider configured on the server.
+    pub require_sso: Option<bool>,
 }
 
 impl Validate for UpdateSettings {
@@ -138,6 +145,26 @@ pub async fn update_settings(
 ) -> Result<(WorkspaceSettings, i64), DomainError> {
     caller.require::<caps::WorkspaceManage>()?;
     input.check()?;
+    if input.require_sso.is_some()
+        && !matches!(
+            caller.via,
+            Via::Session {
+                role: Role::Owner,
+                ..
+            }
+        )
+    {
+        return Err(DomainError::Forbidden(
+            "OWNER_REQUIRED",
+            "Only an owner may change requireSso: ask an owner of this workspace.".into(),
+        ));
+    }
+    if input.require_sso == Some(true) && cx.config().sso.is_empty() {
+        return Err(DomainError::field(
+            "requireSso",
+            "needs a single sign-on provider, and this server has none configured ([[sso.oidc]])",
+        ));
+    }
     let db = cx.db();
     let mut ws = store::workspaces::get(db.reader(), &caller.workspace_id)
         .await?
@@ -163,6 +190,10 @@ pub async fn update_settings(
             )
         })?;
     check_write(rows, expected, DomainError::NotFound(Resource::Workspace))?;
+    if let Some(on) = input.require_sso {
+        store::sso::set_require_sso(&mut *tx, &ws.id, on).await?;
+    }
+    let require_sso = store::sso::require_sso(&mut *tx, &ws.id).await?;
     audit::record(
         &mut *tx,
         caller,
@@ -170,7 +201,7 @@ pub async fn update_settings(
             action: "workspace.update",
             resource_type: "workspace",
             resource_id: &ws.id,
-            metadata: json!({"name": ws.name, "slug": ws.slug, "timezone": ws.timezone}),
+            metadata: json!({"name": ws.name, "slug": ws.slug, "timezone": ws.timezone, "requireSso": require_sso}),
         },
         now,
     )
@@ -179,7 +210,7 @@ pub async fn update_settings(
     let fresh = store::workspaces::get(db.reader(), &ws.id)
         .await?
         .ok_or(DomainError::NotFound(Resource::Workspace))?;
-    Ok((settings_view(&fresh), fresh.version))
+    Ok((settings_view(&fresh, require_sso), fresh.version))
 }
 
 /// The plan, its quotas (absent = unlimited) and what is used.

@@ -57,7 +57,8 @@ fn limit(r: Result<(), u64>) -> Result<(), DomainError> {
     r.map_err(|retry_after| DomainError::RateLimited { retry_after })
 }
 
-fn cookie(state: &AppState, value: &str, max_age_secs: i64) -> ApiResult<HeaderValue> {
+/// The session cookie's header (an empty `value` with `max_age_secs` 0 clears it).
+pub(super) fn cookie(state: &AppState, value: &str, max_age_secs: i64) -> ApiResult<HeaderValue> {
     let secure = if state.config().secure_cookies() {
         "; Secure"
     } else {

@@ -39,6 +39,7 @@ pub mod public;
 pub mod push;
 pub mod regions;
 pub mod serve;
+pub mod sso;
 pub mod state;
 pub mod status_page_domains;
 pub mod status_pages;
@@ -74,6 +75,7 @@ pub fn router(state: AppState) -> Router {
     let app = Router::new()
         .merge(api)
         .merge(auth_routes::router())
+        .merge(sso::router())
         .merge(oauth::router())
         .merge(billing::webhook_router())
         .merge(alerts::link_router())
@@ -172,6 +174,7 @@ pub(crate) fn for_people(path: &str) -> bool {
         || path.starts_with(public::PAGES_PREFIX)
         || path.starts_with(subscribers::LINKS_PREFIX)
         || path == auth_routes::VERIFY_PATH
+        || (path.starts_with(sso::PREFIX) && path != sso::PROVIDERS_PATH)
         || path == dashboard::PREFIX
         || path.starts_with(dashboard::ASSET_PREFIX)
 }

@@ -17,6 +17,7 @@ use crate::alerting::deliver::DeliveryQueue;
 use crate::auth::key_cache::KeyCache;
 use crate::auth::oauth::TokenCache;
 use crate::auth::rate_limit::Limiters;
+use crate::auth::sso::Sso;
 use crate::auth::TokenCaches;
 use crate::billing::Billing;
 use crate::cache::TtlCache;
@@ -65,6 +66,8 @@ pub struct Handles {
     pub metrics: Metrics,
     /// The billing engine (see [`crate::billing`]).
     pub billing: Billing,
+    /// The single sign-on providers (see [`crate::auth::sso`]).
+    pub sso: Arc<Sso>,
 }
 
 struct Inner {
@@ -176,6 +179,10 @@ impl AppState {
     }
     pub fn metrics(&self) -> &Metrics {
         &self.0.parts.metrics
+    }
+    /// The single sign-on providers (see [`crate::auth::sso`]).
+    pub fn sso(&self) -> &Sso {
+        &self.0.parts.sso
     }
     /// The billing engine (see [`crate::billing`]).
     pub fn billing(&self) -> &Billing {

@@ -43,6 +43,7 @@ pub mod projects;
 pub mod publishable_keys;
 pub mod push;
 pub mod sessions;
+pub mod sso;
 pub mod status;
 pub mod status_page_domains;
 pub mod status_pages;

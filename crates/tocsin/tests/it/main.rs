@@ -56,6 +56,7 @@ mod scheduler;
 mod shutdown_binary;
 mod sign_in_binary;
 mod smoke;
+mod sso;
 mod status_pages;
 mod stream;
 mod subscribers;

@@ -123,15 +123,17 @@ impl TestServer {
         addr: Option<std::net::SocketAddr>,
     ) -> TestServer {
         let mut config = Config::for_dir(dir.path(), database_url.clone());
-        if let Some(tweak) = opts.tweak {
-            tweak(&mut config);
-        }
         let listener = tokio::net::TcpListener::bind(addr.unwrap_or(([127, 0, 0, 1], 0).into()))
             .await
             .unwrap();
         let addr = listener.local_addr().unwrap();
         config.listen = addr;
         config.public_url = url::Url::parse(&format!("http://{addr}")).unwrap();
+        // After the address: a tweak may put the server behind another public URL, as the
+        // nodes of a cluster share one.
+        if let Some(tweak) = opts.tweak {
+            tweak(&mut config);
+        }
         let state = tocsin::server::start(config, opts.clock).await.unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let run_state = state.clone();
