@@ -561,7 +561,7 @@ mod tests {
             seq: i,
             workspace_id: "ws\"1".into(),
             name: format!("caf\u{e9} \"{i}\" \\ \u{1}"),
-            kind_text: ["HTTP", "TCP", "PUSH", "DNS_DIFF", "NOPE"][(i % 5) as usize].into(),
+            kind_text: ["HTTP", "TCP", "PUSH", "DNS_DIFF", "WEBSOCKET"][(i % 5) as usize].into(),
             status_text: "UP".into(),
             url: (i % 2 == 0).then(|| "https://example.com/h?q=1&r=\u{2028}".into()),
             host: (i % 2 == 1).then(|| "example.com".into()),
