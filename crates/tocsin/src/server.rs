@@ -26,7 +26,6 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::{Feed, Notice};
 use crate::cluster::lease::Role;
 use crate::cluster::listen::Listener;
-use crate::cluster::partitions::Shares;
 use crate::config::Config;
 use crate::cx::Cx;
 use crate::http::state::Handles;
@@ -180,12 +179,7 @@ pub async fn run(
     // The lease and the outbox stop last: the role is given up only once the scheduler and
     // the watcher have stopped judging, and notices queued until then still go out.
     let cancel_last = CancellationToken::new();
-    let last = spawn_cluster(
-        state.cx(),
-        state.scheduler_role(),
-        state.runner().shares(),
-        cancel_last.clone(),
-    );
+    let last = spawn_cluster(state.cx(), state.scheduler_role(), cancel_last.clone());
     let workers = spawn_workers(&state, cancel.clone(), judging.clone());
     // Notifications go out from every node (the queue is shared through the database). The
     // delivery worker stops after everything that enqueues, and drains what they left.
@@ -262,16 +256,14 @@ pub async fn run(
 
 /// What ties this node to the others on a shared (PostgreSQL) database: the outbox sending
 /// this node's notices and, when the scheduler is enabled, the lease task contending for the
-/// scheduler role (which from then on is held only while the lease is) and the partition
-/// task contending for a share of the monitors. Must start before the scheduler and the
-/// watcher.
+/// scheduler role (which from then on is held only while the lease is). Must start before
+/// the scheduler and the watcher.
 fn spawn_cluster(
     state: &Cx,
     role: &Role,
-    shares: &Shares,
     cancel: CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    use crate::cluster::{feed, lease, partitions};
+    use crate::cluster::{feed, lease};
     let mut tasks = Vec::new();
     if state.db().backend() != crate::store::Backend::Postgres {
         return tasks;
@@ -290,16 +282,7 @@ fn spawn_cluster(
             state.node_id(),
             lease::Timing::default(),
         );
-        tasks.push(tokio::spawn(lease::run(lease, role, cancel.clone())));
-        let shares = shares.clone();
-        shares.contend();
-        tasks.push(tokio::spawn(partitions::run(
-            state.db().clone(),
-            shares,
-            state.node_id().to_string(),
-            lease::Timing::default(),
-            cancel,
-        )));
+        tasks.push(tokio::spawn(lease::run(lease, role, cancel)));
     }
     tasks
 }
@@ -307,8 +290,8 @@ fn spawn_cluster(
 /// Housekeeping that runs beside the API: evicting idle rate-limit entries, deleting expired
 /// sessions and push idempotency keys, pruning heartbeats past their retention, following the
 /// change feed (other nodes' notices, caches, list builds) and (unless disabled) the check
-/// scheduler with the built-in probe and the push deadline watcher, which judge the
-/// partitions this node holds.
+/// scheduler with the built-in probe and the push deadline watcher, which judge only while
+/// this node holds the scheduler role.
 fn spawn_workers(
     http: &AppState,
     cancel: CancellationToken,
@@ -406,8 +389,7 @@ fn spawn_workers(
             runner.clone(),
             judging.clone(),
         )));
-        // Escalation judges by the clock too: the scheduler role's holder's job (once per
-        // cluster).
+        // Escalation judges by the clock too: the scheduling node's job.
         workers.push(tokio::spawn(crate::alerting::escalation::run(
             state.clone(),
             role.clone(),

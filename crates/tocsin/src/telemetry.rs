@@ -94,7 +94,7 @@ impl Metrics {
         metrics::gauge!("db_pool_connections", "state" => "idle").set(idle as f64);
         metrics::gauge!("db_pool_connections", "state" => "in_use")
             .set(size.saturating_sub(idle as u32) as f64);
-        // 1 on the node doing the once-per-cluster work (see `cluster::lease`).
+        // 1 on the node running the scheduler's slots (see `cluster::lease`).
         let leader = state.cx().config().scheduler_enabled && state.scheduler_role().is_held();
         metrics::gauge!("scheduler_leader").set(if leader { 1.0 } else { 0.0 });
         // Every region with a probe key, and every region a probe connected to since start:
@@ -116,15 +116,7 @@ impl Metrics {
         // The built-in probe is always connected.
         metrics::gauge!("probes_connected", "region" => "local").set(1.0);
         // Present before the first run or shed, at zero (registering is enough).
-        metrics::gauge!("scheduler_monitors").set(state.scheduler_stats().monitors() as f64);
-        // The partitions this node holds (all of them with one node; none with the
-        // scheduler disabled).
-        let partitions = if state.cx().config().scheduler_enabled {
-            state.shares().count()
-        } else {
-            0
-        };
-        metrics::gauge!("scheduler_partitions").set(partitions as f64);
+        metrics::gauge!("scheduler_monitors").set(state.scheduler_stats().scheduled() as f64);
         metrics::counter!("scheduler_runs_shed_total").increment(0);
         metrics::counter!("scheduler_slots_skipped_total").increment(0);
         metrics::counter!("monitors_skipped_corrupt_total").increment(0);

@@ -82,11 +82,6 @@ impl Inventory {
         self.digest = [0; 4];
     }
 
-    /// Every monitor held, with its `seq`.
-    pub fn ids(&self) -> impl Iterator<Item = (&str, i64)> {
-        self.held.iter().map(|(id, (seq, _))| (id.as_str(), *seq))
-    }
-
     pub fn len(&self) -> usize {
         self.held.len()
     }
@@ -120,18 +115,11 @@ impl Inventory {
 
     /// One scan of `set`: what to reload and drop (empty when the digests match, unless
     /// `full`).
-    /// Only the monitors of `parts` count (`None`: every partition).
-    pub async fn scan(
-        &self,
-        db: &Db,
-        set: Set,
-        parts: Option<&[u16]>,
-        full: bool,
-    ) -> Result<Diff, sqlx::Error> {
-        if !full && inventory::digest(db.reader(), set, parts).await? == self.digest {
+    pub async fn scan(&self, db: &Db, set: Set, full: bool) -> Result<Diff, sqlx::Error> {
+        if !full && inventory::digest(db.reader(), set).await? == self.digest {
             return Ok(Diff::default());
         }
-        let rows = inventory::versions(db.reader(), set, parts).await?;
+        let rows = inventory::versions(db.reader(), set).await?;
         Ok(self.diff(&rows))
     }
 }

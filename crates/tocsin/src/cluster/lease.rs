@@ -1,8 +1,6 @@
-//! The scheduler role: which node of a cluster runs the work done once per cluster
-//! (escalation, held alerts' incidents, maintenance announcements and window ends, flapping,
-//! regions losing their last probe), however many nodes run with the scheduler enabled. The
-//! slots and push deadlines themselves are shared out by partition
-//! ([`super::partitions`], with the same discipline).
+//! The scheduler role: which node of a cluster runs the scheduler's slots and the push
+//! watcher's judgments, so that no monitor is checked twice in one slot and no push deadline
+//! is judged twice, however many nodes run with the scheduler enabled.
 //!
 //! **Mechanism: a lease row with an expiry** (`leases`, migration 0007, [`store::leases`]),
 //! taken and renewed with one `INSERT ... ON CONFLICT DO UPDATE ... WHERE` statement that

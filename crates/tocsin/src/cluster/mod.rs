@@ -10,22 +10,17 @@
 //!   the live relay.
 //! - [`inventory`]: the reconciliation scan under the feed, for the scheduler and the push
 //!   watcher.
-//! - [`lease`]: the scheduler role, held by one node at a time: the work done once per
-//!   cluster.
-//! - [`partitions`]: the monitors' partitions, each held by one node: whose slots and push
-//!   deadlines a node judges.
+//! - [`lease`]: the scheduler role, held by one node at a time.
 //!
 //! The caches that follow the feed are registered on it as appliers by the composition root
 //! ([`feed::Applier`]).
 //!
-//! On SQLite there is one node: the feed stays in process and the role and every partition
-//! are always held.
+//! On SQLite there is one node: the feed stays in process and the role is always held.
 
 pub mod feed;
 pub mod inventory;
 pub mod lease;
 pub mod listen;
-pub mod partitions;
 
 /// A fresh id for this process, telling its notices and its lease apart from other nodes'.
 pub fn new_node_id() -> String {

@@ -73,10 +73,6 @@ async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Health>> {
         .ping()
         .await
         .map_err(|_| DomainError::Unavailable)?;
-    // A node holding partitions it cannot renew is about to stop checking them.
-    if !state.runner().shares().renewing() {
-        return Err(DomainError::Unavailable.into());
-    }
     if !state
         .db()
         .migrations_current()

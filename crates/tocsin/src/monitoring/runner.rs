@@ -2,7 +2,7 @@
 //! workers that run cycles (the scheduler, the maintenance engine's checks at a window's end,
 //! on-demand checks) and to the push watcher. It holds the context, the built-in probe's
 //! limits ([`Checks`]), the remote probes and their relay, the heartbeat writer, the
-//! scheduler's figures, the scheduler role, the partitions held and the judging token. The composition root
+//! scheduler's figures, the scheduler role and the judging token. The composition root
 //! (`server.rs`) builds it; cheap to clone (one `Arc`).
 
 use std::sync::Arc;
@@ -14,7 +14,6 @@ use super::heartbeats::HeartbeatWriter;
 use super::sched_stats::SchedulerStats;
 use super::scheduler::Checks;
 use crate::cluster::lease::Role;
-use crate::cluster::partitions::Shares;
 use crate::cx::Cx;
 use crate::probes::relay::Relay;
 use crate::probes::Registry;
@@ -31,7 +30,6 @@ struct Inner {
     scheduler_stats: SchedulerStats,
     check_stats: CheckStats,
     scheduler_role: Role,
-    shares: Shares,
     judging: CancellationToken,
 }
 
@@ -57,7 +55,6 @@ impl Runner {
             scheduler_stats: SchedulerStats::new(),
             check_stats: CheckStats::default(),
             scheduler_role: Role::default(),
-            shares: Shares::default(),
             judging: CancellationToken::new(),
             cx,
         }))
@@ -98,16 +95,10 @@ impl Runner {
     pub fn check_stats(&self) -> &CheckStats {
         &self.0.check_stats
     }
-    /// Whether this node runs the work done once per cluster (escalation, maintenance
-    /// announcements and ends, flapping, regions losing their probes; see
+    /// Whether this node runs the scheduler's slots and the push watcher's judgments (see
     /// [`crate::cluster::lease`]).
     pub fn scheduler_role(&self) -> &Role {
         &self.0.scheduler_role
-    }
-    /// The partitions of the monitors whose slots and push deadlines this node judges (see
-    /// [`crate::cluster::partitions`]).
-    pub fn shares(&self) -> &Shares {
-        &self.0.shares
     }
     /// Cancelled when a graceful shutdown begins: from then on nothing is judged here (no
     /// scheduled run starts, a check finishing later steps no state machine, no push deadline

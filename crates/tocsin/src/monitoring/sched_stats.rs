@@ -30,7 +30,6 @@ pub struct LatenessSnapshot {
 pub struct SchedulerStats {
     lateness: Mutex<Histogram<u64>>,
     scheduled: AtomicUsize,
-    push_watched: AtomicUsize,
     shed: AtomicU64,
     skipped: AtomicU64,
 }
@@ -51,7 +50,6 @@ impl SchedulerStats {
         SchedulerStats {
             lateness: Mutex::new(histogram),
             scheduled: AtomicUsize::new(0),
-            push_watched: AtomicUsize::new(0),
             shed: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
         }
@@ -90,20 +88,8 @@ impl SchedulerStats {
     /// The schedule now holds `n` monitors.
     pub fn set_scheduled(&self, n: usize) {
         if self.scheduled.swap(n, Ordering::Relaxed) != n {
-            metrics::gauge!("scheduler_monitors").set(self.monitors() as f64);
+            metrics::gauge!("scheduler_monitors").set(n as f64);
         }
-    }
-
-    /// The push watcher now watches `n` deadlines.
-    pub fn set_push_watched(&self, n: usize) {
-        if self.push_watched.swap(n, Ordering::Relaxed) != n {
-            metrics::gauge!("scheduler_monitors").set(self.monitors() as f64);
-        }
-    }
-
-    /// The monitors this node schedules or watches: `scheduler_monitors`.
-    pub fn monitors(&self) -> usize {
-        self.scheduled() + self.push_watched.load(Ordering::Relaxed)
     }
 
     /// How many monitors the schedule holds.

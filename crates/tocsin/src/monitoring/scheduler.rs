@@ -12,13 +12,10 @@
 //! with the store every few seconds and after a `Resync`, and reloads what differs, so a
 //! notice lost between nodes costs at most one scan interval.
 //!
-//! Each node runs the slots of the partitions it holds ([`crate::cluster::partitions`]; every
-//! one on SQLite, and with one node): the task loads and rescans the monitors of those
-//! partitions only, drops a partition's monitors the moment it ends (a run still waiting for
-//! room then is dropped), so no monitor runs twice in one slot across nodes, and loads a
-//! gained partition's monitors with their current slot caught up when the store shows it was
-//! not run ([`Held::take_over`]). Consecutive counts and pending states live in the monitor's
-//! row, so a move carries them over.
+//! Only the node holding the scheduler role ([`crate::cluster::lease`]; always the one node on
+//! SQLite) runs slots: the task waits, holding nothing, until it gets the role, loads every
+//! monitor then, and stops starting runs the moment the role ends (a run still waiting for
+//! room when it ends is dropped), so no monitor runs twice in one slot across nodes.
 //!
 //! Each monitor is parsed once when it is loaded (start, a change notice, a scan) into a typed
 //! [`Monitor`] ([`super::monitor`]); the schedule keeps its parsed settings, check spec
@@ -70,7 +67,6 @@ use super::staleness;
 use super::{MonitorType, LOCAL_REGION};
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
-use crate::cluster::partitions;
 use crate::cx::Cx;
 use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
@@ -436,7 +432,7 @@ pub async fn run_due(
     state: &Runner,
     now_ms: i64,
 ) -> Result<Vec<(String, CycleReport)>, sqlx::Error> {
-    let rows = monitors::list_active_for_scheduling(state.cx().db().reader(), None).await?;
+    let rows = monitors::list_active_for_scheduling(state.cx().db().reader()).await?;
     let due = rows.iter().filter_map(|row| {
         let m = match Monitor::from_row(row) {
             Ok(m) => m,
@@ -475,12 +471,8 @@ struct Schedule {
 impl Schedule {
     /// (Re)schedules `id` at its grid's first slot after `now`.
     fn put(&mut self, id: &str, grid: Grid, now: i64) {
-        self.put_at(id, grid, grid.next_run_after(now));
-    }
-
-    /// (Re)schedules `id` at slot `at` (a slot of its grid, possibly past: then it is due).
-    fn put_at(&mut self, id: &str, grid: Grid, at: i64) {
         self.drop_id(id);
+        let at = grid.next_run_after(now);
         self.queue.insert((at, id.to_string()));
         self.next.insert(id.to_string(), (at, grid));
     }
@@ -521,33 +513,16 @@ impl Schedule {
 }
 
 /// The schedule with what it was loaded from, for the reconciliation scan, and each
-/// scheduled monitor's parsed settings, which every run of it shares; limited to the
-/// partitions this node holds (`mine`, `None` for all).
+/// scheduled monitor's parsed settings, which every run of it shares.
 #[derive(Default)]
 struct Held {
     schedule: Schedule,
     inventory: Inventory,
     settings: HashMap<String, Arc<Settings>>,
-    mine: Option<BTreeSet<u16>>,
-    /// Monitors whose current slot is caught up after their partition came to this node, with
-    /// that slot (see [`Held::take_over`]).
-    catch_up: HashMap<String, i64>,
 }
 
 impl Held {
-    fn owns(&self, seq: i64) -> bool {
-        self.mine
-            .as_ref()
-            .is_none_or(|m| m.contains(&partitions::of_seq(seq)))
-    }
-
-    fn parts(&self) -> Option<Vec<u16>> {
-        self.mine.as_ref().map(|m| m.iter().copied().collect())
-    }
-
     fn put(&mut self, m: &Monitor, now: i64) {
-        // A reload starts the monitor at its next slot: no slot is caught up any more.
-        self.catch_up.remove(&m.id);
         self.schedule.put(&m.id, m.settings.grid, now);
         self.inventory.put(&m.id, m.seq, m.settings.version);
         self.settings.insert(m.id.clone(), m.settings.clone());
@@ -555,10 +530,9 @@ impl Held {
 
     /// Takes in `row`, parsed once: scheduled with its settings kept, or (a corrupt row,
     /// logged and counted) left out of the schedule but remembered at its version, so the
-    /// reconciliation scan does not reload it until an edit changes it. A monitor of a
-    /// partition this node does not hold is dropped.
+    /// reconciliation scan does not reload it until an edit changes it.
     fn load(&mut self, row: &MonitorRow, now: i64) {
-        if !wants_schedule(row) || !self.owns(row.seq) {
+        if !wants_schedule(row) {
             self.drop_id(&row.id);
             return;
         }
@@ -572,53 +546,21 @@ impl Held {
         }
     }
 
-    /// Takes in `row` from a partition this node just gained. Its current slot is caught up
-    /// when the store shows no result for it: it runs once the previous holder's run of it,
-    /// if one started before the move, has had its whole check time to be stored (then
-    /// `last_check_at` is read again, just before the run), so a node that died (or gave the
-    /// partition up) mid-interval costs no slot and a slot it did run is not run again.
-    /// Otherwise the monitor starts at its next slot.
-    fn take_over(&mut self, row: &MonitorRow, now: i64) {
-        self.load(row, now);
-        let Some(settings) = self.settings.get(&row.id) else {
-            return;
-        };
-        let grid = settings.grid;
-        let settle = settings
-            .check_time()
-            .saturating_add(CONFIRM_SLACK)
-            .saturating_add(HANDOVER_SLACK);
-        let settle = i64::try_from(settle.as_millis()).unwrap_or(i64::MAX);
-        let Some(slot) = grid.last_run_at_or_before(now) else {
-            return;
-        };
-        let interval = i64::try_from(grid.interval_ms).unwrap_or(i64::MAX);
-        let unrun = row.last_check_at.is_none_or(|at| at < slot);
-        if unrun && slot >= row.started_at && settle < interval {
-            self.schedule
-                .put_at(&row.id, grid, now.max(slot.saturating_add(settle)));
-            self.catch_up.insert(row.id.clone(), slot);
-        }
-    }
-
     fn drop_id(&mut self, id: &str) {
         self.schedule.drop_id(id);
         self.inventory.remove(id);
         self.settings.remove(id);
-        self.catch_up.remove(id);
     }
 
     fn clear(&mut self) {
         self.schedule.clear();
         self.inventory.clear();
         self.settings.clear();
-        self.catch_up.clear();
     }
 }
 
 async fn reload_all(cx: &Cx, held: &mut Held) {
-    let parts = held.parts();
-    match monitors::list_active_for_scheduling(cx.db().reader(), parts.as_deref()).await {
+    match monitors::list_active_for_scheduling(cx.db().reader()).await {
         Ok(rows) => {
             held.clear();
             let now = cx.clock().now_ms();
@@ -639,55 +581,10 @@ async fn reload_one(cx: &Cx, held: &mut Held, id: &str) {
     }
 }
 
-/// Follows a change of the partitions this node holds: drops the monitors of those lost and
-/// loads those of those gained ([`Held::take_over`]). Returns the partitions gained.
-async fn follow_shares(cx: &Cx, held: &mut Held, now_held: Option<BTreeSet<u16>>) -> Vec<u16> {
-    let (Some(before), Some(after)) = (held.mine.clone(), now_held.clone()) else {
-        // Everything held before or after (not leased): nothing to follow.
-        held.mine = now_held;
-        return Vec::new();
-    };
-    let lost: BTreeSet<u16> = before.difference(&after).copied().collect();
-    let gained: Vec<u16> = after.difference(&before).copied().collect();
-    if !lost.is_empty() {
-        let gone: Vec<String> = held
-            .inventory
-            .ids()
-            .filter(|(_, seq)| lost.contains(&partitions::of_seq(*seq)))
-            .map(|(id, _)| id.to_string())
-            .collect();
-        for id in gone {
-            held.drop_id(&id);
-        }
-    }
-    held.mine = Some(after);
-    if !gained.is_empty() {
-        match monitors::list_active_for_scheduling(cx.db().reader(), Some(&gained)).await {
-            Ok(rows) => {
-                let now = cx.clock().now_ms();
-                for row in &rows {
-                    held.take_over(row, now);
-                }
-            }
-            Err(e) => {
-                // The next reconciliation scan (or a later change of shares) loads them.
-                tracing::warn!(error = %e, "could not load the monitors of gained partitions");
-                reload_all(cx, held).await;
-            }
-        }
-    }
-    gained
-}
-
 /// Compares the schedule with the store and reloads what differs (see
 /// [`crate::cluster::inventory`]); `full` skips the digest.
 async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
-    let parts = held.parts();
-    let diff = match held
-        .inventory
-        .scan(cx.db(), Set::Scheduled, parts.as_deref(), full)
-        .await
-    {
+    let diff = match held.inventory.scan(cx.db(), Set::Scheduled, full).await {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "could not compare the schedule with the store");
@@ -713,22 +610,42 @@ async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
     }
 }
 
-/// Room, beyond a check's own time, for the previous holder's result of a slot to be stored
-/// before the new holder decides whether to catch that slot up.
-const HANDOVER_SLACK: Duration = Duration::from_secs(1);
-
 /// Longest sleep between looks at the clock, so a clock that jumps (or a missed wake-up)
 /// costs at most this much delay.
 const MAX_SLEEP: Duration = Duration::from_secs(5);
 
-/// The scheduler task: runs until `cancel` fires, scheduling the monitors of the partitions
-/// this node holds ([`crate::cluster::partitions`]; every one on SQLite) and following their
-/// changes. On cancel no new run starts and runs in flight get the shutdown grace
-/// (`config.shutdown_grace`) to finish and store their results.
+/// Why [`lead`] returned.
+#[derive(PartialEq, Eq)]
+enum Led {
+    /// The role was lost: wait to get it back.
+    Lost,
+    /// Cancelled, or the feed closed.
+    Stop,
+}
+
+/// The scheduler task: runs until `cancel` fires, scheduling only while this node holds the
+/// scheduler role ([`crate::cluster::lease`]; always on SQLite). Without the role it holds
+/// nothing and waits; on gaining it, it loads every monitor afresh. On cancel no new run
+/// starts and runs in flight get the shutdown grace (`config.shutdown_grace`) to finish and store their results.
 pub async fn run(state: Runner, cancel: CancellationToken) {
+    let role = state.scheduler_role().clone();
+    let mut role_changes = role.watch();
     let mut tasks = tokio::task::JoinSet::new();
-    lead(&state, &mut tasks, &cancel).await;
-    state.scheduler_stats().set_scheduled(0);
+    loop {
+        if role.is_held() {
+            let led = lead(&state, &mut role_changes, &mut tasks, &cancel).await;
+            state.scheduler_stats().set_scheduled(0);
+            if led == Led::Stop {
+                break;
+            }
+            continue;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            changed = role_changes.changed() => if changed.is_err() { break },
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
     // Let in-flight checks finish so their results are stored before the writer shuts down,
     // but do not let a slow target hold shutdown hostage: what is still running after the
     // grace period is abandoned (its cycle is simply not recorded).
@@ -742,51 +659,44 @@ pub async fn run(state: Runner, cancel: CancellationToken) {
     }
 }
 
-/// Schedules the held partitions until cancelled (or the feed closes).
+/// Schedules while the role is held.
 async fn lead(
     state: &Runner,
+    role_changes: &mut tokio::sync::watch::Receiver<bool>,
     tasks: &mut tokio::task::JoinSet<Option<String>>,
     cancel: &CancellationToken,
-) {
-    let shares = state.shares().clone();
-    let mut share_changes = shares.watch();
-    let role = state.scheduler_role().clone();
+) -> Led {
+    let role = state.scheduler_role();
     // Subscribe before loading, so no change between the load and the loop is missed.
     let mut feed = state.cx().feed().subscribe_all();
-    let mut held = Held {
-        mine: shares.held(),
-        ..Held::default()
-    };
+    let mut held = Held::default();
     reload_all(state.cx(), &mut held).await;
     // Other nodes write to the same store: compare with it now and then (PostgreSQL only).
     let scanning = state.cx().db().backend() == Backend::Postgres;
     let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // Staleness counts from now, and for a partition gained later from when it was gained:
-    // the node that just took it has not had a slot yet.
+    // Staleness counts from now: the node that just took the role has not had a slot yet.
     let floor_ms = state.cx().clock().now_ms();
-    let mut gained_at: HashMap<u16, i64> = HashMap::new();
     let mut stale_scan = tokio::time::interval(STALE_SCAN_EVERY);
-    // Regions that lose their last probe are reported once each, by the scheduler role's
-    // holder (once per cluster).
+    // Regions that lose their last probe while this node leads are reported once each.
     let mut regions = staleness::RegionWatch::default();
     stale_scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        if !role.is_held() {
+            return Led::Lost;
+        }
         // Shutdown may have begun while the last select chose another branch.
         if cancel.is_cancelled() {
-            return;
+            return Led::Stop;
         }
         let schedule = &mut held.schedule;
         state.scheduler_stats().set_scheduled(schedule.next.len());
         let now = state.cx().clock().now_ms();
-        for (at, id) in schedule.take_due(now) {
+        for (slot, id) in schedule.take_due(now) {
             let s = state.clone();
             let task_id = id.clone();
             // The settings parsed when the monitor was loaded: the run re-reads only the state.
             let settings = held.settings.get(&id).cloned();
-            let caught_up = held.catch_up.remove(&id);
-            let catch_up = caught_up.is_some();
-            let slot = caught_up.unwrap_or(at);
             let interval_ms = schedule.next.get(&id).map_or(i64::MAX, |(_, g)| {
                 i64::try_from(g.interval_ms).unwrap_or(i64::MAX)
             });
@@ -801,6 +711,11 @@ async fn lead(
                     s.scheduler_stats().record_shed();
                     return Some(id);
                 }
+                // The role ended while this run waited: the node taking over runs the slots
+                // from now on.
+                if !s.scheduler_role().is_held() {
+                    return None;
+                }
                 let row = match monitors::get_by_id(s.cx().db().reader(), &id).await {
                     Ok(Some(row)) if wants_schedule(&row) => row,
                     // Paused or deleted: the change feed drops it from the schedule.
@@ -810,15 +725,6 @@ async fn lead(
                         return Some(id);
                     }
                 };
-                // The partition moved away while this run waited: its new holder runs the
-                // slots from now on.
-                if !s.shares().holds_seq(row.seq) {
-                    return None;
-                }
-                // A slot caught up after a takeover that the previous holder did run.
-                if catch_up && row.last_check_at.is_some_and(|at| at >= slot) {
-                    return Some(id);
-                }
                 let m = match Monitor::reusing(&row, settings.as_ref()) {
                     Ok(m) => m,
                     Err(e) => {
@@ -840,37 +746,19 @@ async fn lead(
             .unwrap_or(MAX_SLEEP)
             .min(MAX_SLEEP);
         tokio::select! {
-            _ = cancel.cancelled() => return,
+            _ = cancel.cancelled() => return Led::Stop,
             _ = tokio::time::sleep(wait) => {}
             // Reap finished runs so the set does not grow.
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            changed = share_changes.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                let gained = follow_shares(state.cx(), &mut held, shares.held()).await;
-                let at = state.cx().clock().now_ms();
-                gained_at.retain(|p, _| held.mine.as_ref().is_none_or(|m| m.contains(p)));
-                for p in gained {
-                    gained_at.insert(p, at);
-                }
-            }
+            // Looked at again at the top of the loop.
+            changed = role_changes.changed() => if changed.is_err() { return Led::Stop },
             _ = scan.tick(), if scanning => reconcile(state.cx(), &mut held, false).await,
             _ = stale_scan.tick() => {
-                let now = state.cx().clock().now_ms();
-                let parts = held.parts();
-                let floor = |seq: i64| {
-                    gained_at
-                        .get(&partitions::of_seq(seq))
-                        .map_or(floor_ms, |g| (*g).max(floor_ms))
-                };
-                if let Err(e) = staleness::scan_in(state, now, parts.as_deref(), floor).await {
+                if let Err(e) = staleness::scan(state, state.cx().clock().now_ms(), floor_ms).await {
                     tracing::warn!(error = %e, "could not look for stale monitors");
                 }
-                if role.is_held() {
-                    if let Err(e) = staleness::watch_regions(state, &mut regions, now).await {
-                        tracing::warn!(error = %e, "could not report regions without probes");
-                    }
+                if let Err(e) = staleness::watch_regions(state, &mut regions, state.cx().clock().now_ms()).await {
+                    tracing::warn!(error = %e, "could not report regions without probes");
                 }
             }
             delivery = feed.recv() => match delivery {
@@ -889,7 +777,7 @@ async fn lead(
                     tracing::info!(missed = n, "change feed lagged: reloading every monitor");
                     reload_all(state.cx(), &mut held).await;
                 }
-                Err(RecvError::Closed) => return,
+                Err(RecvError::Closed) => return Led::Stop,
             },
         }
     }

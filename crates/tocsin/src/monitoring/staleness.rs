@@ -1,6 +1,6 @@
 //! Monitors nobody is checking. A monitor whose only region lost its probe stays `UP` with no
 //! heartbeats: its status says nothing, so the blind spot must be said out loud. [`scan`]
-//! (run by the scheduler over the partitions this node holds, so one node judges each) marks an
+//! (run by the scheduler while this node holds the scheduler role, so one node judges) marks an
 //! active checked monitor **stale** when
 //!
 //! - it has had no check result for [`STALE_AFTER_INTERVALS`] intervals, or
@@ -8,7 +8,7 @@
 //!   has had no result for one interval,
 //!
 //! both counted from the later of its last result, its start (creation or resume) and when
-//! this node began scheduling the monitor's partition (`floor_ms`), so a restart or a fresh role does not find every
+//! this node began scheduling (`floor_ms`), so a restart or a fresh role does not find every
 //! monitor stale before its first slot. Marking writes `stale_since` and a `stale` event
 //! ([`super::transition::record_staleness`]) that alerting turns into a notification; the
 //! cycle that stores a result again clears it with a `fresh` event ([`super::cycle`]). The
@@ -63,22 +63,10 @@ pub fn judge(
 /// Marks the monitors that are stale at `now_ms` (see the module documentation); returns how
 /// many it marked.
 pub async fn scan(state: &Runner, now_ms: i64, floor_ms: i64) -> Result<usize, sqlx::Error> {
-    scan_in(state, now_ms, None, |_| floor_ms).await
-}
-
-/// [`scan`] over the monitors of the partitions `parts` only (`None`: all), each counted from
-/// `floor(seq)`: with several nodes, a node judges only the partitions it holds, each from
-/// when it took it, so a partition that just moved is not found stale for the takeover.
-pub async fn scan_in(
-    state: &Runner,
-    now_ms: i64,
-    parts: Option<&[u16]>,
-    floor: impl Fn(i64) -> i64,
-) -> Result<usize, sqlx::Error> {
-    let overdue = monitors::list_overdue(state.cx().db().reader(), now_ms, parts).await?;
+    let overdue = monitors::list_overdue(state.cx().db().reader(), now_ms).await?;
     let mut marked = 0;
     for m in &overdue {
-        let Some(why) = judge(m, now_ms, floor(m.seq), |r| {
+        let Some(why) = judge(m, now_ms, floor_ms, |r| {
             crate::probes::is_live(state.probes(), state.relay(), r)
         }) else {
             continue;
@@ -152,7 +140,6 @@ mod tests {
 
     fn overdue(regions: &str, last: Option<i64>) -> Overdue {
         Overdue {
-            seq: 1,
             id: "m".into(),
             interval_s: 10,
             last_check_at: last,

@@ -1,11 +1,9 @@
 //! The missed-deadline watcher: one task that knows when each active push monitor's grace
 //! period runs out, and hands a "missed" heartbeat to the writer when it does.
 //!
-//! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), only for the monitors of the
-//! partitions this node holds ([`crate::cluster::partitions`]: one node holds each, so a
-//! deadline is never watched twice across nodes), built from the store at start and for each
-//! partition as it is gained (a deadline that passed during the move is judged at once), and
-//! kept current by the change feed from
+//! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), built from the store when
+//! this node gains the scheduler role ([`crate::cluster::lease`]: only its holder judges, so a
+//! deadline is never watched twice across nodes) and kept current by the change feed from
 //! every node (create, update, pause, resume, delete) and, on PostgreSQL, by the
 //! reconciliation scan ([`crate::cluster::inventory`]) every few seconds and after a `Resync`. Pushes
 //! do not tell the watcher: they only ever move a deadline later, so an entry can be early but
@@ -18,8 +16,6 @@
 //! [`run_due`] is the same step for tests with a manual clock.
 
 use std::collections::{BTreeSet, HashMap};
-
-use crate::cluster::partitions;
 use std::time::Duration;
 
 use tocsin_core::Status;
@@ -105,10 +101,10 @@ impl Deadlines {
     }
 }
 
-/// Builds the deadlines of every active push monitor of the partitions `parts` (`None`: all).
-pub async fn load(cx: &Cx, parts: Option<&[u16]>) -> Result<Deadlines, sqlx::Error> {
+/// Builds the deadlines of every active push monitor.
+pub async fn load(cx: &Cx) -> Result<Deadlines, sqlx::Error> {
     let mut d = Deadlines::default();
-    for m in monitors::list_active_push(cx.db().reader(), parts).await? {
+    for m in monitors::list_active_push(cx.db().reader()).await? {
         d.file(&m);
     }
     Ok(d)
@@ -166,34 +162,24 @@ async fn read(cx: &Cx, seqs: &[i64]) -> Result<Vec<MonitorRow>, sqlx::Error> {
 /// One pass for tests with a manual clock: loads every deadline and fires those before
 /// `now_ms`. Returns the misses recorded.
 pub async fn run_due(state: &Runner, now_ms: i64) -> Result<usize, sqlx::Error> {
-    let mut deadlines = load(state.cx(), None).await?;
+    let mut deadlines = load(state.cx()).await?;
     fire_due(state, &mut deadlines, now_ms).await
 }
 
-/// The deadlines with what they were loaded from, for the reconciliation scan, limited to
-/// the partitions this node holds (`mine`, `None` for all).
+/// The deadlines with what they were loaded from, for the reconciliation scan.
 #[derive(Default)]
 struct Held {
     deadlines: Deadlines,
     inventory: Inventory,
-    mine: Option<BTreeSet<u16>>,
 }
 
 impl Held {
-    fn parts(&self) -> Option<Vec<u16>> {
-        self.mine.as_ref().map(|m| m.iter().copied().collect())
-    }
-
     fn file(&mut self, m: &MonitorRow) {
-        let owned = self
-            .mine
-            .as_ref()
-            .is_none_or(|p| p.contains(&partitions::of_seq(m.seq)));
-        if owned && m.is_active() && m.kind() == Some(MonitorType::Push) {
-            self.deadlines.file(m);
+        self.deadlines.file(m);
+        if m.is_active() && m.kind() == Some(MonitorType::Push) {
             self.inventory.put(&m.id, m.seq, m.version);
         } else {
-            self.drop_id(&m.id);
+            self.inventory.remove(&m.id);
         }
     }
 
@@ -211,68 +197,26 @@ async fn reload_one(cx: &Cx, held: &mut Held, id: &str) {
     }
 }
 
-/// Files every deadline of the partitions held (or of `only` among them).
-async fn load_into(cx: &Cx, held: &mut Held, only: Option<&[u16]>) -> bool {
-    let parts = held.parts();
-    match monitors::list_active_push(cx.db().reader(), only.or(parts.as_deref())).await {
+async fn load_all(cx: &Cx) -> Held {
+    match monitors::list_active_push(cx.db().reader()).await {
         Ok(rows) => {
+            let mut held = Held::default();
             for m in &rows {
                 held.file(m);
             }
-            true
+            held
         }
         Err(e) => {
             tracing::error!(error = %e, "could not load push deadlines");
-            false
+            Held::default()
         }
-    }
-}
-
-async fn load_all(cx: &Cx, mine: Option<BTreeSet<u16>>) -> Held {
-    let mut held = Held {
-        mine,
-        ..Held::default()
-    };
-    load_into(cx, &mut held, None).await;
-    held
-}
-
-/// Follows a change of the partitions held: drops the deadlines of those lost and files
-/// those of those gained, from the store (where the last push is), so a deadline that passed
-/// during the move is judged at once and one that did not is not.
-async fn follow_shares(cx: &Cx, held: &mut Held, now_held: Option<BTreeSet<u16>>) {
-    let (Some(before), Some(after)) = (held.mine.clone(), now_held.clone()) else {
-        *held = load_all(cx, now_held).await;
-        return;
-    };
-    let lost: BTreeSet<u16> = before.difference(&after).copied().collect();
-    let gained: Vec<u16> = after.difference(&before).copied().collect();
-    let gone: Vec<String> = held
-        .inventory
-        .ids()
-        .filter(|(_, seq)| lost.contains(&partitions::of_seq(*seq)))
-        .map(|(id, _)| id.to_string())
-        .collect();
-    for id in gone {
-        held.drop_id(&id);
-    }
-    held.mine = Some(after);
-    if !gained.is_empty() && !load_into(cx, held, Some(&gained)).await {
-        // Loaded in full at the next scan instead.
-        let mine = held.mine.clone();
-        *held = load_all(cx, mine).await;
     }
 }
 
 /// Compares the deadlines with the store and reloads what differs (see
 /// [`crate::cluster::inventory`]); `full` skips the digest.
 async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
-    let parts = held.parts();
-    let diff = match held
-        .inventory
-        .scan(cx.db(), Set::Push, parts.as_deref(), full)
-        .await
-    {
+    let diff = match held.inventory.scan(cx.db(), Set::Push, full).await {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "could not compare push deadlines with the store");
@@ -287,8 +231,7 @@ async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
         "push deadlines differed from the store: reloading what changed"
     );
     if diff.len() > RELOAD_ALL_ABOVE {
-        let mine = held.mine.clone();
-        *held = load_all(cx, mine).await;
+        *held = load_all(cx).await;
         return;
     }
     for id in &diff.gone {
@@ -299,36 +242,51 @@ async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
     }
 }
 
-/// The watcher task, until `cancel`. It judges the deadlines of the partitions this node
-/// holds ([`crate::cluster::partitions`]; every one on SQLite), following their changes.
+/// The watcher task, until `cancel`. It judges only while this node holds the scheduler role
+/// ([`crate::cluster::lease`]; always on SQLite): without it, it holds nothing and waits; on
+/// gaining it, it loads every deadline afresh.
 pub async fn run(state: Runner, cancel: CancellationToken) {
-    let shares = state.shares().clone();
-    let mut share_changes = shares.watch();
+    let role = state.scheduler_role().clone();
+    let mut role_changes = role.watch();
+    loop {
+        if role.is_held() {
+            if !lead(&state, &mut role_changes, &cancel).await {
+                break;
+            }
+            continue;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            changed = role_changes.changed() => if changed.is_err() { break },
+        }
+    }
+}
+
+/// Watches while the role is held; false when the task should stop.
+async fn lead(
+    state: &Runner,
+    role_changes: &mut tokio::sync::watch::Receiver<bool>,
+    cancel: &CancellationToken,
+) -> bool {
+    let role = state.scheduler_role();
     // Subscribe before loading, so no change between the load and the loop is missed.
     let mut feed = state.cx().feed().subscribe_all();
-    let mut held = load_all(state.cx(), shares.held()).await;
+    let mut held = load_all(state.cx()).await;
     let scanning = state.cx().db().backend() == Backend::Postgres;
     let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        if !role.is_held() {
+            return true;
+        }
         // Once shutdown begins nothing is judged: pushes refused while the server goes away
         // must not read as missed.
         if cancel.is_cancelled() {
-            break;
+            return false;
         }
-        state
-            .scheduler_stats()
-            .set_push_watched(held.deadlines.len());
         let now = state.cx().clock().now_ms();
-        // A partition whose lease lapsed before the task noticed is not judged.
-        if held
-            .mine
-            .as_ref()
-            .is_none_or(|m| m.iter().all(|p| shares.holds(*p)))
-        {
-            if let Err(e) = fire_due(&state, &mut held.deadlines, now).await {
-                tracing::warn!(error = %e, "push watcher pass failed; retrying");
-            }
+        if let Err(e) = fire_due(state, &mut held.deadlines, now).await {
+            tracing::warn!(error = %e, "push watcher pass failed; retrying");
         }
         let wait = held
             .deadlines
@@ -338,14 +296,9 @@ pub async fn run(state: Runner, cancel: CancellationToken) {
             .unwrap_or(MAX_SLEEP)
             .min(MAX_SLEEP);
         tokio::select! {
-            _ = cancel.cancelled() => break,
+            _ = cancel.cancelled() => return false,
             _ = tokio::time::sleep(wait) => {}
-            changed = share_changes.changed() => {
-                if changed.is_err() {
-                    break;
-                }
-                follow_shares(state.cx(), &mut held, shares.held()).await;
-            }
+            changed = role_changes.changed() => if changed.is_err() { return false },
             _ = scan.tick(), if scanning => reconcile(state.cx(), &mut held, false).await,
             delivery = feed.recv() => match delivery {
                 Ok(d) => match d.notice {
@@ -358,13 +311,9 @@ pub async fn run(state: Runner, cancel: CancellationToken) {
                     Notice::Resync => reconcile(state.cx(), &mut held, true).await,
                     _ => {}
                 },
-                Err(RecvError::Lagged(_)) => {
-                    let mine = held.mine.clone();
-                    held = load_all(state.cx(), mine).await;
-                }
-                Err(RecvError::Closed) => break,
+                Err(RecvError::Lagged(_)) => held = load_all(state.cx()).await,
+                Err(RecvError::Closed) => return false,
             },
         }
     }
-    state.scheduler_stats().set_push_watched(0);
 }

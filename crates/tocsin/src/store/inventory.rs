@@ -5,23 +5,6 @@
 
 use super::Exec;
 
-/// How many partitions the monitors are split into by `seq` (see
-/// `crate::cluster::partitions`).
-pub const PARTITIONS: u16 = 256;
-
-/// The SQL condition (with a leading ` AND `) keeping the monitors of `parts` only; empty
-/// for `None` (every partition). The numbers are this process's own, never input.
-pub fn in_parts(parts: Option<&[u16]>) -> String {
-    match parts {
-        None => String::new(),
-        Some([]) => " AND 1 = 0".to_string(),
-        Some(ps) => {
-            let list: Vec<String> = ps.iter().map(u16::to_string).collect();
-            format!(" AND seq % {PARTITIONS} IN ({})", list.join(", "))
-        }
-    }
-}
-
 /// Which monitors a worker holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Set {
@@ -42,17 +25,12 @@ impl Set {
 
 /// Count, sum of `seq`, sum of `version` and sum of `seq * version` over the set. Any create,
 /// delete, pause, resume or edit (which bumps `version`) moves at least one of them.
-pub async fn digest<'e>(
-    e: impl Exec<'e>,
-    set: Set,
-    parts: Option<&[u16]>,
-) -> Result<[i64; 4], sqlx::Error> {
+pub async fn digest<'e>(e: impl Exec<'e>, set: Set) -> Result<[i64; 4], sqlx::Error> {
     let sql = format!(
         "SELECT COUNT(*), CAST(COALESCE(SUM(seq), 0) AS BIGINT), \
          CAST(COALESCE(SUM(version), 0) AS BIGINT), CAST(COALESCE(SUM(seq * version), 0) AS BIGINT) \
-         FROM monitors WHERE {}{}",
-        set.filter(),
-        in_parts(parts)
+         FROM monitors WHERE {}",
+        set.filter()
     );
     let (n, seqs, versions, mixed): (i64, i64, i64, i64) =
         sqlx::query_as(&sql).fetch_one(e).await?;
@@ -63,12 +41,10 @@ pub async fn digest<'e>(
 pub async fn versions<'e>(
     e: impl Exec<'e>,
     set: Set,
-    parts: Option<&[u16]>,
 ) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
     let sql = format!(
-        "SELECT id, seq, version FROM monitors WHERE {}{}",
-        set.filter(),
-        in_parts(parts)
+        "SELECT id, seq, version FROM monitors WHERE {}",
+        set.filter()
     );
     sqlx::query_as(&sql).fetch_all(e).await
 }

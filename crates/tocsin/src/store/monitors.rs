@@ -606,12 +606,9 @@ pub async fn delete<'e>(
 /// order: what the scheduler loads at start and on a full rescan.
 pub async fn list_active_for_scheduling<'e>(
     e: impl Exec<'e>,
-    parts: Option<&[u16]>,
 ) -> Result<Vec<MonitorRow>, sqlx::Error> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type <> 'PUSH'{} ORDER BY id",
-        super::inventory::in_parts(parts)
-    );
+    let sql =
+        format!("SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type <> 'PUSH' ORDER BY id");
     sqlx::query_as(&sql).fetch_all(e).await
 }
 
@@ -627,14 +624,9 @@ pub async fn ids_with_status<'e>(
 }
 
 /// Every active PUSH monitor, across workspaces, in id order: what the deadline watcher needs.
-pub async fn list_active_push<'e>(
-    e: impl Exec<'e>,
-    parts: Option<&[u16]>,
-) -> Result<Vec<MonitorRow>, sqlx::Error> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type = 'PUSH'{} ORDER BY id",
-        super::inventory::in_parts(parts)
-    );
+pub async fn list_active_push<'e>(e: impl Exec<'e>) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type = 'PUSH' ORDER BY id");
     sqlx::query_as(&sql).fetch_all(e).await
 }
 
@@ -854,7 +846,6 @@ pub async fn set_stale_since<'e>(
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Overdue {
     pub id: String,
-    pub seq: i64,
     pub interval_s: i64,
     pub last_check_at: Option<i64>,
     pub started_at: i64,
@@ -864,31 +855,15 @@ pub struct Overdue {
 
 /// Active non-PUSH monitors not yet stale whose last result (or start) is more than one
 /// interval before `now_ms`.
-pub async fn list_overdue<'e>(
-    e: impl Exec<'e>,
-    now_ms: i64,
-    parts: Option<&[u16]>,
-) -> Result<Vec<Overdue>, sqlx::Error> {
-    let sql = format!(
-        "SELECT id, seq, interval_s, last_check_at, started_at, regions FROM monitors \
+pub async fn list_overdue<'e>(e: impl Exec<'e>, now_ms: i64) -> Result<Vec<Overdue>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, interval_s, last_check_at, started_at, regions FROM monitors \
          WHERE active = 1 AND type <> 'PUSH' AND stale_since IS NULL \
-         AND COALESCE(last_check_at, started_at) < $1 - interval_s * 1000{}",
-        super::inventory::in_parts(parts)
-    );
-    sqlx::query_as(&sql).bind(now_ms).fetch_all(e).await
-}
-
-/// Active monitors (PUSH included) per partition of `seq` (`seq % partitions`): `(partition,
-/// count)` for the partitions holding any.
-pub async fn count_by_partition<'e>(
-    e: impl Exec<'e>,
-    partitions: u16,
-) -> Result<Vec<(i64, i64)>, sqlx::Error> {
-    let sql = format!(
-        "SELECT CAST(seq % {partitions} AS BIGINT), COUNT(*) FROM monitors WHERE active = 1 \
-         GROUP BY seq % {partitions}"
-    );
-    sqlx::query_as(&sql).fetch_all(e).await
+         AND COALESCE(last_check_at, started_at) < $1 - interval_s * 1000",
+    )
+    .bind(now_ms)
+    .fetch_all(e)
+    .await
 }
 
 /// How many active monitors are stale now.

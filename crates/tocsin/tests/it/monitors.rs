@@ -851,7 +851,7 @@ async fn pause_and_resume_restart_monitoring_and_announce_it() {
     .unwrap();
     assert_eq!(late, 0);
     assert!(
-        monitors::list_active_for_scheduling(srv.state.db().reader(), None)
+        monitors::list_active_for_scheduling(srv.state.db().reader())
             .await
             .unwrap()
             .iter()
@@ -876,7 +876,7 @@ async fn pause_and_resume_restart_monitoring_and_announce_it() {
         .unwrap();
     assert!(row.started_at >= row.created_at);
     assert!(
-        monitors::list_active_for_scheduling(srv.state.db().reader(), None)
+        monitors::list_active_for_scheduling(srv.state.db().reader())
             .await
             .unwrap()
             .iter()

@@ -492,7 +492,7 @@ async fn a_push_racing_the_deadline_wins_over_the_miss() {
     let (id, token) = push_monitor(&u, json!({"interval": 60, "gracePeriod": 0})).await;
     accepted(push(&srv, &token, "").await).await;
     // The watcher loaded its deadlines, then the job pushed just before the miss was written.
-    let mut deadlines = watcher::load(srv.state.cx(), None).await.unwrap();
+    let mut deadlines = watcher::load(srv.state.cx()).await.unwrap();
     clock.set_ms(T0 + 60_500);
     accepted(push(&srv, &token, "").await).await;
     assert_eq!(
