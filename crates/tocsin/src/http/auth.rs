@@ -104,15 +104,19 @@ async fn authenticate_for(
 
 /// The session cookie's value, if sent.
 pub fn session_token(parts: &Parts) -> Option<&str> {
-    parts
-        .headers
+    cookie(&parts.headers, crate::auth::SESSION_COOKIE)
+}
+
+/// A cookie's value among the request's cookies (an empty value counts as not sent).
+pub(crate) fn cookie<'h>(headers: &'h axum::http::HeaderMap, name: &str) -> Option<&'h str> {
+    headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .find_map(|pair| {
-            let (name, value) = pair.trim().split_once('=')?;
-            (name == crate::auth::SESSION_COOKIE && !value.is_empty()).then_some(value)
+            let (n, v) = pair.trim().split_once('=')?;
+            (n == name && !v.is_empty()).then_some(v)
         })
 }
 

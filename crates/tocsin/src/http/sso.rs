@@ -75,18 +75,6 @@ fn flow_cookie(state: &AppState, id: &str, value: &str, max_age_secs: i64) -> Op
     .ok()
 }
 
-fn read_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| {
-            let (n, v) = pair.trim().split_once('=')?;
-            (n == name && !v.is_empty()).then_some(v)
-        })
-}
-
 fn redirect(to: &str) -> Response {
     let mut r = StatusCode::FOUND.into_response();
     if let Ok(v) = HeaderValue::from_str(to) {
@@ -166,7 +154,7 @@ async fn finish(
         .finish(
             state.cx(),
             id,
-            read_cookie(headers, FLOW_COOKIE),
+            crate::http::auth::cookie(headers, FLOW_COOKIE),
             &flow_state,
             &code,
         )

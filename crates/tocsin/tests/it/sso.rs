@@ -704,34 +704,7 @@ async fn require_sso_refuses_a_members_password_and_not_an_owners() {
     let ada = srv.sign_up("ada@example.test").await;
     let frank = srv.sign_up("frank@example.test").await;
     srv.verify_email("frank@example.test").await;
-    let inv = json_of(
-        ada.call(
-            Method::POST,
-            "/workspace/invitations",
-            Some(json!({"email": "frank@example.test", "role": "admin"})),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let token = inv["acceptUrl"]
-        .as_str()
-        .unwrap()
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .to_string();
-    json_of(
-        frank
-            .call(
-                Method::POST,
-                "/invitations/accept",
-                Some(json!({"token": token})),
-            )
-            .await,
-        200,
-    )
-    .await;
+    common::join(&ada, &frank, "admin").await;
 
     // Only owners change it.
     expect_error(

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{header, HeaderMap};
+use axum::http::HeaderMap;
 
 use super::PostmortemPath;
 use crate::domain::postmortems::{postmortem_view, Postmortem};
@@ -59,19 +59,6 @@ pub(super) async fn published_postmortem(
     Ok((r, postmortem_view(&row)))
 }
 
-/// A cookie's value among the request's cookies.
-fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| {
-            let (n, v) = pair.trim().split_once('=')?;
-            (n == name && !v.is_empty()).then_some(v)
-        })
-}
-
 /// Whether this request may read a page behind `gate` (the rule is
 /// [`crate::public::admission`]'s; this hands it the request's page cookie and session).
 pub(super) async fn admitted(
@@ -79,8 +66,8 @@ pub(super) async fn admitted(
     headers: &HeaderMap,
     gate: &Gate,
 ) -> Result<bool, DomainError> {
-    let page_cookie = cookie(headers, &gate.cookie_name());
-    let session = cookie(headers, crate::auth::SESSION_COOKIE);
+    let page_cookie = crate::http::auth::cookie(headers, &gate.cookie_name());
+    let session = crate::http::auth::cookie(headers, crate::auth::SESSION_COOKIE);
     crate::public::admission::admits(
         state.cx(),
         gate,
