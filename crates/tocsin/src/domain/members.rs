@@ -34,6 +34,9 @@ pub struct Member {
     pub joined_at: String,
     #[schemars(with = "crate::schema::Timestamp")]
     pub updated_at: String,
+    /// How this person can sign in: `password`, and `sso:<provider id>` for each identity
+    /// provider (`GET /auth/sso/providers`) their account is linked to.
+    pub sign_in_methods: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -51,8 +54,11 @@ fn role_of(ws: &str, m: &MemberRow) -> Result<Role, CorruptRow> {
     corrupt::parse("memberships", &key, "role", &m.role)
 }
 
-fn view(ws: &str, m: &MemberRow) -> Result<Member, CorruptRow> {
+fn view(ws: &str, m: &MemberRow, providers: &[&str]) -> Result<Member, CorruptRow> {
+    let password = m.has_password.then(|| "password".to_string());
+    let sso = providers.iter().map(|p| format!("sso:{p}"));
     Ok(Member {
+        sign_in_methods: password.into_iter().chain(sso).collect(),
         user_id: m.user_id.clone(),
         email: m.email.clone(),
         name: m.name.clone(),
@@ -60,6 +66,13 @@ fn view(ws: &str, m: &MemberRow) -> Result<Member, CorruptRow> {
         joined_at: rfc3339(m.created_at),
         updated_at: rfc3339(m.updated_at),
     })
+}
+
+/// One member's view, with the identities they are linked to.
+async fn view_one(cx: &Cx, ws: &str, m: &MemberRow) -> Result<Member, DomainError> {
+    let providers = store::members::identities_of(cx.db().reader(), &m.user_id).await?;
+    let providers: Vec<&str> = providers.iter().map(String::as_str).collect();
+    Ok(view(ws, m, &providers)?)
 }
 
 pub async fn list(cx: &Cx, caller: &Caller, page: PageParams) -> Result<MemberPage, DomainError> {
@@ -73,10 +86,27 @@ pub async fn list(cx: &Cx, caller: &Caller, page: PageParams) -> Result<MemberPa
         i64::from(page.limit()) + 1,
     )
     .await?;
+    let identities = store::members::identities_of_page(
+        cx.db().reader(),
+        &caller.workspace_id,
+        Some(&after),
+        i64::from(page.limit()) + 1,
+    )
+    .await?;
     let (rows, next_cursor) = finish(rows, page.limit(), |m| m.user_id.clone());
+    let providers_of = |user: &str| -> Vec<&str> {
+        identities
+            .iter()
+            .filter(|(u, _)| u == user)
+            .map(|(_, p)| p.as_str())
+            .collect()
+    };
     Ok(MemberPage {
         // A corrupt row is reported and left out of the page (see `store::corrupt`).
-        members: corrupt::readable(rows.iter().map(|m| view(&caller.workspace_id, m))),
+        members: corrupt::readable(
+            rows.iter()
+                .map(|m| view(&caller.workspace_id, m, &providers_of(&m.user_id))),
+        ),
         next_cursor,
     })
 }
@@ -90,7 +120,7 @@ pub struct MemberPath {
 pub async fn get(cx: &Cx, caller: &Caller, user_id: &str) -> Result<(Member, i64), DomainError> {
     caller.require::<caps::IdentityRead>()?;
     let m = load(cx, &caller.workspace_id, user_id).await?;
-    Ok((view(&caller.workspace_id, &m)?, m.version))
+    Ok((view_one(cx, &caller.workspace_id, &m).await?, m.version))
 }
 
 async fn load(cx: &Cx, ws: &str, user_id: &str) -> Result<MemberRow, DomainError> {
@@ -171,7 +201,7 @@ pub async fn update(
         workspace_id: ws.clone(),
     });
     let m = load(cx, ws, user_id).await?;
-    Ok((view(ws, &m)?, m.version))
+    Ok((view_one(cx, ws, &m).await?, m.version))
 }
 
 /// Removes a member. The workspace's member count changes: HTTP forgets its cached view.

@@ -13,6 +13,9 @@ pub struct MemberRow {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// False for a person made by single sign-on, whose password column holds the marker
+    /// `domain::sso` writes instead of a hash.
+    pub has_password: bool,
 }
 
 pub async fn insert<'e>(
@@ -36,7 +39,8 @@ pub async fn insert<'e>(
 }
 
 const SELECT: &str =
-    "SELECT m.user_id, u.email, u.name, m.role, m.version, m.created_at, m.updated_at \
+    "SELECT m.user_id, u.email, u.name, m.role, m.version, m.created_at, m.updated_at, \
+     (u.password_hash <> '!sso') AS has_password \
      FROM memberships m JOIN users u ON u.id = m.user_id";
 
 pub async fn list<'e>(
@@ -54,6 +58,37 @@ pub async fn list<'e>(
         .bind(limit)
         .fetch_all(e)
         .await
+}
+
+/// (user, provider id) of every identity linked to the members of the page `list` reads
+/// with the same arguments: one read per page, not one per member.
+pub async fn identities_of_page<'e>(
+    e: impl Exec<'e>,
+    ws: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT user_id, provider_id FROM sso_identities WHERE user_id IN \
+         (SELECT m.user_id FROM memberships m WHERE m.workspace_id = $1 AND m.user_id > $2 \
+          ORDER BY m.user_id LIMIT $3) \
+         ORDER BY user_id, provider_id",
+    )
+    .bind(ws)
+    .bind(after.unwrap_or(""))
+    .bind(limit)
+    .fetch_all(e)
+    .await
+}
+
+/// The provider ids of `user`'s linked identities.
+pub async fn identities_of<'e>(e: impl Exec<'e>, user: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT provider_id FROM sso_identities WHERE user_id = $1 ORDER BY provider_id",
+    )
+    .bind(user)
+    .fetch_all(e)
+    .await
 }
 
 pub async fn get<'e>(
