@@ -11,6 +11,8 @@
 //! - [`maintenance`]: when a maintenance window (one-off, daily, weekly, monthly or cron, in an
 //!   IANA time zone, across DST changes) is active, and how far ahead it is announced;
 //! - [`flap`]: whether a monitor changing between UP and DOWN again and again is flapping;
+//! - [`partition`]: which partition a monitor belongs to, and which node should hold each
+//!   partition when several share the checks;
 //! - [`uptime`]: the uptime percentage of a count of checks.
 //!
 //! Nothing here reads the clock, touches the network or a database, or needs an async runtime:
@@ -37,6 +39,7 @@
 pub mod flap;
 pub mod maintenance;
 pub mod monitor_type;
+pub mod partition;
 pub mod push;
 pub mod quorum;
 pub mod schedule;

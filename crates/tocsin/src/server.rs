@@ -26,6 +26,7 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::{Feed, Notice};
 use crate::cluster::lease::Role;
 use crate::cluster::listen::Listener;
+use crate::cluster::partitions::Partitions;
 use crate::config::Config;
 use crate::cx::Cx;
 use crate::http::state::Handles;
@@ -179,7 +180,12 @@ pub async fn run(
     // The lease and the outbox stop last: the role is given up only once the scheduler and
     // the watcher have stopped judging, and notices queued until then still go out.
     let cancel_last = CancellationToken::new();
-    let last = spawn_cluster(state.cx(), state.scheduler_role(), cancel_last.clone());
+    let last = spawn_cluster(
+        state.cx(),
+        state.scheduler_role(),
+        state.runner().partitions(),
+        cancel_last.clone(),
+    );
     let workers = spawn_workers(&state, cancel.clone(), judging.clone());
     // Notifications go out from every node (the queue is shared through the database). The
     // delivery worker stops after everything that enqueues, and drains what they left.
@@ -256,14 +262,16 @@ pub async fn run(
 
 /// What ties this node to the others on a shared (PostgreSQL) database: the outbox sending
 /// this node's notices and, when the scheduler is enabled, the lease task contending for the
-/// scheduler role (which from then on is held only while the lease is). Must start before
-/// the scheduler and the watcher.
+/// scheduler role (which from then on is held only while the lease is) and the partition
+/// task taking this node's share of the monitors. Must start before the scheduler and the
+/// watcher.
 fn spawn_cluster(
     state: &Cx,
     role: &Role,
+    parts: &Partitions,
     cancel: CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    use crate::cluster::{feed, lease};
+    use crate::cluster::{feed, lease, partitions};
     let mut tasks = Vec::new();
     if state.db().backend() != crate::store::Backend::Postgres {
         return tasks;
@@ -282,7 +290,17 @@ fn spawn_cluster(
             state.node_id(),
             lease::Timing::default(),
         );
-        tasks.push(tokio::spawn(lease::run(lease, role, cancel)));
+        tasks.push(tokio::spawn(lease::run(lease, role, cancel.clone())));
+        let parts = parts.clone();
+        parts.contend();
+        tasks.push(tokio::spawn(partitions::run(
+            state.db().clone(),
+            state.node_id().to_string(),
+            lease::Timing::default(),
+            parts,
+            state.config().shutdown_grace,
+            cancel,
+        )));
     }
     tasks
 }
@@ -327,6 +345,7 @@ fn spawn_workers(
     });
     let retention = tokio::spawn(crate::monitoring::retention::run(
         state.clone(),
+        runner.scheduler_role().clone(),
         Duration::from_secs(600),
         cancel.clone(),
     ));

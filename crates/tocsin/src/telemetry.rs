@@ -117,6 +117,13 @@ impl Metrics {
         metrics::gauge!("probes_connected", "region" => "local").set(1.0);
         // Present before the first run or shed, at zero (registering is enough).
         metrics::gauge!("scheduler_monitors").set(state.scheduler_stats().scheduled() as f64);
+        // The partitions of the monitors this node checks (see `cluster::partitions`).
+        let partitions = if state.cx().config().scheduler_enabled {
+            state.partitions().held_count()
+        } else {
+            0
+        };
+        metrics::gauge!("scheduler_partitions").set(partitions as f64);
         metrics::counter!("scheduler_runs_shed_total").increment(0);
         metrics::counter!("scheduler_slots_skipped_total").increment(0);
         metrics::counter!("monitors_skipped_corrupt_total").increment(0);

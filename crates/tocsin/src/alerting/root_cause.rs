@@ -111,9 +111,7 @@ pub async fn fold_held(
     }
     let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
     let held = deps::held_below(&mut *conn, &root.monitor_id, root.opened_at - window).await?;
-    for id in &held {
-        deps::fold_under(&mut *conn, id, &root.id, now).await?;
-    }
+    deps::fold_all_under(&mut *conn, &held, &root.id, now).await?;
     if !held.is_empty() {
         tracing::info!(alert = %root.id, folded = held.len(), "held dependent alerts folded under their root");
     }

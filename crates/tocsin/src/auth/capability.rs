@@ -78,14 +78,16 @@ pub const TOKEN_CAPABILITIES: [Capability; 17] = [
     IdentityRead,
 ];
 
-/// What a viewer holds: the reads of the token capabilities, nothing that writes.
-pub const VIEWER_CAPABILITIES: [Capability; 6] = [
+/// What a viewer holds: every `*:read` capability, the session-only audit log's included (the
+/// role's rule in the conventions), and nothing that writes.
+pub const VIEWER_CAPABILITIES: [Capability; 7] = [
     MonitorsRead,
     StatusPagesRead,
     IncidentsRead,
     PostmortemsRead,
     NotificationsRead,
     IdentityRead,
+    AuditRead,
 ];
 
 pub const SESSION_ONLY: [Capability; 4] =
@@ -225,8 +227,8 @@ pub enum Role {
     Admin,
     /// All monitoring work (the seventeen token capabilities), no administration.
     Member,
-    /// Reads everything a member can read (every `*:read` of monitoring and the workspace's
-    /// identity) and changes nothing.
+    /// Reads everything (every `*:read`: monitoring, the workspace's identity and its audit
+    /// log) and changes nothing.
     Viewer,
 }
 

@@ -21,6 +21,7 @@
 
 pub mod alerting;
 pub mod billing;
+pub mod cluster;
 pub mod connections;
 pub mod cpu;
 pub mod lean;
@@ -81,7 +82,9 @@ status-flip       100,000 status page reads while a component goes DOWN: never a
 streams           1,000 monitors every 10 s, monitor reads quiet and then with 1,000 live \
 streams open: RSS of the streams, read p99 with and without them\n  \
 regions           300 monitors every 4 s from local and two probe processes under each region \
-strategy: checks/s, an outage's page latency and confirmation time\n\n\
+strategy: checks/s, an outage's page latency and confirmation time\n  \
+cluster           PostgreSQL: 2,000 monitors every 2 s on 1, 2, 3 `tocsin serve` nodes: checks/s, \
+CPU and transactions per check, rebalance lateness, takeover after SIGKILL\n\n\
 Examples:\n  tocsin bench --duration 10\n  tocsin bench --database-url \
 postgres://postgres@127.0.0.1:5432/test\n  tocsin bench --url http://127.0.0.1:8080 --token \
 svc_... --scenario workspace\n  tocsin bench checks --duration 10\n  tocsin bench \

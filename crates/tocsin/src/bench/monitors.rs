@@ -55,6 +55,7 @@ pub const STATUS_FLIP: &str = "status-flip";
 const STORM_REFUSE: Duration = Duration::from_secs(30);
 pub const STREAMS: &str = "streams";
 pub const REGIONS: &str = "regions";
+pub const CLUSTER: &str = "cluster";
 /// Monitors of the `regions` scenario (each checked from up to three regions).
 const REGIONS_MONITORS: usize = 300;
 /// The targets for 1,000 open streams: memory, and the API's figures.
@@ -200,6 +201,12 @@ pub fn all() -> Vec<MonitorScenario> {
             interval_s: super::regions::INTERVAL_S,
         },
         MonitorScenario {
+            name: CLUSTER,
+            about: "PostgreSQL only: 2,000 monitors every 2 s on 1, 2 and 3 `tocsin serve` nodes: checks/s, CPU and transactions per check, rebalance lateness, takeover after SIGKILL",
+            monitors: 2_000,
+            interval_s: 2,
+        },
+        MonitorScenario {
             name: READS_UNDER_LOAD,
             about: "10,000 HTTP monitors every 10 s while GET /monitors, /monitors/page and /monitors/{id}/heartbeats are loaded",
             monitors: 10_000,
@@ -324,6 +331,9 @@ pub struct MonitorSummary {
     /// `read-storm-rss`: the storm and the memory around it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storm: Option<super::lean::StormFigures>,
+    /// `cluster`: node counts, coordination cost and takeovers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<super::cluster::ClusterFigures>,
     pub verdicts: Vec<Verdict>,
 }
 
@@ -346,6 +356,9 @@ pub struct ConnectionFigures {
 /// tears down its own runtimes.
 pub fn run(scenario: &MonitorScenario, plan: &MonitorPlan) -> anyhow::Result<MonitorSummary> {
     let monitors = plan.monitors.unwrap_or(scenario.monitors).max(1);
+    if scenario.name == CLUSTER {
+        return super::cluster::run(scenario, monitors, plan);
+    }
     let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(plan.server_threads)
         .thread_name("bench-server")
@@ -431,6 +444,7 @@ impl Session<'_> {
             streams: None,
             regions: None,
             storm: None,
+            cluster: None,
             verdicts: Vec::new(),
         };
         match scenario.name {
@@ -1282,6 +1296,30 @@ pub fn render(results: &[MonitorSummary]) -> String {
                 c.shed,
                 c.cpu_cores.map_or("-".into(), |v| format!("{v:.2}")),
                 c.server_cpu_us_per_check.map_or("-".into(), |v| format!("{v:.0}")),
+            );
+        }
+        if let Some(c) = &s.cluster {
+            for f in &c.by_nodes {
+                let _ = writeln!(
+                    out,
+                    "  {} node(s): {:.0} checks/s of {:.0} due | nodes {:.0} us/check, postgres {:.0} us/check, {:.2} transactions/check | shares {:?} | rebalance lateness p99 {}",
+                    f.nodes,
+                    f.checks_per_sec,
+                    f.due_per_sec,
+                    f.node_us_per_check,
+                    f.postgres_us_per_check,
+                    f.transactions_per_check,
+                    f.shares,
+                    f.rebalance_lateness_p99_ms
+                        .map_or("-".into(), |v| format!("<= {v:.0} ms")),
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  takeover after SIGKILL ({} kills): p50 {} ms, p99 {} ms",
+                c.takeover_ms.len(),
+                c.takeover_p50_ms,
+                c.takeover_p99_ms
             );
         }
         if let Some(r) = &s.regions {

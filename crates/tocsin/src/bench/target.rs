@@ -22,6 +22,8 @@ pub struct LocalServer {
     pub addr: SocketAddr,
     pub state: AppState,
     pub backend: String,
+    /// On PostgreSQL: the scratch database's URL and name.
+    pub database: Option<(String, String)>,
     stop: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
     scratch: Scratch,
@@ -66,6 +68,12 @@ impl LocalServer {
         // From here on `scratch` must be cleaned up whatever happens.
         let mut config = Config::for_dir(&dir, url);
         edit(&mut config);
+        let database = match &scratch {
+            Scratch::Database { name, .. } => {
+                config.database_url.clone().map(|u| (u, name.clone()))
+            }
+            Scratch::Dir(_) => None,
+        };
         let state = match rt.block_on(tocsin::server::start(config, None)) {
             Ok(s) => s,
             Err(e) => {
@@ -76,6 +84,7 @@ impl LocalServer {
         let mut server = LocalServer {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             state,
+            database,
             backend,
             stop: None,
             served: None,

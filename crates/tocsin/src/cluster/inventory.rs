@@ -86,6 +86,16 @@ impl Inventory {
         self.held.len()
     }
 
+    /// The `seq` of a held monitor.
+    pub fn seq_of(&self, id: &str) -> Option<i64> {
+        self.held.get(id).map(|(seq, _)| *seq)
+    }
+
+    /// Every held monitor with its `seq`.
+    pub fn ids(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.held.iter().map(|(id, (seq, _))| (id.as_str(), *seq))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.held.is_empty()
     }
@@ -113,13 +123,19 @@ impl Inventory {
         diff
     }
 
-    /// One scan of `set`: what to reload and drop (empty when the digests match, unless
-    /// `full`).
-    pub async fn scan(&self, db: &Db, set: Set, full: bool) -> Result<Diff, sqlx::Error> {
-        if !full && inventory::digest(db.reader(), set).await? == self.digest {
+    /// One scan of `set` within `partitions` (`None`: all monitors), the share the worker
+    /// holds: what to reload and drop (empty when the digests match, unless `full`).
+    pub async fn scan(
+        &self,
+        db: &Db,
+        set: Set,
+        partitions: Option<&[usize]>,
+        full: bool,
+    ) -> Result<Diff, sqlx::Error> {
+        if !full && inventory::digest(db.reader(), set, partitions).await? == self.digest {
             return Ok(Diff::default());
         }
-        let rows = inventory::versions(db.reader(), set).await?;
+        let rows = inventory::versions(db.reader(), set, partitions).await?;
         Ok(self.diff(&rows))
     }
 }

@@ -10,7 +10,10 @@
 //!   the live relay.
 //! - [`inventory`]: the reconciliation scan under the feed, for the scheduler and the push
 //!   watcher.
-//! - [`lease`]: the scheduler role, held by one node at a time.
+//! - [`lease`]: the scheduler role, held by one node at a time: the work that runs once
+//!   per cluster (escalation, maintenance, announcements, flapping, region notices).
+//! - [`partitions`]: the monitors' partitions, shared among the nodes: each checks the
+//!   monitors and judges the push deadlines of the partitions it holds.
 //!
 //! The caches that follow the feed are registered on it as appliers by the composition root
 //! ([`feed::Applier`]).
@@ -21,6 +24,7 @@ pub mod feed;
 pub mod inventory;
 pub mod lease;
 pub mod listen;
+pub mod partitions;
 
 /// A fresh id for this process, telling its notices and its lease apart from other nodes'.
 pub fn new_node_id() -> String {

@@ -55,7 +55,7 @@ fn role_of(ws: &str, m: &MemberRow) -> Result<Role, CorruptRow> {
 }
 
 fn view(ws: &str, m: &MemberRow, providers: &[&str]) -> Result<Member, CorruptRow> {
-    let password = m.has_password.then(|| "password".to_string());
+    let password = (m.has_password != 0).then(|| "password".to_string());
     let sso = providers.iter().map(|p| format!("sso:{p}"));
     Ok(Member {
         sign_in_methods: password.into_iter().chain(sso).collect(),

@@ -81,6 +81,11 @@ async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Health>> {
     {
         return Err(DomainError::Unavailable.into());
     }
+    // A node that holds partitions it cannot renew is about to stop checking them: a load
+    // balancer or an orchestrator should know before the others take them over.
+    if !state.runner().partitions().renewing() {
+        return Err(DomainError::Unavailable.into());
+    }
     Ok(Json(Health {
         status: "ok".into(),
     }))

@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::report::DAY_MS;
+use crate::cluster::lease::Role;
 use crate::cx::Cx;
 use crate::store::heartbeats as hb_store;
 use crate::store::Backend;
@@ -99,13 +100,18 @@ async fn vacuum(cx: &Cx) -> Result<(), sqlx::Error> {
 }
 
 /// Prunes every `every` until cancelled.
-pub async fn run(cx: Cx, every: Duration, cancel: CancellationToken) {
+/// Prunes every `every` while this node holds the scheduler `role` (always on one node):
+/// several nodes deleting the same rows would only contend for them.
+pub async fn run(cx: Cx, role: Role, every: Duration, cancel: CancellationToken) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = cancel.cancelled() => break,
             _ = tick.tick() => {
+                if !role.is_held() {
+                    continue;
+                }
                 match prune_once(&cx).await {
                     Ok(p) if p != Pruned::default() => tracing::info!(?p, "pruned heartbeats"),
                     Ok(_) => {}

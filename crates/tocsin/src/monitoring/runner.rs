@@ -2,7 +2,7 @@
 //! workers that run cycles (the scheduler, the maintenance engine's checks at a window's end,
 //! on-demand checks) and to the push watcher. It holds the context, the built-in probe's
 //! limits ([`Checks`]), the remote probes and their relay, the heartbeat writer, the
-//! scheduler's figures, the scheduler role and the judging token. The composition root
+//! scheduler's figures, the scheduler role, the partitions held and the judging token. The composition root
 //! (`server.rs`) builds it; cheap to clone (one `Arc`).
 
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use super::heartbeats::HeartbeatWriter;
 use super::sched_stats::SchedulerStats;
 use super::scheduler::Checks;
 use crate::cluster::lease::Role;
+use crate::cluster::partitions::Partitions;
 use crate::cx::Cx;
 use crate::probes::relay::Relay;
 use crate::probes::Registry;
@@ -30,6 +31,7 @@ struct Inner {
     scheduler_stats: SchedulerStats,
     check_stats: CheckStats,
     scheduler_role: Role,
+    partitions: Partitions,
     judging: CancellationToken,
 }
 
@@ -55,6 +57,7 @@ impl Runner {
             scheduler_stats: SchedulerStats::new(),
             check_stats: CheckStats::default(),
             scheduler_role: Role::default(),
+            partitions: Partitions::default(),
             judging: CancellationToken::new(),
             cx,
         }))
@@ -99,6 +102,11 @@ impl Runner {
     /// [`crate::cluster::lease`]).
     pub fn scheduler_role(&self) -> &Role {
         &self.0.scheduler_role
+    }
+    /// The partitions of the monitors this node checks and whose push deadlines it judges
+    /// (see [`crate::cluster::partitions`]; all of them on one node).
+    pub fn partitions(&self) -> &Partitions {
+        &self.0.partitions
     }
     /// Cancelled when a graceful shutdown begins: from then on nothing is judged here (no
     /// scheduled run starts, a check finishing later steps no state machine, no push deadline

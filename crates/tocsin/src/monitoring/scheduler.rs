@@ -12,10 +12,14 @@
 //! with the store every few seconds and after a `Resync`, and reloads what differs, so a
 //! notice lost between nodes costs at most one scan interval.
 //!
-//! Only the node holding the scheduler role ([`crate::cluster::lease`]; always the one node on
-//! SQLite) runs slots: the task waits, holding nothing, until it gets the role, loads every
-//! monitor then, and stops starting runs the moment the role ends (a run still waiting for
-//! room when it ends is dropped), so no monitor runs twice in one slot across nodes.
+//! A node runs the slots of the monitors in the partitions it holds
+//! ([`crate::cluster::partitions`]; every partition on SQLite's one node): the task waits,
+//! holding nothing, until it holds some, loads their monitors (and only theirs: the loads and
+//! the reconciliation scan are filtered by partition), follows the partitions it gains and
+//! loses, and never starts a run of a partition it no longer holds (a run still waiting for
+//! room when its partition goes is dropped; one under way keeps the partition from being
+//! released until it has stored its result), so no monitor runs twice in one slot across
+//! nodes.
 //!
 //! Each monitor is parsed once when it is loaded (start, a change notice, a scan) into a typed
 //! [`Monitor`] ([`super::monitor`]); the schedule keeps its parsed settings, check spec
@@ -63,10 +67,11 @@ use tokio_util::sync::CancellationToken;
 use super::cycle::{self, CycleReport, RegionResult};
 use super::monitor::{self as typed, Monitor, Settings};
 use super::runner::Runner;
-use super::staleness;
+use super::staleness::{self, Silences, Silent};
 use super::{MonitorType, LOCAL_REGION};
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
+use crate::cluster::partitions::Share;
 use crate::cx::Cx;
 use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
@@ -512,13 +517,17 @@ impl Schedule {
     }
 }
 
-/// The schedule with what it was loaded from, for the reconciliation scan, and each
-/// scheduled monitor's parsed settings, which every run of it shares.
+/// The schedule with what it was loaded from, for the reconciliation scan, each scheduled
+/// monitor's parsed settings, which every run of it shares, and how long each has been silent
+/// (the look for stale monitors).
 #[derive(Default)]
 struct Held {
     schedule: Schedule,
     inventory: Inventory,
     settings: HashMap<String, Arc<Settings>>,
+    silences: Silences,
+    /// The partitions whose monitors are held (see [`crate::cluster::partitions`]).
+    share: Share,
 }
 
 impl Held {
@@ -532,12 +541,20 @@ impl Held {
     /// logged and counted) left out of the schedule but remembered at its version, so the
     /// reconciliation scan does not reload it until an edit changes it.
     fn load(&mut self, row: &MonitorRow, now: i64) {
-        if !wants_schedule(row) {
+        if !wants_schedule(row) || !self.share.contains_seq(row.seq) {
             self.drop_id(&row.id);
             return;
         }
         match Monitor::from_row(row) {
-            Ok(m) => self.put(&m, now),
+            Ok(m) => {
+                self.put(&m, now);
+                let since = row
+                    .last_check_at
+                    .unwrap_or(row.started_at)
+                    .max(row.started_at);
+                self.silences
+                    .loaded(&row.id, since, row.stale_since.is_some());
+            }
             Err(e) => {
                 typed::skipped(&e);
                 self.drop_id(&row.id);
@@ -550,17 +567,44 @@ impl Held {
         self.schedule.drop_id(id);
         self.inventory.remove(id);
         self.settings.remove(id);
+        self.silences.remove(id);
     }
 
     fn clear(&mut self) {
         self.schedule.clear();
         self.inventory.clear();
         self.settings.clear();
+        self.silences.clear();
+    }
+
+    /// Looks for stale monitors: candidates from memory, judged by their rows.
+    async fn look_for_stale(&mut self, state: &Runner, floor_ms: i64) {
+        let now = state.cx().clock().now_ms();
+        let settings = &self.settings;
+        let candidates = self.silences.candidates(
+            now,
+            floor_ms,
+            |id, since| {
+                settings.get(id).map(|s| Silent {
+                    interval_s: s.interval_s,
+                    since,
+                    regions: &s.regions,
+                })
+            },
+            |r| crate::probes::is_live(state.probes(), state.relay(), r),
+        );
+        if candidates.is_empty() {
+            return;
+        }
+        if let Err(e) = staleness::scan(state, &mut self.silences, &candidates, now, floor_ms).await
+        {
+            tracing::warn!(error = %e, "could not look for stale monitors");
+        }
     }
 }
 
 async fn reload_all(cx: &Cx, held: &mut Held) {
-    match monitors::list_active_for_scheduling(cx.db().reader()).await {
+    match monitors::list_scheduled_in(cx.db().reader(), held.share.partitions()).await {
         Ok(rows) => {
             held.clear();
             let now = cx.clock().now_ms();
@@ -581,10 +625,51 @@ async fn reload_one(cx: &Cx, held: &mut Held, id: &str) {
     }
 }
 
+/// Follows a change of the partitions held: drops the monitors of those lost and loads those
+/// of those gained, leaving the rest of the schedule as it is (a monitor that stays keeps
+/// its next slot).
+async fn follow_share(cx: &Cx, held: &mut Held, next: Share) {
+    let Some((gained, lost)) = held.share.moves(&next) else {
+        held.share = next;
+        reload_all(cx, held).await;
+        return;
+    };
+    held.share = next;
+    if !lost.is_empty() {
+        let gone: Vec<String> = held
+            .inventory
+            .ids()
+            .filter(|(_, seq)| !held.share.contains_seq(*seq))
+            .map(|(id, _)| id.to_string())
+            .collect();
+        for id in &gone {
+            held.drop_id(id);
+        }
+    }
+    if gained.is_empty() {
+        return;
+    }
+    match monitors::list_scheduled_in(cx.db().reader(), Some(&gained)).await {
+        Ok(rows) => {
+            let now = cx.clock().now_ms();
+            for row in &rows {
+                held.load(row, now);
+            }
+        }
+        // The reconciliation scan (or the next change) loads them.
+        Err(e) => tracing::warn!(error = %e, "could not load the monitors of partitions gained"),
+    }
+}
+
 /// Compares the schedule with the store and reloads what differs (see
 /// [`crate::cluster::inventory`]); `full` skips the digest.
 async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
-    let diff = match held.inventory.scan(cx.db(), Set::Scheduled, full).await {
+    let share = held.share.partitions();
+    let diff = match held
+        .inventory
+        .scan(cx.db(), Set::Scheduled, share, full)
+        .await
+    {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "could not compare the schedule with the store");
@@ -628,12 +713,12 @@ enum Led {
 /// nothing and waits; on gaining it, it loads every monitor afresh. On cancel no new run
 /// starts and runs in flight get the shutdown grace (`config.shutdown_grace`) to finish and store their results.
 pub async fn run(state: Runner, cancel: CancellationToken) {
-    let role = state.scheduler_role().clone();
-    let mut role_changes = role.watch();
-    let mut tasks = tokio::task::JoinSet::new();
+    let parts = state.partitions().clone();
+    let mut share_changes = parts.watch();
+    let mut tasks: Runs = tokio::task::JoinSet::new();
     loop {
-        if role.is_held() {
-            let led = lead(&state, &mut role_changes, &mut tasks, &cancel).await;
+        if parts.held_count() > 0 {
+            let led = lead(&state, &mut share_changes, &mut tasks, &cancel).await;
             state.scheduler_stats().set_scheduled(0);
             if led == Led::Stop {
                 break;
@@ -642,7 +727,7 @@ pub async fn run(state: Runner, cancel: CancellationToken) {
         }
         tokio::select! {
             _ = cancel.cancelled() => break,
-            changed = role_changes.changed() => if changed.is_err() { break },
+            changed = share_changes.changed() => if changed.is_err() { break },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     }
@@ -659,17 +744,25 @@ pub async fn run(state: Runner, cancel: CancellationToken) {
     }
 }
 
-/// Schedules while the role is held.
+/// The scheduled runs in flight; each ends with its monitor's id and the start of its cycle
+/// when it stored a result (the monitor is not silent), `None` otherwise.
+type Runs = tokio::task::JoinSet<Option<(String, i64)>>;
+
+/// Schedules while this node holds partitions.
 async fn lead(
     state: &Runner,
-    role_changes: &mut tokio::sync::watch::Receiver<bool>,
-    tasks: &mut tokio::task::JoinSet<Option<String>>,
+    share_changes: &mut tokio::sync::watch::Receiver<u64>,
+    tasks: &mut Runs,
     cancel: &CancellationToken,
 ) -> Led {
-    let role = state.scheduler_role();
+    let parts = state.partitions();
     // Subscribe before loading, so no change between the load and the loop is missed.
     let mut feed = state.cx().feed().subscribe_all();
-    let mut held = Held::default();
+    share_changes.borrow_and_update();
+    let mut held = Held {
+        share: parts.share(),
+        ..Held::default()
+    };
     reload_all(state.cx(), &mut held).await;
     // Other nodes write to the same store: compare with it now and then (PostgreSQL only).
     let scanning = state.cx().db().backend() == Backend::Postgres;
@@ -682,7 +775,7 @@ async fn lead(
     let mut regions = staleness::RegionWatch::default();
     stale_scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        if !role.is_held() {
+        if parts.held_count() == 0 {
             return Led::Lost;
         }
         // Shutdown may have begun while the last select chose another branch.
@@ -700,6 +793,7 @@ async fn lead(
             let interval_ms = schedule.next.get(&id).map_or(i64::MAX, |(_, g)| {
                 i64::try_from(g.interval_ms).unwrap_or(i64::MAX)
             });
+            let seq = held.inventory.seq_of(&id);
             tasks.spawn(async move {
                 let id = task_id;
                 let Ok(_run) = s.checks().runs.clone().acquire_owned().await else {
@@ -709,35 +803,41 @@ async fn lead(
                 // (that slot is already scheduled), so a backlog cannot grow without bound.
                 if s.cx().clock().now_ms().saturating_sub(slot) >= interval_ms {
                     s.scheduler_stats().record_shed();
-                    return Some(id);
-                }
-                // The role ended while this run waited: the node taking over runs the slots
-                // from now on.
-                if !s.scheduler_role().is_held() {
                     return None;
                 }
+                // The partition went while this run waited: the node taking over runs the
+                // slots from now on. Until this run ends, its partition is not released.
+                let Some(_running) = seq.and_then(|seq| s.partitions().enter(seq)) else {
+                    return None;
+                };
                 let row = match monitors::get_by_id(s.cx().db().reader(), &id).await {
                     Ok(Some(row)) if wants_schedule(&row) => row,
                     // Paused or deleted: the change feed drops it from the schedule.
                     Ok(_) => return None,
                     Err(e) => {
                         tracing::warn!(monitor = %id, error = %e, "could not load monitor");
-                        return Some(id);
+                        return None;
                     }
                 };
                 let m = match Monitor::reusing(&row, settings.as_ref()) {
                     Ok(m) => m,
                     Err(e) => {
                         typed::skipped(&e);
-                        return Some(id);
+                        return None;
                     }
                 };
-                s.scheduler_stats()
-                    .record_start(slot, s.cx().clock().now_ms());
-                if let Some(Err(e)) = run_cycle(&s, &m, slot).await {
-                    tracing::warn!(monitor = %id, error = %e, "cycle not applied");
+                let started = s.cx().clock().now_ms();
+                s.scheduler_stats().record_start(slot, started);
+                match run_cycle(&s, &m, slot).await {
+                    Some(Ok(report)) if report.applied && report.heartbeats > 0 => {
+                        Some((id, started))
+                    }
+                    Some(Err(e)) => {
+                        tracing::warn!(monitor = %id, error = %e, "cycle not applied");
+                        None
+                    }
+                    _ => None,
                 }
-                Some(id)
             });
         }
         let wait = schedule
@@ -748,17 +848,29 @@ async fn lead(
         tokio::select! {
             _ = cancel.cancelled() => return Led::Stop,
             _ = tokio::time::sleep(wait) => {}
-            // Reap finished runs so the set does not grow.
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            // Looked at again at the top of the loop.
-            changed = role_changes.changed() => if changed.is_err() { return Led::Stop },
+            // Reap finished runs so the set does not grow; a stored result ends a silence.
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Ok(Some((id, started))) = done {
+                    held.silences.heard(&id, started);
+                }
+            }
+            changed = share_changes.changed() => {
+                if changed.is_err() {
+                    return Led::Stop;
+                }
+                let next = parts.share();
+                if next != held.share {
+                    follow_share(state.cx(), &mut held, next).await;
+                }
+            }
             _ = scan.tick(), if scanning => reconcile(state.cx(), &mut held, false).await,
             _ = stale_scan.tick() => {
-                if let Err(e) = staleness::scan(state, state.cx().clock().now_ms(), floor_ms).await {
-                    tracing::warn!(error = %e, "could not look for stale monitors");
-                }
-                if let Err(e) = staleness::watch_regions(state, &mut regions, state.cx().clock().now_ms()).await {
-                    tracing::warn!(error = %e, "could not report regions without probes");
+                held.look_for_stale(state, floor_ms).await;
+                // A region's loss is said once per cluster: by the scheduler role's holder.
+                if state.scheduler_role().is_held() {
+                    if let Err(e) = staleness::watch_regions(state, &mut regions, state.cx().clock().now_ms()).await {
+                        tracing::warn!(error = %e, "could not report regions without probes");
+                    }
                 }
             }
             delivery = feed.recv() => match delivery {

@@ -334,6 +334,9 @@ pub fn page(s: &Snapshot) -> Html {
                             }
                         }
                     }
+                    // A page without components yet says nothing about them rather than
+                    // showing an empty heading.
+                    @if !sum.components.is_empty() {
                     section aria-labelledby="h-components" {
                         h2 #h-components { "Components" }
                         @for (group, members) in &groups {
@@ -359,6 +362,7 @@ pub fn page(s: &Snapshot) -> Html {
                                 }
                             }
                         }
+                    }
                     }
                     section aria-labelledby="h-history" {
                         h2 #h-history { "Past incidents" }

@@ -1,9 +1,10 @@
 //! The missed-deadline watcher: one task that knows when each active push monitor's grace
 //! period runs out, and hands a "missed" heartbeat to the writer when it does.
 //!
-//! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), built from the store when
-//! this node gains the scheduler role ([`crate::cluster::lease`]: only its holder judges, so a
-//! deadline is never watched twice across nodes) and kept current by the change feed from
+//! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), built from the store for the
+//! partitions this node holds ([`crate::cluster::partitions`]: only a partition's holder judges
+//! its monitors, so a deadline is never watched twice across nodes; reloaded when the held
+//! partitions change) and kept current by the change feed from
 //! every node (create, update, pause, resume, delete) and, on PostgreSQL, by the
 //! reconciliation scan ([`crate::cluster::inventory`]) every few seconds and after a `Resync`. Pushes
 //! do not tell the watcher: they only ever move a deadline later, so an entry can be early but
@@ -24,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
+use crate::cluster::partitions::Share;
 use crate::cx::Cx;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
 use crate::monitoring::push_record::{next_deadline_ms, PushEffect};
@@ -118,6 +120,19 @@ pub async fn fire_due(
     now_ms: i64,
 ) -> Result<usize, sqlx::Error> {
     let due = deadlines.take_due(now_ms);
+    // A partition given up since its deadlines were loaded is not judged here any more; one
+    // held is not released until its misses are stored.
+    let mut running = Vec::new();
+    let due: Vec<i64> = due
+        .into_iter()
+        .filter(|&seq| match state.partitions().enter(seq) {
+            Some(r) => {
+                running.push(r);
+                true
+            }
+            None => false,
+        })
+        .collect();
     let mut recorded = 0;
     for chunk in due.chunks(CHUNK) {
         let rows = read(state.cx(), chunk).await?;
@@ -166,15 +181,21 @@ pub async fn run_due(state: &Runner, now_ms: i64) -> Result<usize, sqlx::Error> 
     fire_due(state, &mut deadlines, now_ms).await
 }
 
-/// The deadlines with what they were loaded from, for the reconciliation scan.
+/// The deadlines with what they were loaded from, for the reconciliation scan, and the
+/// partitions they were loaded for.
 #[derive(Default)]
 struct Held {
     deadlines: Deadlines,
     inventory: Inventory,
+    share: Share,
 }
 
 impl Held {
     fn file(&mut self, m: &MonitorRow) {
+        if !self.share.contains_seq(m.seq) {
+            self.drop_id(&m.id);
+            return;
+        }
         self.deadlines.file(m);
         if m.is_active() && m.kind() == Some(MonitorType::Push) {
             self.inventory.put(&m.id, m.seq, m.version);
@@ -197,26 +218,27 @@ async fn reload_one(cx: &Cx, held: &mut Held, id: &str) {
     }
 }
 
-async fn load_all(cx: &Cx) -> Held {
-    match monitors::list_active_push(cx.db().reader()).await {
+async fn load_all(cx: &Cx, share: Share) -> Held {
+    let mut held = Held {
+        share,
+        ..Held::default()
+    };
+    match monitors::list_push_in(cx.db().reader(), held.share.partitions()).await {
         Ok(rows) => {
-            let mut held = Held::default();
             for m in &rows {
                 held.file(m);
             }
-            held
         }
-        Err(e) => {
-            tracing::error!(error = %e, "could not load push deadlines");
-            Held::default()
-        }
+        Err(e) => tracing::error!(error = %e, "could not load push deadlines"),
     }
+    held
 }
 
 /// Compares the deadlines with the store and reloads what differs (see
 /// [`crate::cluster::inventory`]); `full` skips the digest.
 async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
-    let diff = match held.inventory.scan(cx.db(), Set::Push, full).await {
+    let share = held.share.partitions();
+    let diff = match held.inventory.scan(cx.db(), Set::Push, share, full).await {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "could not compare push deadlines with the store");
@@ -231,7 +253,7 @@ async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
         "push deadlines differed from the store: reloading what changed"
     );
     if diff.len() > RELOAD_ALL_ABOVE {
-        *held = load_all(cx).await;
+        *held = load_all(cx, held.share.clone()).await;
         return;
     }
     for id in &diff.gone {
@@ -242,41 +264,42 @@ async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
     }
 }
 
-/// The watcher task, until `cancel`. It judges only while this node holds the scheduler role
-/// ([`crate::cluster::lease`]; always on SQLite): without it, it holds nothing and waits; on
-/// gaining it, it loads every deadline afresh.
+/// The watcher task, until `cancel`. It judges the deadlines of the partitions this node
+/// holds ([`crate::cluster::partitions`]; all of them on SQLite): holding none, it holds
+/// nothing and waits; as they change, it loads their deadlines afresh.
 pub async fn run(state: Runner, cancel: CancellationToken) {
-    let role = state.scheduler_role().clone();
-    let mut role_changes = role.watch();
+    let parts = state.partitions().clone();
+    let mut share_changes = parts.watch();
     loop {
-        if role.is_held() {
-            if !lead(&state, &mut role_changes, &cancel).await {
+        if parts.held_count() > 0 {
+            if !lead(&state, &mut share_changes, &cancel).await {
                 break;
             }
             continue;
         }
         tokio::select! {
             _ = cancel.cancelled() => break,
-            changed = role_changes.changed() => if changed.is_err() { break },
+            changed = share_changes.changed() => if changed.is_err() { break },
         }
     }
 }
 
-/// Watches while the role is held; false when the task should stop.
+/// Watches while partitions are held; false when the task should stop.
 async fn lead(
     state: &Runner,
-    role_changes: &mut tokio::sync::watch::Receiver<bool>,
+    share_changes: &mut tokio::sync::watch::Receiver<u64>,
     cancel: &CancellationToken,
 ) -> bool {
-    let role = state.scheduler_role();
+    let parts = state.partitions();
     // Subscribe before loading, so no change between the load and the loop is missed.
     let mut feed = state.cx().feed().subscribe_all();
-    let mut held = load_all(state.cx()).await;
+    share_changes.borrow_and_update();
+    let mut held = load_all(state.cx(), parts.share()).await;
     let scanning = state.cx().db().backend() == Backend::Postgres;
     let mut scan = tokio::time::interval_at(tokio::time::Instant::now() + SCAN_EVERY, SCAN_EVERY);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        if !role.is_held() {
+        if parts.held_count() == 0 {
             return true;
         }
         // Once shutdown begins nothing is judged: pushes refused while the server goes away
@@ -298,7 +321,15 @@ async fn lead(
         tokio::select! {
             _ = cancel.cancelled() => return false,
             _ = tokio::time::sleep(wait) => {}
-            changed = role_changes.changed() => if changed.is_err() { return false },
+            changed = share_changes.changed() => {
+                if changed.is_err() {
+                    return false;
+                }
+                let next = parts.share();
+                if next != held.share {
+                    held = load_all(state.cx(), next).await;
+                }
+            }
             _ = scan.tick(), if scanning => reconcile(state.cx(), &mut held, false).await,
             delivery = feed.recv() => match delivery {
                 Ok(d) => match d.notice {
@@ -311,7 +342,7 @@ async fn lead(
                     Notice::Resync => reconcile(state.cx(), &mut held, true).await,
                     _ => {}
                 },
-                Err(RecvError::Lagged(_)) => held = load_all(state.cx()).await,
+                Err(RecvError::Lagged(_)) => held = load_all(state.cx(), held.share.clone()).await,
                 Err(RecvError::Closed) => return false,
             },
         }

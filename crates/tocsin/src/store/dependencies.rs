@@ -293,6 +293,48 @@ pub async fn held_below(
         .await
 }
 
+/// How many alerts one statement of [`fold_all_under`] names: well under SQLite's bound on
+/// bound parameters, and few enough statements that a root folding ten thousand held pages
+/// spends milliseconds, not one round of statements per page, in its transaction.
+const FOLD_CHUNK: usize = 500;
+
+/// [`fold_under`] for many alerts at once: a root that opens in a storm finds thousands of
+/// held pages, and folding them one by one (two statements each) held the writer for seconds
+/// while the other transitions of the storm queued behind it.
+pub async fn fold_all_under(
+    conn: &mut AnyConnection,
+    alert_ids: &[String],
+    root: &str,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    for chunk in alert_ids.chunks(FOLD_CHUNK) {
+        let sql = format!(
+            "DELETE FROM deliveries WHERE status = 'PENDING' AND alert_id IN ({})",
+            in_list(1, chunk.len())
+        );
+        let mut q = sqlx::query(&sql);
+        for id in chunk {
+            q = q.bind(id);
+        }
+        q.execute(&mut *conn).await?;
+        // The alerts themselves, and what was already folded under them, in two indexed
+        // statements (an `OR` of the two columns would scan).
+        for column in ["id", "root_cause_alert_id"] {
+            let sql = format!(
+                "UPDATE alerts SET root_cause_alert_id = $1, next_escalation_at = NULL, \
+                 updated_at = $2, version = version + 1 WHERE {column} IN ({})",
+                in_list(3, chunk.len())
+            );
+            let mut q = sqlx::query(&sql).bind(root).bind(now);
+            for id in chunk {
+                q = q.bind(id);
+            }
+            q.execute(&mut *conn).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Puts `alert_id` (and whatever was already folded under it) under `root`: it stops
 /// escalating and its held deliveries are dropped unsent.
 pub async fn fold_under(

@@ -25,26 +25,34 @@ impl Set {
 
 /// Count, sum of `seq`, sum of `version` and sum of `seq * version` over the set. Any create,
 /// delete, pause, resume or edit (which bumps `version`) moves at least one of them.
-pub async fn digest<'e>(e: impl Exec<'e>, set: Set) -> Result<[i64; 4], sqlx::Error> {
+/// Only the monitors of `partitions` count (`None`: all), the share a worker holds.
+pub async fn digest<'e>(
+    e: impl Exec<'e>,
+    set: Set,
+    partitions: Option<&[usize]>,
+) -> Result<[i64; 4], sqlx::Error> {
     let sql = format!(
         "SELECT COUNT(*), CAST(COALESCE(SUM(seq), 0) AS BIGINT), \
          CAST(COALESCE(SUM(version), 0) AS BIGINT), CAST(COALESCE(SUM(seq * version), 0) AS BIGINT) \
-         FROM monitors WHERE {}",
-        set.filter()
+         FROM monitors WHERE {}{}",
+        set.filter(),
+        super::in_partitions(partitions)
     );
     let (n, seqs, versions, mixed): (i64, i64, i64, i64) =
         sqlx::query_as(&sql).fetch_one(e).await?;
     Ok([n, seqs, versions, mixed])
 }
 
-/// Every monitor of the set as `(id, seq, version)`.
+/// Every monitor of the set (in `partitions`, `None`: all) as `(id, seq, version)`.
 pub async fn versions<'e>(
     e: impl Exec<'e>,
     set: Set,
+    partitions: Option<&[usize]>,
 ) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
     let sql = format!(
-        "SELECT id, seq, version FROM monitors WHERE {}",
-        set.filter()
+        "SELECT id, seq, version FROM monitors WHERE {}{}",
+        set.filter(),
+        super::in_partitions(partitions)
     );
     sqlx::query_as(&sql).fetch_all(e).await
 }

@@ -51,3 +51,49 @@ pub async fn holder<'e>(e: impl Exec<'e>, name: &str) -> Result<Option<String>, 
     let sql = format!("SELECT holder FROM leases WHERE name = $1 AND expires_at >= {DB_NOW_MS}");
     sqlx::query_scalar(&sql).bind(name).fetch_optional(e).await
 }
+
+/// Extends every unexpired lease named `prefix...` that `holder` has, in one statement;
+/// returns their names. A lease that expired first is not extended (another node may be
+/// taking it): its name is missing from the answer.
+pub async fn renew_all<'e>(
+    e: impl Exec<'e>,
+    prefix: &str,
+    holder: &str,
+    ttl_ms: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    let sql = format!(
+        "UPDATE leases SET expires_at = {DB_NOW_MS} + $3 \
+         WHERE holder = $2 AND name LIKE $1 || '%' AND expires_at >= {DB_NOW_MS} RETURNING name"
+    );
+    sqlx::query_scalar(&sql)
+        .bind(prefix)
+        .bind(holder)
+        .bind(ttl_ms)
+        .fetch_all(e)
+        .await
+}
+
+/// Every unexpired lease named `prefix...`, as (name, holder).
+pub async fn held_with_prefix<'e>(
+    e: impl Exec<'e>,
+    prefix: &str,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT name, holder FROM leases WHERE name LIKE $1 || '%' AND expires_at >= {DB_NOW_MS}"
+    );
+    sqlx::query_as(&sql).bind(prefix).fetch_all(e).await
+}
+
+/// Gives up every lease named `prefix...` that `holder` has.
+pub async fn release_all<'e>(
+    e: impl Exec<'e>,
+    prefix: &str,
+    holder: &str,
+) -> Result<u64, sqlx::Error> {
+    sqlx::query("UPDATE leases SET expires_at = 0 WHERE holder = $2 AND name LIKE $1 || '%'")
+        .bind(prefix)
+        .bind(holder)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())
+}

@@ -13,9 +13,9 @@ pub struct MemberRow {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
-    /// False for a person made by single sign-on, whose password column holds the marker
-    /// `domain::sso` writes instead of a hash.
-    pub has_password: bool,
+    /// 0 for a person made by single sign-on, whose password column holds the marker
+    /// `domain::sso` writes instead of a hash; 1 otherwise.
+    pub has_password: i64,
 }
 
 pub async fn insert<'e>(
@@ -40,7 +40,7 @@ pub async fn insert<'e>(
 
 const SELECT: &str =
     "SELECT m.user_id, u.email, u.name, m.role, m.version, m.created_at, m.updated_at, \
-     (u.password_hash <> '!sso') AS has_password \
+     CAST(CASE WHEN u.password_hash = '!sso' THEN 0 ELSE 1 END AS BIGINT) AS has_password \
      FROM memberships m JOIN users u ON u.id = m.user_id";
 
 pub async fn list<'e>(

@@ -57,6 +57,24 @@ pub use versioned::Versioned;
 
 /// `$start, $start+1, ...`: the placeholders of an `IN (...)` list of `n` values whose first
 /// is bound as `$start`.
+/// A condition on `monitors.seq` that keeps the monitors of `partitions` (numbers below
+/// [`tocsin_core::partition::COUNT`], so written inline), to `AND` onto a query's filter;
+/// `None` keeps every monitor.
+pub fn in_partitions(partitions: Option<&[usize]>) -> String {
+    match partitions {
+        None => String::new(),
+        Some([]) => " AND 1 = 0".to_string(),
+        Some(ps) => {
+            let list: Vec<String> = ps.iter().map(usize::to_string).collect();
+            format!(
+                " AND (seq % {}) IN ({})",
+                tocsin_core::partition::COUNT,
+                list.join(", ")
+            )
+        }
+    }
+}
+
 pub fn in_list(start: usize, n: usize) -> String {
     (start..start + n)
         .map(|i| format!("${i}"))

@@ -607,8 +607,28 @@ pub async fn delete<'e>(
 pub async fn list_active_for_scheduling<'e>(
     e: impl Exec<'e>,
 ) -> Result<Vec<MonitorRow>, sqlx::Error> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type <> 'PUSH' ORDER BY id");
+    list_scheduled_in(e, None).await
+}
+
+/// [`list_active_for_scheduling`] of the monitors in `partitions` only (`None`: all).
+pub async fn list_scheduled_in<'e>(
+    e: impl Exec<'e>,
+    partitions: Option<&[usize]>,
+) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type <> 'PUSH'{} ORDER BY id",
+        super::in_partitions(partitions)
+    );
+    sqlx::query_as(&sql).fetch_all(e).await
+}
+
+/// How many active monitors each partition holds, as (partition, count) for the partitions
+/// that hold any: what the nodes balance their shares by.
+pub async fn counts_by_partition<'e>(e: impl Exec<'e>) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT seq % {n}, COUNT(*) FROM monitors WHERE active = 1 GROUP BY seq % {n}",
+        n = tocsin_core::partition::COUNT
+    );
     sqlx::query_as(&sql).fetch_all(e).await
 }
 
@@ -625,8 +645,18 @@ pub async fn ids_with_status<'e>(
 
 /// Every active PUSH monitor, across workspaces, in id order: what the deadline watcher needs.
 pub async fn list_active_push<'e>(e: impl Exec<'e>) -> Result<Vec<MonitorRow>, sqlx::Error> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type = 'PUSH' ORDER BY id");
+    list_push_in(e, None).await
+}
+
+/// [`list_active_push`] of the monitors in `partitions` only (`None`: all).
+pub async fn list_push_in<'e>(
+    e: impl Exec<'e>,
+    partitions: Option<&[usize]>,
+) -> Result<Vec<MonitorRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM monitors WHERE active = 1 AND type = 'PUSH'{} ORDER BY id",
+        super::in_partitions(partitions)
+    );
     sqlx::query_as(&sql).fetch_all(e).await
 }
 
@@ -841,8 +871,7 @@ pub async fn set_stale_since<'e>(
         .await
 }
 
-/// An active checked monitor that has had no result for at least one interval: a candidate
-/// for [`crate::store`]'s caller to judge stale.
+/// What staleness is judged by: an active checked monitor's silence, as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Overdue {
     pub id: String,
@@ -851,19 +880,38 @@ pub struct Overdue {
     pub started_at: i64,
     /// JSON array of region names.
     pub regions: String,
+    pub stale_since: Option<i64>,
 }
 
-/// Active non-PUSH monitors not yet stale whose last result (or start) is more than one
-/// interval before `now_ms`.
-pub async fn list_overdue<'e>(e: impl Exec<'e>, now_ms: i64) -> Result<Vec<Overdue>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT id, interval_s, last_check_at, started_at, regions FROM monitors \
-         WHERE active = 1 AND type <> 'PUSH' AND stale_since IS NULL \
-         AND COALESCE(last_check_at, started_at) < $1 - interval_s * 1000",
+/// Every active non-PUSH monitor not marked stale.
+pub async fn unmarked_checked_ids<'e>(e: impl Exec<'e>) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM monitors WHERE active = 1 AND type <> 'PUSH' AND stale_since IS NULL \
+         ORDER BY id",
     )
-    .bind(now_ms)
     .fetch_all(e)
     .await
+}
+
+/// The rows of those of `ids` that are active non-PUSH monitors: the candidates the scheduler
+/// found silent in memory, judged by what is stored.
+pub async fn overdue_rows<'e>(
+    e: impl Exec<'e>,
+    ids: &[String],
+) -> Result<Vec<Overdue>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT id, interval_s, last_check_at, started_at, regions, stale_since FROM monitors \
+         WHERE active = 1 AND type <> 'PUSH' AND id IN ({}) ORDER BY id",
+        super::in_list(1, ids.len())
+    );
+    let mut q = sqlx::query_as(&sql);
+    for id in ids {
+        q = q.bind(id);
+    }
+    q.fetch_all(e).await
 }
 
 /// How many active monitors are stale now.

@@ -335,7 +335,7 @@ async fn a_stale_monitor_notifies_the_default_channels() {
     .await;
     clock.advance_ms(3 * INTERVAL_MS);
     assert_eq!(
-        staleness::scan(srv.state.runner(), clock.now_ms(), T0)
+        staleness::scan_store(srv.state.runner(), clock.now_ms(), T0)
             .await
             .unwrap(),
         1

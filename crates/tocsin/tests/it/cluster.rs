@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use axum::extract::State;
 use axum::http::Uri;
 use common::binary::{free_port, tocsin, wait_ready};
-use common::{pg_admin_url, Options, TestServer};
+use common::{json_of, pg_admin_url, Options, TestServer, User};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
 use sqlx::Connection;
@@ -222,6 +222,21 @@ async fn a_removed_members_key_is_refused_on_the_other_node_even_after_they_rejo
             .status(),
         200
     );
+    // Bob's session (the acceptance moved it into Ada's workspace), used on node b.
+    let session_on_b = User {
+        client: bob.client.clone(),
+        base: b.base.clone(),
+        user_id: bob.user_id.clone(),
+        workspace_id: bob.workspace_id.clone(),
+        email: bob.email.clone(),
+    };
+    let acting_in = |v: Value| v["id"].as_str().unwrap_or_default().to_string();
+    let before = json_of(
+        session_on_b.call(Method::GET, "/workspace", None).await,
+        200,
+    )
+    .await;
+    assert_eq!(acting_in(before), ada.workspace_id);
     let res = ada
         .call(
             Method::DELETE,
@@ -230,6 +245,14 @@ async fn a_removed_members_key_is_refused_on_the_other_node_even_after_they_rejo
         )
         .await;
     assert_eq!(res.status(), 204);
+    // His session stops acting in Ada's workspace on the other node at once (its very next
+    // request): it is read from the database with the membership, never from a cache.
+    let after = json_of(
+        session_on_b.call(Method::GET, "/workspace", None).await,
+        200,
+    )
+    .await;
+    assert_eq!(acting_in(after), bob.workspace_id);
     // Well within the key cache's 5 s: only the feed's notice can have dropped it on b.
     let removed = Instant::now();
     loop {
@@ -1044,4 +1067,401 @@ impl<F: std::future::Future<Output = u16>> Map404 for F {
     async fn map_404(self) -> bool {
         self.await == 404
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Partitioned scheduling: several nodes share the monitors
+
+/// A figure of a node's `/metrics` (0 when absent or unreachable).
+async fn gauge(base: &str, name: &str) -> f64 {
+    let Ok(res) = reqwest::get(format!("{base}/metrics")).await else {
+        return 0.0;
+    };
+    let text = res.text().await.unwrap_or_default();
+    text.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == name).then(|| v.trim().parse().ok()).flatten()
+        })
+        .unwrap_or(0.0)
+}
+
+/// Waits until the live nodes hold every partition between them, and their monitors add up
+/// to `monitors`, three looks in a row a second apart (the shares have settled); the shares.
+async fn settled(nodes: &[&Node], monitors: f64, within_s: u64) -> Option<Vec<f64>> {
+    let deadline = Instant::now() + Duration::from_secs(within_s);
+    let mut same = 0;
+    let mut last = Vec::new();
+    while Instant::now() < deadline {
+        let mut parts = 0.0;
+        let mut shares = Vec::new();
+        for n in nodes {
+            parts += gauge(&n.base, "scheduler_partitions").await;
+            shares.push(gauge(&n.base, "scheduler_monitors").await);
+        }
+        let whole = parts == 256.0 && shares.iter().sum::<f64>() == monitors;
+        same = if whole && shares == last { same + 1 } else { 0 };
+        if same >= 2 {
+            return Some(shares);
+        }
+        last = shares;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    None
+}
+
+fn within_a_fifth(shares: &[f64]) -> bool {
+    let lo = shares.iter().copied().fold(f64::MAX, f64::min);
+    let hi = shares.iter().copied().fold(0.0, f64::max);
+    lo > 0.0 && hi <= lo * 1.2
+}
+
+const SHARED_INTERVAL_MS: i64 = 10_000;
+
+/// Hits per slot of each monitor (path `/m/<i>` is monitor `ids[i]`) whose slot lies in
+/// `[from, to)`.
+fn slots_between(hits: &Hits, ids: &[String], from: i64, to: i64) -> Vec<HashMap<i64, usize>> {
+    let all = hits.0.lock().unwrap().clone();
+    ids.iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let grid = Grid::for_monitor(id, SHARED_INTERVAL_MS as u64);
+            let path = format!("/m/{i}");
+            let mut slots: HashMap<i64, usize> = HashMap::new();
+            // Every slot of the window, checked or not.
+            let mut s = grid.next_run_after(from - 1);
+            while s < to {
+                slots.insert(s, 0);
+                s = grid.next_run_after(s);
+            }
+            for (at, p) in &all {
+                if *p == path {
+                    if let Some(slot) = grid.last_run_at_or_before(*at) {
+                        if let Some(n) = slots.get_mut(&slot) {
+                            *n += 1;
+                        }
+                    }
+                }
+            }
+            slots
+        })
+        .collect()
+}
+
+/// No slot of any monitor checked twice over the whole run.
+fn never_twice(hits: &Hits, ids: &[String]) {
+    let all = hits.0.lock().unwrap().clone();
+    for (i, id) in ids.iter().enumerate() {
+        let grid = Grid::for_monitor(id, SHARED_INTERVAL_MS as u64);
+        let path = format!("/m/{i}");
+        let mut seen: HashMap<i64, usize> = HashMap::new();
+        for (at, p) in &all {
+            if *p == path {
+                *seen
+                    .entry(grid.last_run_at_or_before(*at).unwrap())
+                    .or_default() += 1;
+            }
+        }
+        let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "monitor {i} ({id}): slots checked twice {twice:?}"
+        );
+    }
+}
+
+async fn open_alerts(c: &Client, token: &str, base: &str) -> Vec<Value> {
+    let (status, page) = call(
+        c,
+        token,
+        Method::GET,
+        format!("{base}/alerts?limit=200"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    page["alerts"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn nodes_share_the_monitors_and_take_over_a_dead_nodes_share() {
+    let Some(admin) = pg_admin_url() else {
+        return;
+    };
+    let db = PgDatabase::create(&admin).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
+    let out = tocsin(dir.path())
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut nodes = vec![
+        Node::start(dir.path(), &db.url).await,
+        Node::start(dir.path(), &db.url).await,
+        Node::start(dir.path(), &db.url).await,
+    ];
+    let a = nodes[0].base.clone();
+    let person = sign_up(&a).await;
+    let (_, token) = mint_key(&person, &a, "ops").await;
+    let c = Client::new();
+
+    // 300 monitors every 10 s, each on its own path of a target that notes every request.
+    let hits = Hits::default();
+    let (target, _server) = hits.serve().await;
+    let mut ids = Vec::new();
+    for i in 0..300 {
+        let (status, m) = call(
+            &c,
+            &token,
+            Method::POST,
+            format!("{}/monitors", nodes[i % 3].base),
+            Some(json!({"name": format!("m{i}"), "type": "HTTP",
+                        "url": format!("{target}/m/{i}"), "interval": 10, "timeout": 2})),
+        )
+        .await;
+        assert_eq!(status, 201, "{m}");
+        ids.push(m["id"].as_str().unwrap().to_string());
+    }
+
+    // The three share them: every partition held, shares within 20% of each other.
+    let three: Vec<&Node> = nodes.iter().collect();
+    let shares = settled(&three, 300.0, 30)
+        .await
+        .expect("the shares never settled");
+    assert!(within_a_fifth(&shares), "uneven shares {shares:?}");
+    // Then every slot of every monitor is checked exactly once.
+    let from = now_ms() + 1_000;
+    tokio::time::sleep(Duration::from_millis(2 * SHARED_INTERVAL_MS as u64 + 4_000)).await;
+    let to = now_ms() - 3_000;
+    for (i, slots) in slots_between(&hits, &ids, from, to).iter().enumerate() {
+        assert!(
+            !slots.is_empty() && slots.values().all(|n| *n == 1),
+            "monitor {i}: {slots:?}"
+        );
+    }
+
+    // kill -9 of a node: within 15 s its monitors are checked by the others, every slot once.
+    nodes[1].kill9();
+    let killed = now_ms();
+    let living: Vec<&Node> = vec![&nodes[0], &nodes[2]];
+    assert!(
+        settled(&living, 300.0, 20).await.is_some(),
+        "the dead node's share was not taken over"
+    );
+    let from = killed + 15_000;
+    let now = now_ms();
+    if now < from + 2 * SHARED_INTERVAL_MS + 3_000 {
+        tokio::time::sleep(Duration::from_millis(
+            u64::try_from(from + 2 * SHARED_INTERVAL_MS + 3_000 - now).unwrap(),
+        ))
+        .await;
+    }
+    for (i, slots) in slots_between(&hits, &ids, from, from + 2 * SHARED_INTERVAL_MS)
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            slots.values().all(|n| *n == 1),
+            "monitor {i} after the kill: {slots:?}"
+        );
+    }
+
+    // A fourth node joins and takes a share within 15 s.
+    nodes.push(Node::start(dir.path(), &db.url).await);
+    let joined = Instant::now();
+    assert!(
+        within(Duration::from_secs(15), || async {
+            gauge(&nodes[3].base, "scheduler_monitors").await > 0.0
+        })
+        .await,
+        "the new node took no share within 15 s"
+    );
+    assert!(joined.elapsed() <= Duration::from_secs(15));
+    let three: Vec<&Node> = vec![&nodes[0], &nodes[2], &nodes[3]];
+    let shares = settled(&three, 300.0, 30)
+        .await
+        .expect("the shares never settled");
+    assert!(
+        within_a_fifth(&shares),
+        "uneven shares after the join {shares:?}"
+    );
+
+    // Through all of it: no slot checked twice, and no alert.
+    never_twice(&hits, &ids);
+    assert!(open_alerts(&c, &token, &a).await.is_empty());
+    drop(nodes);
+    drop(db);
+}
+
+impl Node {
+    /// Stops the node as an orchestrator would (SIGTERM) and waits for it to exit.
+    fn stop(mut self) {
+        common::binary::signal(&self.child, "-TERM");
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("a node did not stop within 30 s of SIGTERM");
+    }
+}
+
+#[tokio::test]
+async fn a_rolling_restart_loses_no_push_deadline_and_opens_no_false_alert() {
+    let Some(admin) = pg_admin_url() else {
+        return;
+    };
+    let db = PgDatabase::create(&admin).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
+    let out = tocsin(dir.path())
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        nodes.push(Node::start(dir.path(), &db.url).await);
+    }
+    let a = nodes[0].base.clone();
+    let person = sign_up(&a).await;
+    let (_, token) = mint_key(&person, &a, "ops").await;
+    let c = Client::new();
+    let hits = Hits::default();
+    let (target, _server) = hits.serve().await;
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let (status, m) = call(
+            &c,
+            &token,
+            Method::POST,
+            format!("{a}/monitors"),
+            Some(json!({"name": format!("m{i}"), "type": "HTTP",
+                        "url": format!("{target}/m/{i}"), "interval": 10, "timeout": 2})),
+        )
+        .await;
+        assert_eq!(status, 201, "{m}");
+        ids.push(m["id"].as_str().unwrap().to_string());
+    }
+    // Push monitors every 10 s with 5 s of grace: half are pushed every 2 s throughout, half
+    // stop being pushed while the nodes restart, and each of those must still be judged.
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for i in 0..20 {
+        let (status, p) = call(
+            &c,
+            &token,
+            Method::POST,
+            format!("{a}/monitors"),
+            Some(json!({"name": format!("job{i}"), "type": "PUSH", "interval": 10, "gracePeriod": 5})),
+        )
+        .await;
+        assert_eq!(status, 201, "{p}");
+        let entry = (
+            p["id"].as_str().unwrap().to_string(),
+            p["pushToken"].as_str().unwrap().to_string(),
+        );
+        if i % 2 == 0 {
+            kept.push(entry);
+        } else {
+            dropped.push(entry);
+        }
+    }
+    let pushing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let stop_dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let bases: Arc<Mutex<Vec<String>>> =
+        Arc::new(Mutex::new(nodes.iter().map(|n| n.base.clone()).collect()));
+    let pusher = {
+        let (c, kept, dropped) = (c.clone(), kept.clone(), dropped.clone());
+        let (pushing, stop_dropped, bases) = (pushing.clone(), stop_dropped.clone(), bases.clone());
+        tokio::spawn(async move {
+            let mut round = 0usize;
+            while pushing.load(std::sync::atomic::Ordering::SeqCst) {
+                let list: Vec<String> = bases.lock().unwrap().clone();
+                let which = if stop_dropped.load(std::sync::atomic::Ordering::SeqCst) {
+                    kept.clone()
+                } else {
+                    kept.iter().chain(dropped.iter()).cloned().collect()
+                };
+                for (_, t) in &which {
+                    // Any live node takes a push; one restarting refuses, so try the others.
+                    for k in 0..list.len() {
+                        let base = &list[(round + k) % list.len()];
+                        if let Ok(r) = c.post(format!("{base}/push/{t}")).send().await {
+                            if r.status().as_u16() == 202 {
+                                break;
+                            }
+                        }
+                    }
+                }
+                round += 1;
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        })
+    };
+    let all: Vec<&Node> = nodes.iter().collect();
+    assert!(
+        settled(&all, 30.0, 30).await.is_some(),
+        "the shares never settled"
+    );
+    tokio::time::sleep(Duration::from_secs(12)).await;
+
+    // The dropped ones stop hearing from their jobs as the restarts begin.
+    stop_dropped.store(true, std::sync::atomic::Ordering::SeqCst);
+    for i in 0..3 {
+        let old = nodes.remove(0);
+        old.stop();
+        let fresh = Node::start(dir.path(), &db.url).await;
+        bases.lock().unwrap()[i] = fresh.base.clone();
+        nodes.push(fresh);
+        let all: Vec<&Node> = nodes.iter().collect();
+        assert!(
+            settled(&all, 30.0, 30).await.is_some(),
+            "restart {i}: the shares never settled"
+        );
+    }
+    // Every dropped job was judged late: each is DOWN, within its deadline and a takeover.
+    let judged = within(Duration::from_secs(20), || async {
+        let mut down = 0;
+        for (id, _) in &dropped {
+            let (_, m) = call(
+                &c,
+                &token,
+                Method::GET,
+                format!("{}/monitors/{id}", nodes[0].base),
+                None,
+            )
+            .await;
+            down += usize::from(m["status"] == "DOWN");
+        }
+        down == dropped.len()
+    })
+    .await;
+    assert!(judged, "a missed push deadline was lost in the restarts");
+    pushing.store(false, std::sync::atomic::Ordering::SeqCst);
+    let _ = pusher.await;
+    // The alerts are the dropped jobs' own, one each, and none opened before they stopped.
+    let alerts = open_alerts(&c, &token, &nodes[0].base).await;
+    let dropped_ids: Vec<&str> = dropped.iter().map(|(id, _)| id.as_str()).collect();
+    for al in &alerts {
+        assert!(
+            dropped_ids.contains(&al["monitorId"].as_str().unwrap_or_default()),
+            "a false alert: {al}"
+        );
+    }
+    assert_eq!(alerts.len(), dropped.len(), "{alerts:?}");
+    never_twice(&hits, &ids);
+    drop(nodes);
+    drop(db);
 }

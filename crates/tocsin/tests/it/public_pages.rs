@@ -74,6 +74,25 @@ async fn drafts_and_unpublished_pages_never_answer_in_public() {
     assert_eq!(s["components"][0]["name"], "Launch");
     let res = public(&srv, "/s/secret").await;
     assert_eq!(res.status().as_u16(), 200);
+    assert!(res.text().await.unwrap().contains("id=\"h-components\""));
+    // A published page with no components has no empty "Components" section.
+    let bare = create_page(&u, json!({"name": "Bare", "slug": "bare"})).await;
+    let bare_id = bare["id"].as_str().unwrap();
+    json_of(
+        u.call(
+            Method::POST,
+            &format!("/status-pages/{bare_id}/publish"),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    let html = public(&srv, "/s/bare").await.text().await.unwrap();
+    assert!(
+        html.contains("Bare") && !html.contains("h-components"),
+        "{html}"
+    );
     json_of(
         u.call(Method::POST, &format!("/status-pages/{id}/unpublish"), None)
             .await,

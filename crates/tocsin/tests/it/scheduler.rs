@@ -418,7 +418,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
     // Two intervals of silence: not yet.
     clock.advance_ms(2 * INTERVAL_MS);
     assert_eq!(
-        staleness::scan(srv.state.runner(), clock_now(&clock), T0)
+        staleness::scan_store(srv.state.runner(), clock_now(&clock), T0)
             .await
             .unwrap(),
         0
@@ -450,7 +450,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
     };
     cycles(2).await;
     assert_eq!(
-        staleness::scan(srv.state.runner(), clock_now(&clock), T0)
+        staleness::scan_store(srv.state.runner(), clock_now(&clock), T0)
             .await
             .unwrap(),
         1
@@ -481,7 +481,7 @@ async fn three_silent_intervals_make_a_monitor_stale_until_a_result_comes() {
     assert_eq!(q["lastCheckAt"], Value::Null);
     // Marked once, not at every scan.
     assert_eq!(
-        staleness::scan(srv.state.runner(), clock_now(&clock), T0)
+        staleness::scan_store(srv.state.runner(), clock_now(&clock), T0)
             .await
             .unwrap(),
         0

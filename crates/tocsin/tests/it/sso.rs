@@ -418,6 +418,18 @@ async fn a_first_sign_in_links_by_verified_email_only() {
     landed(b.sign_in(&srv.base, "/app/", "bob-verified").await, "/app/").await;
     let linked = b.user(&srv.base).await;
     assert_eq!(linked.user_id, bob.user_id);
+    // Linked, Bob has two ways in, and the members list says so.
+    let me = json_of(
+        bob.call(
+            Method::GET,
+            &format!("/workspace/members/{}", bob.user_id),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(me["signInMethods"], json!(["password", "sso:acme"]), "{me}");
     // The provider vouched for the address.
     assert_eq!(
         b.session(&srv.base).await.unwrap()["user"]["emailVerified"],
@@ -524,8 +536,32 @@ async fn a_providers_new_people_join_its_workspace_as_viewers_who_change_nothing
         .cloned()
         .unwrap_or_else(|| panic!("dave in {members}"));
     assert_eq!(row["role"], "viewer");
+    // The members list says how each person signs in: Dave through the provider only.
+    assert_eq!(row["signInMethods"], json!(["sso:acme"]), "{row}");
+    let owner_row = members["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["userId"] == ada.user_id.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(owner_row["signInMethods"], json!(["password"]));
+    let one = json_of(
+        ada.call(
+            Method::GET,
+            &format!("/workspace/members/{}", dave.user_id),
+            None,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(one["signInMethods"], json!(["sso:acme"]));
     let audit = audit_actions(&ada).await;
     assert!(audit.contains("member.joined_by_sso"), "{audit}");
+    // A viewer reads every `*:read`, the audit log included.
+    let seen = audit_actions(&dave).await;
+    assert!(seen.contains("member.joined_by_sso"), "{seen}");
 
     // Reads work; every write is refused.
     json_of(dave.call(Method::GET, "/monitors", None).await, 200).await;
