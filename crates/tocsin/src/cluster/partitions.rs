@@ -213,7 +213,7 @@ impl Partitions {
             let mut held = self.until();
             let now = Instant::now();
             for &p in ps {
-                if !held[p].is_some_and(|u| now < u) {
+                if held[p].is_none_or(|u| now >= u) {
                     gained.push(p);
                 }
                 held[p] = Some(until);
@@ -300,7 +300,7 @@ pub async fn run(
     let leaving: Arc<Mutex<BTreeSet<usize>>> = Arc::default();
     loop {
         let started = Instant::now();
-        if recount || round % COUNT_EVERY_ROUNDS == 0 {
+        if recount || round.is_multiple_of(COUNT_EVERY_ROUNDS) {
             match store::monitors::counts_by_partition(db.reader()).await {
                 Ok(rows) => {
                     counts = [0; COUNT];

@@ -807,9 +807,7 @@ async fn lead(
                 }
                 // The partition went while this run waited: the node taking over runs the
                 // slots from now on. Until this run ends, its partition is not released.
-                let Some(_running) = seq.and_then(|seq| s.partitions().enter(seq)) else {
-                    return None;
-                };
+                let _running = seq.and_then(|seq| s.partitions().enter(seq))?;
                 let row = match monitors::get_by_id(s.cx().db().reader(), &id).await {
                     Ok(Some(row)) if wants_schedule(&row) => row,
                     // Paused or deleted: the change feed drops it from the schedule.
