@@ -2,7 +2,8 @@
 // viewer reads everything and changes nothing: the API refuses their writes anyway, so the
 // screens leave out every control that would only fail (create, edit, delete, pause,
 // acknowledge, save...) and keep reads, filters, tabs and copy buttons. Owners and admins
-// also run the workspace (invitations, the audit log), which the others cannot read.
+// also run the workspace (invitations), which the others cannot read; the audit log is read by
+// every role but member (a viewer holds every `*:read`, `audit:read` included).
 import { signal } from '@preact/signals';
 import type { Schemas } from './api/client';
 
@@ -18,7 +19,12 @@ export function canWrite(): boolean {
   return role.value !== 'viewer';
 }
 
-/** Whether to offer the workspace's administration (invitations, audit log). */
+/** Whether to offer the workspace's administration (invitations). */
 export function canAdminister(): boolean {
   return role.value !== 'member' && role.value !== 'viewer';
+}
+
+/** Whether the audit log can be read: a member's role holds no `audit:read`. */
+export function canReadAudit(): boolean {
+  return role.value !== 'member';
 }

@@ -231,9 +231,9 @@ test('the members list says how each person signs in', async () => {
   await expect(row(ownerEmail)).toContainText('owner');
   await expect(row(`${VIEWER}@example.test`).getByTestId('sign-in-methods')).toHaveText('Acme');
   await expect(row(`${VIEWER}@example.test`)).toContainText('viewer');
-  // Invitations and the audit log are the owners' and admins' to read.
+  // Invitations are the owners' and admins' to manage; the audit log is a read like any other.
   await expect(page.getByRole('heading', { name: 'Invitations' })).toHaveCount(0);
-  await expect(page.getByRole('heading', { name: 'Audit log' })).toHaveCount(0);
+  await expect(page.getByRole('heading', { name: 'Audit log' })).toBeVisible();
   await shot(page, 'viewer-workspace');
 });
 

@@ -1,12 +1,12 @@
 // The workspace: its members (role, and how each signs in: password or a single sign-on
 // provider, named from `GET /auth/sso/providers`), invitations (send, revoke; the accept link
 // is shown when no email could be sent), and the audit log with action and resource filters.
-// Invitations and the audit log are for owners and admins (role.ts): nobody else may read
-// them, so the others get the members alone.
+// Invitations are for owners and admins, and the audit log for every role but member
+// (role.ts): a screen that could only show refusals is left out.
 import { useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { when } from '../format';
-import { canAdminister } from '../role';
+import { canAdminister, canReadAudit } from '../role';
 import { loadProviders, signInMethods } from '../sso';
 import { ErrorNote, Field, useLoad } from '../ui';
 
@@ -99,7 +99,7 @@ export function Workspace() {
           {link && <p class="notice" role="status">No email could be sent; share this link: <code>{link}</code></p>}
         </section>
       )}
-      {admin && <AuditLog />}
+      {canReadAudit() && <AuditLog />}
     </main>
   );
 }
