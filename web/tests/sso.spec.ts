@@ -226,7 +226,7 @@ test('no screen offers a viewer a control that writes, and every one passes axe 
 
 test('the members list says how each person signs in', async () => {
   await open('/app/workspace', /Workspace/, 'Olive Owner');
-  const row = (text: string) => page.locator('tbody tr', { hasText: text });
+  const row = (text: string) => page.locator('tr[data-member-id]', { hasText: text });
   await expect(row(ownerEmail).getByTestId('sign-in-methods')).toHaveText('Password');
   await expect(row(ownerEmail)).toContainText('owner');
   await expect(row(`${VIEWER}@example.test`).getByTestId('sign-in-methods')).toHaveText('Acme');
