@@ -1,5 +1,5 @@
-// The shell: session check, header with navigation, workspace switcher and sign-out, and
-// the screen for the current path. Without a session every path but the sign-up page shows
+// The shell: session check, header with navigation, workspace switcher and sign-out, the
+// banners (a viewer's read-only note among them), and the screen for the current path. Without a session every path but the sign-up page shows
 // the sign-in page, which returns to where the person was going (`?next=`).
 import { signal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
@@ -28,12 +28,21 @@ import { Billing, BillingBanner } from './screens/billing';
 import { Settings } from './screens/settings';
 import { VerifyEmailBanner } from './verify-email';
 import { EmailBanner, loadEmailReadiness } from './email-banner';
+import { canWrite, role } from './role';
 
 export const session = signal<Session | null | undefined>(undefined);
 const workspaces = signal<Schemas['MyWorkspace'][]>([]);
 
 export async function refreshSession() {
   const s = await getSession();
+  // The role is known before the screens are drawn, so a viewer is never shown, even for a
+  // moment, buttons that would fail.
+  if (s) {
+    workspaces.value = await call(api.GET('/workspaces')).catch(() => []);
+    role.value = workspaces.value.find((w) => w.id === s.workspace.id)?.role;
+  } else {
+    role.value = undefined;
+  }
   session.value = s;
   sessionLost.value = false;
   if (s) {
@@ -44,7 +53,6 @@ export async function refreshSession() {
       (w) => (workspaceZone.value = w.timezone),
       () => undefined,
     );
-    workspaces.value = await call(api.GET('/workspaces')).catch(() => []);
   } else {
     stopLive();
   }
@@ -53,6 +61,7 @@ export async function refreshSession() {
 async function signOut() {
   await authPost('/auth/sign-out', {}).catch(() => undefined);
   session.value = null;
+  role.value = undefined;
   stopLive();
   navigate('/sign-in');
 }
@@ -199,10 +208,13 @@ export function App() {
       {session.value && session.value.user.emailVerified === false && !sessionLost.value && (
         <VerifyEmailBanner email={session.value.user.email} />
       )}
-      {session.value && !sessionLost.value && (
-        <EmailBanner role={workspaces.value.find((w) => w.id === session.value?.workspace.id)?.role} />
-      )}
+      {session.value && !sessionLost.value && <EmailBanner role={role.value} />}
       {session.value && !sessionLost.value && <BillingBanner key={session.value.workspace.id} />}
+      {session.value && !sessionLost.value && !canWrite() && (
+        <p class="notice read-only-note" role="note" data-testid="read-only-note">
+          You have read-only access to this workspace (viewer).
+        </p>
+      )}
       <Screen />
     </>
   );

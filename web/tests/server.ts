@@ -1,7 +1,8 @@
 // Starting the real `tocsin serve` for the browser tests: the debug binary the Rust tests
 // built (or $TOCSIN_BIN) on a free port with a fresh data directory and a 1 s minimum check
-// interval, with or without an SMTP relay. The global setup starts the shared server with
-// one; a test that needs a server without email starts its own.
+// interval, with or without an SMTP relay, and with whatever else a test puts in its TOML
+// file (a single sign-on provider, say). The global setup starts the shared server with
+// one; a test that needs a server without email, or configured otherwise, starts its own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -43,15 +44,16 @@ export interface Tocsin {
   stop: () => Promise<void>;
 }
 
-/** A fresh server; `smtpPort` makes it mail through the relay listening there. */
-export async function startTocsin(opts: { smtpPort?: number } = {}): Promise<Tocsin> {
+/** A fresh server; `smtpPort` makes it mail through the relay listening there, and `toml` is
+ *  added to its configuration file (after the lines every test server has). */
+export async function startTocsin(opts: { smtpPort?: number; toml?: string } = {}): Promise<Tocsin> {
   const dir = mkdtempSync(join(tmpdir(), 'tocsin-web-'));
   // Every browser test signs up and in from 127.0.0.1: at the default 20 sign-ups and 30
   // sign-ins an address a minute, a quick machine runs the suite into a 429 that no test is
   // about. The limits themselves are tested in the Rust suite.
   writeFileSync(
     join(dir, 'tocsin.toml'),
-    'min_interval_seconds = 1\n\n[rate_limits]\nsign_in_per_ip = 10000\nsign_up_per_ip = 10000\n',
+    `min_interval_seconds = 1\n\n[rate_limits]\nsign_in_per_ip = 10000\nsign_up_per_ip = 10000\n${opts.toml ? `\n${opts.toml}\n` : ''}`,
   );
   const port = await freePort();
   const bin = process.env.TOCSIN_BIN ?? fileURLToPath(new URL('../../target/debug/tocsin', import.meta.url));

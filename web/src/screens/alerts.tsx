@@ -1,9 +1,11 @@
-// Alerts: open and acknowledged outages (resolved ones on request), with acknowledge. An alert
-// suppressed under a dependency's outage says so ("suppressed by <root>"); "Roots only" hides those.
+// Alerts: open and acknowledged outages (resolved ones on request), with acknowledge (not for a
+// viewer: role.ts). An alert suppressed under a dependency's outage says so ("suppressed by
+// <root>"); "Roots only" hides those.
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Monitor, type Schemas } from '../api/client';
 import { when } from '../format';
 import { onLive } from '../live';
+import { canWrite } from '../role';
 import { Link } from '../router';
 import { Badge, Empty, ErrorNote } from '../ui';
 
@@ -84,7 +86,7 @@ export function Alerts() {
                 <h2>
                   <Link href={`/monitors/${a.monitorId}`}>{names[a.monitorId] ?? a.monitorId}</Link> <Badge status={a.status} />
                 </h2>
-                {a.status === 'OPEN' && (
+                {a.status === 'OPEN' && canWrite() && (
                   <button type="button" class="primary" onClick={() => ack(a.id)}>
                     Acknowledge
                   </button>
@@ -156,7 +158,7 @@ export function AlertDetail({ id }: { id: string }) {
             <h1>
               Alert: <Link href={`/monitors/${alert.monitorId}`}>{monitor ?? alert.monitorId}</Link> <Badge status={alert.status} />
             </h1>
-            {alert.status === 'OPEN' && (
+            {alert.status === 'OPEN' && canWrite() && (
               <button type="button" class="primary" onClick={ack}>
                 Acknowledge
               </button>

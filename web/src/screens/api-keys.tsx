@@ -1,9 +1,12 @@
 // API keys: mint with a capability picker and its presets (read only, monitors and alerts,
 // everything) (the secret is shown once, with a copy button),
-// rotate (a new secret, shown once) and revoke.
+// rotate (a new secret, shown once) and revoke. Keys are the person's own, so a viewer mints
+// them too, but is offered only the reads they hold (role.ts): the server refuses a key
+// above its maker's role.
 import { useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { when } from '../format';
+import { canWrite } from '../role';
 import { copy, Empty, ErrorNote, Field, useLoad } from '../ui';
 
 type Cap = Schemas['TokenCapability'];
@@ -47,6 +50,8 @@ function Secret({ issued, onDone }: { issued: Schemas['IssuedApiKey']; onDone: (
 
 export function ApiKeys() {
   const keys = useLoad(() => call(api.GET('/api-keys')), []);
+  const caps = canWrite() ? CAPS : CAPS.filter((c) => c.endsWith(':read'));
+  const presets = PRESETS.filter((p) => p.caps.every((c) => caps.includes(c)));
   const [issued, setIssued] = useState<Schemas['IssuedApiKey'] | null>(null);
   const [picked, setPicked] = useState<Set<Cap>>(new Set(['monitors:read']));
   const [mcp, setMcp] = useState(false);
@@ -100,14 +105,14 @@ export function ApiKeys() {
           <legend>Capabilities</legend>
           <div class="presets" role="group" aria-label="Presets">
             <span class="muted">Presets:</span>
-            {PRESETS.map((p) => (
+            {presets.map((p) => (
               <button type="button" aria-pressed={same(picked, p.caps)} onClick={() => setPicked(new Set(p.caps))}>
                 {p.name}
               </button>
             ))}
           </div>
           {fe('permissions') && <small class="error" role="alert">{fe('permissions')}</small>}
-          {CAPS.map((c) => (
+          {caps.map((c) => (
             <label class="check">
               <input
                 type="checkbox"

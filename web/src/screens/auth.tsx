@@ -6,6 +6,7 @@ import { refreshSession } from '../app';
 import { Link, navigate, path, query, search } from '../router';
 import { ErrorNote, Field } from '../ui';
 import { localNext } from '../next';
+import { loadProviders, type Provider } from '../sso';
 
 function safeNext(): string | null {
   // A person sent to the sign-in page from a deeper page of the app comes back to it.
@@ -30,20 +31,12 @@ function nextSuffix(): string {
   return next ? `?next=${encodeURIComponent(next)}` : '';
 }
 
-interface Provider {
-  id: string;
-  name: string;
-}
-
 // One "Sign in with <name>" link per single sign-on provider (`GET /auth/sso/providers`);
 // the server's start page takes `next` and sends the person to the provider.
 function SsoButtons() {
   const [providers, setProviders] = useState<Provider[]>([]);
   useEffect(() => {
-    fetch('/auth/sso/providers', { credentials: 'same-origin' })
-      .then((r) => (r.ok ? r.json() : []))
-      .then((list: Provider[]) => setProviders(Array.isArray(list) ? list : []))
-      .catch(() => setProviders([]));
+    loadProviders().then(setProviders);
   }, []);
   if (providers.length === 0) return null;
   const next = encodeURIComponent(safeNext() ?? '/app/');

@@ -1,11 +1,13 @@
 // Billing: the workspace's plan and subscription, what it uses against the plan's limits,
 // an upgrade button per plan on sale (Stripe Checkout) and "Manage billing" (Stripe's
-// portal). Owners only (billing:manage comes from a signed-in session alone). On a server
-// without Stripe the plan and usage show, without buttons.
+// portal). Owners only (billing:manage comes from a signed-in session alone): anyone else is
+// told so rather than shown refusals (role.ts). On a server without Stripe the plan and usage
+// show, without buttons.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
 import type { components } from '../api/schema';
 import { when } from '../format';
+import { role } from '../role';
 import { path } from '../router';
 import { ErrorNote, useLoad } from '../ui';
 
@@ -51,6 +53,19 @@ export function BillingBanner() {
 }
 
 export function Billing() {
+  // An unknown role is asked anyway: the server decides.
+  if (role.value && role.value !== 'owner') {
+    return (
+      <main id="main">
+        <h1>Billing</h1>
+        <p>The workspace's plan and payments are managed by its owners.</p>
+      </main>
+    );
+  }
+  return <BillingScreen />;
+}
+
+function BillingScreen() {
   const sub = useLoad(() => call(api.GET('/billing/subscription')), []);
   const usage = useLoad(() => call(api.GET('/billing/usage')), []);
   const plans = useLoad(() => call(api.GET('/billing/plans')), []);

@@ -1,6 +1,7 @@
 // Notification channels: the list with enable/disable, edit, delete (confirmed) and a test
 // whose delivery is followed until it settles; a create form whose settings are generated from
-// the type's config schema (channel-form.tsx); and each channel's delivery history.
+// the type's config schema (channel-form.tsx); and each channel's delivery history. A viewer
+// sees the channels and their deliveries only (role.ts).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { onLive } from '../live';
 import { api, ApiError, call, type Schemas } from '../api/client';
@@ -8,6 +9,7 @@ import { ConfigFields, readConfig } from '../channel-form';
 import { ConfirmButton } from '../confirm';
 import { emailReadiness, loadEmailReadiness } from '../email-banner';
 import { when } from '../format';
+import { canWrite } from '../role';
 import { Badge, Empty, ErrorNote, Field, useLoad } from '../ui';
 
 type Channel = Schemas['NotificationChannel'];
@@ -46,13 +48,17 @@ export function Channels() {
     channels.reload();
     loadEmailReadiness();
   };
+  const writer = canWrite();
   return (
     <main id="main">
       <h1>Notification channels</h1>
       <ErrorNote error={channels.error ?? error} />
       {channels.data && list.length === 0 && (
         <Empty title="No notification channels yet">
-          <p>Channels are where alerts go: a webhook, Slack, Telegram, email… Add one below; mark it default to cover every monitor.</p>
+          <p>
+            Channels are where alerts go: a webhook, Slack, Telegram, email…
+            {writer && ' Add one below; mark it default to cover every monitor.'}
+          </p>
         </Empty>
       )}
       {list.map((c) =>
@@ -78,7 +84,7 @@ export function Channels() {
           />
         ),
       )}
-      <ChannelForm key="new" onDone={changed} />
+      {writer && <ChannelForm key="new" onDone={changed} />}
     </main>
   );
 }
@@ -94,6 +100,7 @@ function ChannelCard(props: {
 }) {
   const { c } = props;
   const [test, setTest] = useState<Delivery | null>(null);
+  const writer = canWrite();
   const path = { channel_id: c.id };
   const setEnabled = async (enabled: boolean) => {
     props.onError(null);
@@ -130,13 +137,17 @@ function ChannelCard(props: {
           {!c.enabled && <span class="badge s-paused">disabled</span>}
         </h2>
         <div class="actions">
-          <button type="button" onClick={sendTest} aria-label={`Send test to ${c.name}`}>Send test</button>
-          <button type="button" onClick={props.onEdit} aria-label={`Edit ${c.name}`}>Edit</button>
-          <button type="button" onClick={() => setEnabled(!c.enabled)} aria-label={`${c.enabled ? 'Disable' : 'Enable'} ${c.name}`}>
-            {c.enabled ? 'Disable' : 'Enable'}
-          </button>
+          {writer && (
+            <>
+              <button type="button" onClick={sendTest} aria-label={`Send test to ${c.name}`}>Send test</button>
+              <button type="button" onClick={props.onEdit} aria-label={`Edit ${c.name}`}>Edit</button>
+              <button type="button" onClick={() => setEnabled(!c.enabled)} aria-label={`${c.enabled ? 'Disable' : 'Enable'} ${c.name}`}>
+                {c.enabled ? 'Disable' : 'Enable'}
+              </button>
+            </>
+          )}
           <button type="button" onClick={props.onToggle} aria-expanded={props.open} aria-label={`Deliveries of ${c.name}`}>Deliveries</button>
-          <ConfirmButton label="Delete" subject={c.name} question={`Delete ${c.name} and its delivery history?`} onConfirm={remove} />
+          {writer && <ConfirmButton label="Delete" subject={c.name} question={`Delete ${c.name} and its delivery history?`} onConfirm={remove} />}
         </div>
       </div>
       {test && <TestOutcome channelId={c.id} first={test} />}
@@ -345,7 +356,7 @@ function Deliveries({ id }: { id: string }) {
   const items = (d.data as Schemas['DeliveryPage'] | undefined)?.deliveries ?? [];
   if (d.error) return <ErrorNote error={d.error} />;
   if (!d.data) return <p aria-busy="true">Loading…</p>;
-  if (!items.length) return <p>No deliveries yet. “Send test” sends one.</p>;
+  if (!items.length) return <p>No deliveries yet.{canWrite() && ' “Send test” sends one.'}</p>;
   return (
     <div class="table-wrap">
       <table>

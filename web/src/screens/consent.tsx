@@ -1,8 +1,11 @@
 // The OAuth consent page (`/app/oauth/consent?consent_code=&client_id=&scope=`): the client
 // asking, the scopes it asks for (each can be unticked), then `POST /auth/oauth2/consent` and
-// on to the `redirectURI` the server answers.
+// on to the `redirectURI` the server answers. The server never grants beyond the person's
+// role, so a viewer is shown the writes asked for as not grantable rather than ticked and
+// silently dropped (role.ts).
 import { useState } from 'preact/hooks';
 import { authPost } from '../api/client';
+import { canWrite } from '../role';
 import { query } from '../router';
 import { ErrorNote } from '../ui';
 
@@ -10,7 +13,8 @@ export function Consent() {
   const code = query('consent_code');
   const client = query('client_id') ?? 'An application';
   const asked = (query('scope') ?? '').split(/[\s+]+/).filter(Boolean);
-  const [kept, setKept] = useState<Set<string>>(new Set(asked));
+  const holds = (s: string) => canWrite() || s.endsWith(':read');
+  const [kept, setKept] = useState<Set<string>>(() => new Set(asked.filter(holds)));
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
@@ -50,6 +54,7 @@ export function Consent() {
             <label class="check">
               <input
                 type="checkbox"
+                disabled={!holds(s)}
                 checked={kept.has(s)}
                 onChange={(e) => {
                   const next = new Set(kept);
@@ -62,6 +67,9 @@ export function Consent() {
             </label>
           ))}
         </fieldset>
+        {asked.some((s) => !holds(s)) && (
+          <p class="hint">As a viewer of this workspace you can grant reads only: the other capabilities are left out.</p>
+        )}
         <div class="actions">
           <button type="submit" class="primary" disabled={busy || kept.size === 0}>Allow</button>
           <button type="button" disabled={busy} onClick={() => answer(false)}>Deny</button>

@@ -1,11 +1,13 @@
 // A status page's publishable keys (list, mint, revoke; a new key is shown once with a copy
 // button) and the snippets that embed the page elsewhere: the widget script
 // (`/embed/widget.js`), the SVG badges (`/api/v1/embed/badge.svg`) and an iframe of the
-// public page, filled in with the new key when there is one.
+// public page, filled in with the new key when there is one. A viewer reads the keys and the
+// snippets (copy buttons and all) but mints and revokes nothing (role.ts).
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { when } from '../format';
+import { canWrite } from '../role';
 import { copy, Empty, ErrorNote, Field, useLoad } from '../ui';
 import { SectionHead, usePage } from './status-page-admin';
 
@@ -79,6 +81,7 @@ export function Embed({ id }: { id: string }) {
   const iframe = page ? `<iframe src="${page.url}" title="${name} status" width="100%" height="600" loading="lazy"></iframe>` : '';
   // The dashboard's CSP loads images from this site only: the badge is shown when it is here.
   const showBadge = !!fresh && !!page?.published && origin === location.origin;
+  const writer = canWrite();
 
   return (
     <main id="main">
@@ -98,7 +101,11 @@ export function Embed({ id }: { id: string }) {
         <h2 id="pk-h">Publishable keys</h2>
         {keys.data && keys.data.length === 0 && (
           <Empty title="No publishable keys yet">
-            <p>Mint one below to show this page's status on another site with the widget or a badge.</p>
+            <p>
+              {writer
+                ? "Mint one below to show this page's status on another site with the widget or a badge."
+                : "A key shows this page's status on another site with the widget or a badge."}
+            </p>
           </Empty>
         )}
         {keys.data && keys.data.length > 0 && (
@@ -106,7 +113,7 @@ export function Embed({ id }: { id: string }) {
             <table>
               <caption>Keys that read this page</caption>
               <thead>
-                <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr>
+                <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th>{writer && <th scope="col"><span class="sr-only">Actions</span></th>}</tr>
               </thead>
               <tbody>
                 {keys.data.map((k) => (
@@ -115,28 +122,32 @@ export function Embed({ id }: { id: string }) {
                     <td><code>{k.hint}</code></td>
                     <td>{when(k.createdAt)}</td>
                     <td>{when(k.lastUsedAt)}</td>
-                    <td class="actions">
-                      {confirm === k.id ? (
-                        <>
-                          <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Confirm revoking ${k.name}`}>Revoke for good</button>
-                          <button type="button" onClick={() => setConfirm(null)}>Keep</button>
-                        </>
-                      ) : (
-                        <button type="button" class="danger" onClick={() => setConfirm(k.id)} aria-label={`Revoke ${k.name}`}>Revoke</button>
-                      )}
-                    </td>
+                    {writer && (
+                      <td class="actions">
+                        {confirm === k.id ? (
+                          <>
+                            <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Confirm revoking ${k.name}`}>Revoke for good</button>
+                            <button type="button" onClick={() => setConfirm(null)}>Keep</button>
+                          </>
+                        ) : (
+                          <button type="button" class="danger" onClick={() => setConfirm(k.id)} aria-label={`Revoke ${k.name}`}>Revoke</button>
+                        )}
+                      </td>
+                    )}
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
         )}
-        <form class="inline-form" onSubmit={mint}>
-          <Field label="Key name" id="pk-name" error={fe('name')} hint="Where it is used, such as “marketing site”.">
-            <input id="pk-name" name="name" required maxLength={100} aria-describedby="pk-name-hint" />
-          </Field>
-          <button type="submit" class="primary">Mint publishable key</button>
-        </form>
+        {writer && (
+          <form class="inline-form" onSubmit={mint}>
+            <Field label="Key name" id="pk-name" error={fe('name')} hint="Where it is used, such as “marketing site”.">
+              <input id="pk-name" name="name" required maxLength={100} aria-describedby="pk-name-hint" />
+            </Field>
+            <button type="submit" class="primary">Mint publishable key</button>
+          </form>
+        )}
       </section>
       <section aria-labelledby="snip-h">
         <h2 id="snip-h">Embed snippets</h2>

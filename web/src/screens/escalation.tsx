@@ -2,10 +2,12 @@
 // step in words), and one form for create and edit: a name and 1 to 10 steps, each a delay in
 // minutes after the alert opened and the notification channels it goes to. The server checks
 // the rules (delays 0 to 10,080 and increasing, known channels); each error is shown on the
-// step's field it names (`steps.<i>.delayMinutes`, `steps.<i>.notificationChannelIds`).
+// step's field it names (`steps.<i>.delayMinutes`, `steps.<i>.notificationChannelIds`). A
+// viewer gets the list alone (role.ts).
 import { useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { ConfirmButton } from '../confirm';
+import { canWrite } from '../role';
 import { Link } from '../router';
 import { Empty, ErrorNote, Field, useLoad } from '../ui';
 
@@ -34,6 +36,7 @@ export function Escalation() {
   const chans = channels.data?.notificationChannels ?? [];
   const names = Object.fromEntries(chans.map((c) => [c.id, c.name]));
   const list = policies.data ?? [];
+  const writer = canWrite();
 
   const remove = async (p: Policy) => {
     setError(null);
@@ -51,19 +54,26 @@ export function Escalation() {
       <h1>Escalation policies</h1>
       <p class="muted">
         A policy notifies more people the longer an alert stays open: each step is sent its delay after the alert opened,
-        unless the alert was acknowledged or resolved by then. A monitor follows the policy chosen in its form: open the monitor,
-        then Edit, and pick the policy under “Escalation policy” (or choose it when you <Link href="/monitors/new">create a monitor</Link>).
+        unless the alert was acknowledged or resolved by then.
+        {writer && (
+          <>
+            {' '}A monitor follows the policy chosen in its form: open the monitor, then Edit, and pick the policy under
+            “Escalation policy” (or choose it when you <Link href="/monitors/new">create a monitor</Link>).
+          </>
+        )}
       </p>
       <ErrorNote error={policies.error ?? channels.error ?? error} />
       <p class="sr-only" role="status" aria-live="polite">{said}</p>
       {policies.data && list.length === 0 && (
         <Empty title="No escalation policies yet">
-          <p>
-            {chans.length
-              ? 'Create one below: for example, the team channel at once, then the on-call pager after 15 minutes.'
-              : 'Policies send alerts to notification channels: add a channel first, then create a policy here.'}
-          </p>
-          {channels.data && !chans.length && <p><Link class="button primary" href="/channels">Add a notification channel</Link></p>}
+          {writer && (
+            <p>
+              {chans.length
+                ? 'Create one below: for example, the team channel at once, then the on-call pager after 15 minutes.'
+                : 'Policies send alerts to notification channels: add a channel first, then create a policy here.'}
+            </p>
+          )}
+          {writer && channels.data && !chans.length && <p><Link class="button primary" href="/channels">Add a notification channel</Link></p>}
         </Empty>
       )}
       {list.length > 0 && (
@@ -72,12 +82,14 @@ export function Escalation() {
             <li class="card" data-policy-id={p.id}>
               <div class="title-row">
                 <h2>{p.name}</h2>
-                <div class="actions">
-                  <button type="button" aria-expanded={editing === p.id} aria-label={`Edit ${p.name}`} onClick={() => setEditing(editing === p.id ? null : p.id)}>
-                    Edit
-                  </button>
-                  <ConfirmButton label="Delete" subject={p.name} question="Delete this policy? Open alerts stop escalating." onConfirm={() => remove(p)} />
-                </div>
+                {writer && (
+                  <div class="actions">
+                    <button type="button" aria-expanded={editing === p.id} aria-label={`Edit ${p.name}`} onClick={() => setEditing(editing === p.id ? null : p.id)}>
+                      Edit
+                    </button>
+                    <ConfirmButton label="Delete" subject={p.name} question="Delete this policy? Open alerts stop escalating." onConfirm={() => remove(p)} />
+                  </div>
+                )}
               </div>
               <ol class="steps">
                 {p.steps.map((s) => (
@@ -87,7 +99,7 @@ export function Escalation() {
                   </li>
                 ))}
               </ol>
-              {editing === p.id && (
+              {writer && editing === p.id && (
                 <PolicyForm
                   policy={p}
                   channels={chans}
@@ -103,7 +115,7 @@ export function Escalation() {
           ))}
         </ul>
       )}
-      {chans.length > 0 && (
+      {writer && chans.length > 0 && (
         <PolicyForm
           channels={chans}
           onSaved={(saved) => {

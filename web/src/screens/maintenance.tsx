@@ -3,9 +3,11 @@
 // monitors. The API keeps one window per monitor: the form writes one per monitor chosen, and
 // the list shows the windows planned together (same title, words, schedule and uptime choice)
 // as one, editing them together (changed in place, created for monitors added, deleted for
-// monitors taken out). During a window a monitor's failures do not alert.
+// monitors taken out). During a window a monitor's failures do not alert. A viewer gets the
+// list alone (role.ts).
 import { useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
+import { canWrite } from '../role';
 import { fromLocalInput, inWords, lengthInWords, localInput, nextStarts, parseCron, wallOf } from '../cron';
 import { Empty, ErrorNote, Field, useLoad } from '../ui';
 
@@ -338,6 +340,7 @@ export function Maintenance() {
   };
   const names = Object.fromEntries((monitors.data ?? []).map((m) => [m.id, m.name]));
   const list = groups(windows.data ?? []);
+  const writer = canWrite();
   const done = () => {
     setEditing(null);
     setFormKey((k) => k + 1);
@@ -349,7 +352,11 @@ export function Maintenance() {
       <ErrorNote error={windows.error ?? error} />
       {windows.data && windows.data.length === 0 && (
         <Empty title="No maintenance windows">
-          <p>Plan a window before planned work: the monitors' failures during it do not alert anyone.</p>
+          <p>
+            {writer
+              ? "Plan a window before planned work: the monitors' failures during it do not alert anyone."
+              : "During a maintenance window, the monitors' failures do not alert anyone."}
+          </p>
         </Empty>
       )}
       {list.length > 0 && (
@@ -361,21 +368,23 @@ export function Maintenance() {
               <li class="card" data-window-id={w.id}>
                 <div class="title-row">
                   <h2>{w.title}</h2>
-                  <div class="actions">
-                    <button
-                      type="button"
-                      aria-label={`Edit ${w.title}`}
-                      onClick={() => {
-                        setEditing(g);
-                        setFormKey((k) => k + 1);
-                      }}
-                    >
-                      Edit
-                    </button>
-                    <button type="button" class="danger" onClick={() => remove(g)} aria-label={`Delete ${w.title}`}>
-                      Delete
-                    </button>
-                  </div>
+                  {writer && (
+                    <div class="actions">
+                      <button
+                        type="button"
+                        aria-label={`Edit ${w.title}`}
+                        onClick={() => {
+                          setEditing(g);
+                          setFormKey((k) => k + 1);
+                        }}
+                      >
+                        Edit
+                      </button>
+                      <button type="button" class="danger" onClick={() => remove(g)} aria-label={`Delete ${w.title}`}>
+                        Delete
+                      </button>
+                    </div>
+                  )}
                 </div>
                 <p>{describe(w)}</p>
                 {next && next.length > 0 && <p class="muted">Next: {next[0]}</p>}
@@ -390,7 +399,7 @@ export function Maintenance() {
           })}
         </ul>
       )}
-      {monitors.data && (
+      {writer && monitors.data && (
         <WindowForm
           key={formKey}
           monitors={monitors.data}

@@ -1,6 +1,7 @@
 // MCP grants: the OAuth grants the signed-in person gave AI agents (MCP clients) in this
 // workspace, with their scopes and last use, and revoking one (its tokens stop at once).
-// Grants are personal: nobody else sees or revokes yours, and no API key can manage them.
+// Grants are personal: nobody else sees or revokes yours, and no API key can manage them; so
+// a viewer, who changes nothing in the workspace, still revokes their own.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
 import { ConfirmButton } from '../confirm';

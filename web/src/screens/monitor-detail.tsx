@@ -4,13 +4,15 @@
 // 90 days: the rollups with the recent raw checks and their medians, which the rollups do not
 // carry), a push monitor's URL (regenerated and shown once), the recent checks with timings,
 // assertion results and region, the status-change timeline, the escalation policy and projects
-// it is in, and the actions: pause or resume, check now, edit, delete. Updates arrive live.
+// it is in, and the actions: pause or resume, check now, edit, delete (none of them, nor the
+// push URL's regeneration, for a viewer: role.ts). Updates arrive live.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api, call, type Monitor, type Schemas } from '../api/client';
 import { ago, dateZone, ms, pct, when } from '../format';
 import { onLive } from '../live';
+import { canWrite } from '../role';
 import { Link, navigate } from '../router';
 import { BeatBar } from '../beats';
 import { ConfirmButton } from '../confirm';
@@ -240,16 +242,18 @@ export function MonitorDetail({ id }: { id: string }) {
         <h1>
           {m.name} <Badge status={m.active ? m.status : 'PAUSED'} />
         </h1>
-        <div class="actions">
-          {m.active ? (
-            <button type="button" onClick={() => act('pause')}>Pause</button>
-          ) : (
-            <button type="button" onClick={() => act('resume')}>Resume</button>
-          )}
-          <button type="button" onClick={() => act('check')}>Check now</button>
-          <Link class="button" href={`/monitors/${id}/edit`}>Edit</Link>
-          <button type="button" class="danger" onClick={remove}>Delete</button>
-        </div>
+        {canWrite() && (
+          <div class="actions">
+            {m.active ? (
+              <button type="button" onClick={() => act('pause')}>Pause</button>
+            ) : (
+              <button type="button" onClick={() => act('resume')}>Resume</button>
+            )}
+            <button type="button" onClick={() => act('check')}>Check now</button>
+            <Link class="button" href={`/monitors/${id}/edit`}>Edit</Link>
+            <button type="button" class="danger" onClick={remove}>Delete</button>
+          </div>
+        )}
       </div>
       <p class="muted">
         {m.type} · {m.url ?? (m.host ? `${m.host}${m.port ? `:${m.port}` : ''}` : 'push')} · every {m.interval}s · last check{' '}
@@ -285,7 +289,9 @@ export function MonitorDetail({ id }: { id: string }) {
       <section aria-labelledby="beats-h">
         <h2 id="beats-h">Recent checks</h2>
         {beats.length === 0 ? (
-          <p>No checks yet. The first one runs within {m.interval} seconds; “Check now” runs one at once.</p>
+          <p>
+            No checks yet. The first one runs within {m.interval} seconds{canWrite() ? '; “Check now” runs one at once' : ''}.
+          </p>
         ) : (
           <div class="table-wrap">
             <table class="beats">
@@ -373,18 +379,22 @@ function PushSection({ id, interval }: { id: string; interval: number }) {
       <ErrorNote error={error} />
       {token ? (
         <PushUrl token={token} interval={interval} />
-      ) : (
+      ) : canWrite() ? (
         <p>
           The push URL holds a secret token that is shown only when it is issued. If it is lost, or leaked, regenerate it: the
           old URL stops working at once, so update your job with the new one.
         </p>
+      ) : (
+        <p>The push URL holds a secret token that is shown only when it is issued, to the people who can change this monitor.</p>
       )}
-      <ConfirmButton
-        label={token ? 'Regenerate again' : 'Regenerate push URL'}
-        subject=""
-        question="Stop the current push URL and issue a new one?"
-        onConfirm={regenerate}
-      />
+      {canWrite() && (
+        <ConfirmButton
+          label={token ? 'Regenerate again' : 'Regenerate push URL'}
+          subject=""
+          question="Stop the current push URL and issue a new one?"
+          onConfirm={regenerate}
+        />
+      )}
     </section>
   );
 }

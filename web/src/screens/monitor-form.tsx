@@ -4,11 +4,13 @@
 // its own notification channels, picked from the workspace's, the monitors it depends on, and flap detection (how many
 // changes in how many minutes pause its alerts). The server validates; its errors
 // are shown beside the field they name.
-// A new PUSH monitor's push URL is shown once, as the API gives its token only once.
+// A new PUSH monitor's push URL is shown once, as the API gives its token only once. A viewer
+// who follows a link here is told they cannot change monitors, and no form is drawn (role.ts).
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, call, type Monitor, type MonitorType } from '../api/client';
 import { PushUrl } from '../push-url';
+import { canWrite } from '../role';
 import { Link, navigate } from '../router';
 import { ErrorNote, Field, useLoad } from '../ui';
 
@@ -253,6 +255,21 @@ function Picker(props: {
 }
 
 export function MonitorForm({ id }: { id?: string }) {
+  if (!canWrite()) {
+    return (
+      <main id="main">
+        <h1>{id ? 'Edit monitor' : 'New monitor'}</h1>
+        <p>Viewers cannot create or change monitors.</p>
+        <p>
+          <Link href={id ? `/monitors/${id}` : '/'}>{id ? 'Back to the monitor' : 'Back to the monitors'}</Link>
+        </p>
+      </main>
+    );
+  }
+  return <Editor id={id} />;
+}
+
+function Editor({ id }: { id?: string }) {
   const [f, setF] = useState<FormState | null>(id ? null : blank());
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);

@@ -7,7 +7,8 @@
 // only the list's rows read, so a frame of a thousand results redraws just the rows in view
 // whose checks changed, not the screen. Selected rows can be paused, resumed, deleted, added to
 // a project or given notification channels together; `/`, `n`, `j`, `k`, `x` and `?` work
-// from the keyboard (see `Shortcuts`).
+// from the keyboard (see `Shortcuts`). A viewer gets the list without selection, bulk actions
+// or "New monitor" (role.ts).
 import { Component } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, call, type Monitor, type MonitorStatus, type Schemas } from '../api/client';
@@ -15,6 +16,7 @@ import { BeatBar, type Beat } from '../beats';
 import { ConfirmButton } from '../confirm';
 import { ms, pct } from '../format';
 import { onLive } from '../live';
+import { canWrite } from '../role';
 import { Link, navigate } from '../router';
 import { Badge, Empty, ErrorNote } from '../ui';
 
@@ -277,6 +279,7 @@ export function MonitorList() {
           search.current?.focus();
           break;
         case 'n':
+          if (!canWrite()) break;
           e.preventDefault();
           navigate('/monitors/new');
           break;
@@ -287,7 +290,7 @@ export function MonitorList() {
           move(k.active < 0 ? 0 : k.active - 1);
           break;
         case 'x':
-          if (k.shown[k.active]) {
+          if (canWrite() && k.shown[k.active]) {
             e.preventDefault();
             toggle(k.shown[k.active].id);
           }
@@ -304,6 +307,7 @@ export function MonitorList() {
 
   const shownIds = useMemo(() => shown.map((m) => m.id), [shown]);
   const allShownSelected = useMemo(() => shownIds.length > 0 && shownIds.every((id) => selected.has(id)), [shownIds, selected]);
+  const writer = canWrite();
 
   return (
     <main id="main">
@@ -313,21 +317,25 @@ export function MonitorList() {
           <button type="button" class="link keys-help" onClick={() => setHelp(true)} aria-keyshortcuts="?">
             Keyboard shortcuts
           </button>
-          <Link class="button primary" href="/monitors/new">
-            New monitor
-          </Link>
+          {writer && (
+            <Link class="button primary" href="/monitors/new">
+              New monitor
+            </Link>
+          )}
         </div>
       </div>
-      {help && <Shortcuts onClose={closeHelp} />}
+      {help && <Shortcuts onClose={closeHelp} writer={writer} />}
       <ErrorNote error={error} />
       {monitors && monitors.length === 0 ? (
         <Empty title="No monitors yet">
           <p>A monitor checks a website, API, server or cron job and tells you when it stops answering.</p>
-          <p>
-            <Link class="button primary" href="/monitors/new">
-              Create your first monitor
-            </Link>
-          </p>
+          {writer && (
+            <p>
+              <Link class="button primary" href="/monitors/new">
+                Create your first monitor
+              </Link>
+            </p>
+          )}
         </Empty>
       ) : (
         <>
@@ -393,31 +401,33 @@ export function MonitorList() {
           ) : (
             <>
               <div class="list-head">
-                <label class="check">
-                  <input
-                    type="checkbox"
-                    checked={allShownSelected}
-                    disabled={shown.length === 0}
-                    onChange={() =>
-                      setSelected((s) => {
-                        const n = new Set(s);
-                        for (const id of shownIds) {
-                          if (allShownSelected) n.delete(id);
-                          else n.add(id);
-                        }
-                        return n;
-                      })
-                    }
-                  />{' '}
-                  Select all shown
-                </label>
+                {writer && (
+                  <label class="check">
+                    <input
+                      type="checkbox"
+                      checked={allShownSelected}
+                      disabled={shown.length === 0}
+                      onChange={() =>
+                        setSelected((s) => {
+                          const n = new Set(s);
+                          for (const id of shownIds) {
+                            if (allShownSelected) n.delete(id);
+                            else n.add(id);
+                          }
+                          return n;
+                        })
+                      }
+                    />{' '}
+                    Select all shown
+                  </label>
+                )}
                 <p class="muted" aria-live="polite">
                   {shown.length === monitors.length
                     ? `${monitors.length} monitor${monitors.length === 1 ? '' : 's'}`
                     : `${shown.length} of ${monitors.length} monitors`}
                 </p>
               </div>
-              {selected.size > 0 && (
+              {writer && selected.size > 0 && (
                 <BulkBar
                   ids={[...selected]}
                   projects={projects}
@@ -432,7 +442,7 @@ export function MonitorList() {
               {shown.length === 0 ? (
                 <p>No monitor matches these filters.</p>
               ) : (
-                <VirtualRows rows={shown} data={rowData} selected={selected} active={active} onToggle={toggle} />
+                <VirtualRows rows={shown} data={rowData} selected={selected} active={active} onToggle={writer ? toggle : null} />
               )}
             </>
           )}
@@ -442,7 +452,7 @@ export function MonitorList() {
   );
 }
 
-function Shortcuts({ onClose }: { onClose: () => void }) {
+function Shortcuts({ onClose, writer }: { onClose: () => void; writer: boolean }) {
   const close = useRef<HTMLButtonElement>(null);
   useEffect(() => close.current?.focus(), []);
   return (
@@ -451,12 +461,20 @@ function Shortcuts({ onClose }: { onClose: () => void }) {
       <dl>
         <dt><kbd>/</kbd></dt>
         <dd>Search</dd>
-        <dt><kbd>n</kbd></dt>
-        <dd>New monitor</dd>
+        {writer && (
+          <>
+            <dt><kbd>n</kbd></dt>
+            <dd>New monitor</dd>
+          </>
+        )}
         <dt><kbd>j</kbd> / <kbd>k</kbd></dt>
         <dd>Next / previous monitor (Enter opens it)</dd>
-        <dt><kbd>x</kbd></dt>
-        <dd>Select or unselect the current monitor</dd>
+        {writer && (
+          <>
+            <dt><kbd>x</kbd></dt>
+            <dd>Select or unselect the current monitor</dd>
+          </>
+        )}
         <dt><kbd>?</kbd></dt>
         <dd>Show or hide this help</dd>
       </dl>
@@ -626,7 +644,8 @@ interface RowProps {
   index: number;
   selected: boolean;
   current: boolean;
-  onToggle: (id: string) => void;
+  /** Null where nothing can be done to a selection (a viewer's list): no checkbox. */
+  onToggle: ((id: string) => void) | null;
 }
 
 /** One row of the list, redrawn only when its monitor, its checks, its place or its selection
@@ -646,7 +665,11 @@ class Row extends Component<RowProps> {
         data-index={index}
         style={{ transform: `translateY(${index * ROW}px)` }}
       >
-        <input type="checkbox" class="pick" aria-label={`Select ${m.name}`} checked={selected} onChange={() => onToggle(m.id)} />
+        {onToggle ? (
+          <input type="checkbox" class="pick" aria-label={`Select ${m.name}`} checked={selected} onChange={() => onToggle(m.id)} />
+        ) : (
+          <span class="pick" />
+        )}
         <Badge status={m.active ? m.status : 'PAUSED'} />
         <a
           href={`/app/monitors/${m.id}`}
@@ -680,7 +703,7 @@ function VirtualRows(props: {
   data: RowData;
   selected: Set<string>;
   active: number;
-  onToggle: (id: string) => void;
+  onToggle: ((id: string) => void) | null;
 }) {
   const { rows, data, selected, active } = props;
   const box = useRef<HTMLDivElement>(null);

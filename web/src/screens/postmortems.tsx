@@ -1,10 +1,12 @@
 // A status page's postmortems: the list (draft or published, with publish and delete), a
 // form to write one for a resolved incident, and the editor of one (`open`): title and
 // Markdown body beside a rendered preview, saved with If-Match. The Markdown renderer is
-// loaded only when an editor is shown (see markdown.ts).
+// loaded only when an editor is shown (see markdown.ts). A viewer reads the list and each
+// postmortem rendered, with no form or button that changes them (role.ts).
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { when } from '../format';
+import { canWrite } from '../role';
 import { Link, navigate } from '../router';
 import { Empty, ErrorNote, Field, useLoad } from '../ui';
 import { SectionHead, usePage } from './status-page-admin';
@@ -74,21 +76,26 @@ export function Postmortems({ id, open }: { id: string; open?: string }) {
   const mine = (list.data ?? []).filter((p) => p.statusPageId === id);
   const all = incidents.data?.incidents ?? [];
   const resolved = all.filter((i) => i.status === 'RESOLVED');
-  const title = open ? 'Edit postmortem' : 'Postmortems';
+  const writer = canWrite();
+  const title = open ? (writer ? 'Edit postmortem' : 'Postmortem') : 'Postmortems';
 
   return (
     <main id="main" class="wide">
       <SectionHead id={id} page={page} title={title} error={loadError ?? list.error ?? incidents.error} />
-      {open ? (
+      {open && !writer ? (
+        <Reader postmortemId={open} pageId={id} slug={page?.slug} incidents={all} />
+      ) : open ? (
         <Editor pageId={id} postmortemId={open} slug={page?.slug} incidents={all} onDeleted={() => navigate(`/status-pages/${id}/postmortems`)} />
       ) : (
         <>
           {list.data && mine.length === 0 && (
             <Empty title="No postmortems yet">
               <p>
-                {resolved.length === 0
-                  ? 'A postmortem explains a resolved incident. Resolve an incident on the Overview tab, then write its postmortem here.'
-                  : 'Write one below for a resolved incident: what happened, why, and what changes.'}
+                {!writer
+                  ? 'A postmortem explains a resolved incident: what happened, why, and what changes.'
+                  : resolved.length === 0
+                    ? 'A postmortem explains a resolved incident. Resolve an incident on the Overview tab, then write its postmortem here.'
+                    : 'Write one below for a resolved incident: what happened, why, and what changes.'}
               </p>
             </Empty>
           )}
@@ -99,7 +106,7 @@ export function Postmortems({ id, open }: { id: string; open?: string }) {
               ))}
             </ul>
           )}
-          {resolved.length > 0 && <NewPostmortem pageId={id} incidents={resolved} />}
+          {writer && resolved.length > 0 && <NewPostmortem pageId={id} incidents={resolved} />}
         </>
       )}
     </main>
@@ -127,21 +134,23 @@ function PostmortemCard(props: { p: Postmortem; pageId: string; slug?: string; i
           <Link href={`/status-pages/${props.pageId}/postmortems/${p.id}`}>{p.title}</Link>{' '}
           <span class={`badge ${p.published ? 's-up' : 's-pending'}`}>{p.published ? 'Published' : 'Draft'}</span>
         </h2>
-        <div class="actions">
-          {!p.published && (
-            <button type="button" onClick={() => run(() => call(api.POST('/postmortems/{postmortem_id}/publish', { params: { path } })))} aria-label={`Publish ${p.title}`}>
-              Publish
-            </button>
-          )}
-          {confirm ? (
-            <>
-              <button type="button" class="danger" onClick={() => run(() => call(api.DELETE('/postmortems/{postmortem_id}', { params: { path } })))}>Delete for good</button>
-              <button type="button" onClick={() => setConfirm(false)}>Keep it</button>
-            </>
-          ) : (
-            <button type="button" class="danger" onClick={() => setConfirm(true)} aria-label={`Delete ${p.title}`}>Delete</button>
-          )}
-        </div>
+        {canWrite() && (
+          <div class="actions">
+            {!p.published && (
+              <button type="button" onClick={() => run(() => call(api.POST('/postmortems/{postmortem_id}/publish', { params: { path } })))} aria-label={`Publish ${p.title}`}>
+                Publish
+              </button>
+            )}
+            {confirm ? (
+              <>
+                <button type="button" class="danger" onClick={() => run(() => call(api.DELETE('/postmortems/{postmortem_id}', { params: { path } })))}>Delete for good</button>
+                <button type="button" onClick={() => setConfirm(false)}>Keep it</button>
+              </>
+            ) : (
+              <button type="button" class="danger" onClick={() => setConfirm(true)} aria-label={`Delete ${p.title}`}>Delete</button>
+            )}
+          </div>
+        )}
       </div>
       <p class="muted">
         {props.incident ? `Incident: ${props.incident.title}` : 'Incident'} · updated {when(p.updatedAt)}
@@ -191,6 +200,37 @@ function NewPostmortem({ pageId, incidents }: { pageId: string; incidents: Schem
       <p class="muted">Saved as a draft: readers see it once you publish it.</p>
       <button type="submit" class="primary">Save draft</button>
     </form>
+  );
+}
+
+/** One postmortem as readers of the public page see it, for a viewer. */
+function Reader(props: { pageId: string; postmortemId: string; slug?: string; incidents: Schemas['Incident'][] }) {
+  const pm = useLoad(() => call(api.GET('/postmortems/{postmortem_id}', { params: { path: { postmortem_id: props.postmortemId } } })), [props.postmortemId]);
+  const html = useMarkdown(pm.data?.body ?? '');
+  if (!pm.data) return <div aria-busy="true"><ErrorNote error={pm.error} />Loading…</div>;
+  const p = pm.data;
+  const incident = props.incidents.find((i) => i.id === p.incidentId);
+  return (
+    <article class="card" aria-labelledby="pm-read-h">
+      <div class="title-row">
+        <h2 id="pm-read-h">
+          {p.title} <span class={`badge ${p.published ? 's-up' : 's-pending'}`}>{p.published ? 'Published' : 'Draft'}</span>
+        </h2>
+        {p.published && props.slug && (
+          <a class="button" href={`/s/${props.slug}/postmortems/${p.id}`} target="_blank" rel="noopener">View on the public page</a>
+        )}
+      </div>
+      <p class="muted">
+        {incident ? `Incident: ${incident.title}` : ''}
+        {p.publishedAt && ` · published ${when(p.publishedAt)}`}
+      </p>
+      {html === null ? (
+        <p class="muted" aria-busy="true">Loading…</p>
+      ) : (
+        <div class="md-preview" data-testid="markdown-preview" dangerouslySetInnerHTML={{ __html: html }} />
+      )}
+      <p><Link href={`/status-pages/${props.pageId}/postmortems`}>← All postmortems</Link></p>
+    </article>
   );
 }
 

@@ -1,10 +1,12 @@
 // Projects: ordered groups of monitors. The list in the workspace's order (drag a project by
 // its handle, or focus the handle and use the arrow keys, or the move buttons; every change is
 // saved with `POST /projects/order`), create, rename and describe, pick the monitors
-// (`PUT /projects/{id}/monitors`), and delete (the monitors stay).
+// (`PUT /projects/{id}/monitors`), and delete (the monitors stay). A viewer gets the projects
+// in order with their monitors, and nothing that moves or changes them (role.ts).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { ConfirmButton } from '../confirm';
+import { canWrite } from '../role';
 import { Link } from '../router';
 import { Empty, ErrorNote, Field, useLoad } from '../ui';
 
@@ -158,6 +160,7 @@ export function Projects() {
     }
   };
   const fe = (n: string) => (formError instanceof ApiError ? formError.forField(n) : undefined);
+  const writer = canWrite();
 
   return (
     <main id="main">
@@ -167,53 +170,59 @@ export function Projects() {
       <p class="sr-only" role="status" aria-live="polite">{said}</p>
       {projects.data && list.length === 0 && (
         <Empty title="No projects yet">
-          <p>Create a project below, then pick the monitors that belong to it.</p>
+          {writer && <p>Create a project below, then pick the monitors that belong to it.</p>}
         </Empty>
       )}
       {list.length > 0 && (
         <>
-          <p class="hint" id="reorder-help">
-            To change the order, drag a project by its handle (⠿), or focus the handle and press the up and down arrow keys.
-          </p>
+          {writer && (
+            <p class="hint" id="reorder-help">
+              To change the order, drag a project by its handle (⠿), or focus the handle and press the up and down arrow keys.
+            </p>
+          )}
           <ol class={`cards projects${dragging ? ' is-dragging' : ''}`} ref={listRef} aria-label="Projects">
             {list.map((p, i) => (
               <li key={p.id} class={`card project${dragging === p.id ? ' dragged' : ''}`} data-project-id={p.id}>
                 <div class="title-row">
                   <div class="project-name">
-                    <button
-                      type="button"
-                      class="handle"
-                      aria-label={`Reorder ${p.name}, position ${i + 1} of ${list.length}`}
-                      aria-describedby="reorder-help"
-                      aria-pressed={dragging === p.id ? 'true' : undefined}
-                      onPointerDown={(e) => onPointerDown(e, p.id)}
-                      onKeyDown={(e) => onHandleKey(e, p.id)}
-                    >
-                      ⠿
-                    </button>
+                    {writer && (
+                      <button
+                        type="button"
+                        class="handle"
+                        aria-label={`Reorder ${p.name}, position ${i + 1} of ${list.length}`}
+                        aria-describedby="reorder-help"
+                        aria-pressed={dragging === p.id ? 'true' : undefined}
+                        onPointerDown={(e) => onPointerDown(e, p.id)}
+                        onKeyDown={(e) => onHandleKey(e, p.id)}
+                      >
+                        ⠿
+                      </button>
+                    )}
                     <h2>{p.name}</h2>
                   </div>
-                  <div class="actions">
-                    <button type="button" data-move="up" onClick={() => moveBy(p.id, -1, 'up')} disabled={i === 0} aria-label={`Move ${p.name} up`}>↑</button>
-                    <button type="button" data-move="down" onClick={() => moveBy(p.id, 1, 'down')} disabled={i === list.length - 1} aria-label={`Move ${p.name} down`}>↓</button>
-                    <button type="button" aria-expanded={editing === p.id} aria-label={`Edit ${p.name}`} onClick={() => setEditing(editing === p.id ? null : p.id)}>Edit</button>
-                    <button type="button" aria-expanded={picking === p.id} aria-label={`Monitors of ${p.name}`} onClick={() => setPicking(picking === p.id ? null : p.id)}>Monitors</button>
-                    <ConfirmButton label="Delete" subject={p.name} question="Delete this project? Its monitors stay." onConfirm={() => remove(p)} />
-                  </div>
+                  {writer && (
+                    <div class="actions">
+                      <button type="button" data-move="up" onClick={() => moveBy(p.id, -1, 'up')} disabled={i === 0} aria-label={`Move ${p.name} up`}>↑</button>
+                      <button type="button" data-move="down" onClick={() => moveBy(p.id, 1, 'down')} disabled={i === list.length - 1} aria-label={`Move ${p.name} down`}>↓</button>
+                      <button type="button" aria-expanded={editing === p.id} aria-label={`Edit ${p.name}`} onClick={() => setEditing(editing === p.id ? null : p.id)}>Edit</button>
+                      <button type="button" aria-expanded={picking === p.id} aria-label={`Monitors of ${p.name}`} onClick={() => setPicking(picking === p.id ? null : p.id)}>Monitors</button>
+                      <ConfirmButton label="Delete" subject={p.name} question="Delete this project? Its monitors stay." onConfirm={() => remove(p)} />
+                    </div>
+                  )}
                 </div>
                 {p.description && <p>{p.description}</p>}
                 <p class="muted">
                   {p.monitorIds.length === 0
-                    ? 'No monitors yet: use “Monitors” to add some.'
+                    ? writer ? 'No monitors yet: use “Monitors” to add some.' : 'No monitors yet.'
                     : `${p.monitorIds.length} monitor${p.monitorIds.length === 1 ? '' : 's'}: ${p.monitorIds.map((m) => names[m] ?? m).join(', ')}`}
                 </p>
-                {editing === p.id && (
+                {writer && editing === p.id && (
                   <EditProject project={p} onDone={(saved) => {
                     setEditing(null);
                     if (saved) projects.setData(list.map((x) => (x.id === saved.id ? saved : x)));
                   }} />
                 )}
-                {picking === p.id && (
+                {writer && picking === p.id && (
                   <PickMonitors project={p} monitors={monitors.data ?? []} onDone={(saved) => {
                     setPicking(null);
                     if (saved) projects.setData(list.map((x) => (x.id === saved.id ? saved : x)));
@@ -224,17 +233,19 @@ export function Projects() {
           </ol>
         </>
       )}
-      <form class="card form" onSubmit={create} noValidate>
-        <h2>New project</h2>
-        <ErrorNote error={formError} />
-        <Field label="Name" id="pj-name" error={fe('name')}>
-          <input id="pj-name" name="name" required maxLength={100} aria-invalid={fe('name') ? 'true' : undefined} />
-        </Field>
-        <Field label="Description (optional)" id="pj-description" error={fe('description')}>
-          <textarea id="pj-description" name="description" maxLength={2000} />
-        </Field>
-        <button type="submit" class="primary">Create project</button>
-      </form>
+      {writer && (
+        <form class="card form" onSubmit={create} noValidate>
+          <h2>New project</h2>
+          <ErrorNote error={formError} />
+          <Field label="Name" id="pj-name" error={fe('name')}>
+            <input id="pj-name" name="name" required maxLength={100} aria-invalid={fe('name') ? 'true' : undefined} />
+          </Field>
+          <Field label="Description (optional)" id="pj-description" error={fe('description')}>
+            <textarea id="pj-description" name="description" maxLength={2000} />
+          </Field>
+          <button type="submit" class="primary">Create project</button>
+        </form>
+      )}
     </main>
   );
 }

@@ -2,11 +2,13 @@
 // through single sign-on (`requireSso`, owners only) (`GET`/`PATCH /workspace/settings`,
 // version-locked: the form sends the ETag it read, so a change made meanwhile elsewhere is
 // refused rather than overwritten), and the plan with its quotas and what is used
-// (`GET /workspace/plan`).
+// (`GET /workspace/plan`). A viewer reads the settings as a list, with no form to save; the
+// browser's own choice of time zone for dates is theirs and stays.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
 import { refreshSession } from '../app';
 import { chooseZone, chosenZone, when, workspaceZone } from '../format';
+import { canWrite } from '../role';
 import { ErrorNote, Field, useLoad } from '../ui';
 
 type Settings = Schemas['WorkspaceSettings'];
@@ -114,7 +116,23 @@ export function Settings() {
       <h1>Workspace settings</h1>
       <ErrorNote error={loadError} />
       {!current && !loadError && <p aria-busy="true">Loading…</p>}
-      {current && (
+      {current && !canWrite() && (
+        <section class="card" aria-labelledby="ws-settings-h">
+          <h2 id="ws-settings-h">General</h2>
+          <dl class="billing-facts">
+            <dt>Workspace name</dt>
+            <dd>{current.name}</dd>
+            <dt>Address (slug)</dt>
+            <dd>{current.slug}</dd>
+            <dt>Time zone</dt>
+            <dd>{current.timezone}</dd>
+            <dt>Single sign-on</dt>
+            <dd>{current.requireSso ? 'Required for members who are not owners' : 'Not required'}</dd>
+          </dl>
+          <p class="muted">Created {when(current.createdAt)} · last changed {when(current.updatedAt)}</p>
+        </section>
+      )}
+      {current && canWrite() && (
         <form class="card form" onSubmit={save} noValidate aria-labelledby="ws-settings-h">
           <h2 id="ws-settings-h">General</h2>
           {conflict ? (

@@ -1,8 +1,10 @@
 // A status page's branding (name, logo, favicon, colours, custom CSS, footer links, language,
 // time zone) in a form beside a live preview that follows every keystroke; saved in one
-// `PATCH /status-pages/{page_id}` with If-Match, where an empty field clears its key.
+// `PATCH /status-pages/{page_id}` with If-Match, where an empty field clears its key. A viewer
+// gets the saved settings as a list beside the same preview, and no form (role.ts).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiError, call, type Schemas } from '../api/client';
+import { canWrite } from '../role';
 import { ErrorNote, Field, useLoad } from '../ui';
 import { SectionHead, usePage } from './status-page-admin';
 import { isHex, PagePreview, type Draft } from './status-page-preview';
@@ -105,6 +107,49 @@ export function Branding({ id }: { id: string }) {
       </main>
     );
   }
+  const preview = (
+    <section class="preview-pane" aria-labelledby="pv-h">
+      <h2 id="pv-h">Preview</h2>
+      <p class="muted" id="pv-note">
+        The public page with {canWrite() ? 'this draft, before saving' : 'this branding'}. Statuses follow your monitors now;
+        uptime bars and incidents appear on the <a href={`/s/${page.slug}`} target="_blank" rel="noopener">public page</a>.
+      </p>
+      <PagePreview draft={form} historyDays={page.historyDays} components={comps.data ?? []} monitors={monitors.data ?? []} />
+    </section>
+  );
+  if (!canWrite()) {
+    const b = page.branding;
+    const facts: [string, string][] = [
+      ['Page name', page.name],
+      ['Logo URL', b.logoUrl ?? 'None'],
+      ['Favicon URL', b.faviconUrl ?? 'None'],
+      ['Brand colour', b.primaryColor ?? 'Default'],
+      ['Background colour', b.backgroundColor ?? 'Default'],
+      ['Language', LANGUAGES.find(([c]) => c === b.language)?.[1] ?? b.language],
+      ['Time zone', b.timezone],
+      ['Custom CSS', b.customCss ? `${b.customCss.split('\n').length} lines` : 'None'],
+      ['Footer links', (b.footerLinks ?? []).map((l) => `${l.label} (${l.url})`).join(', ') || 'None'],
+    ];
+    return (
+      <main id="main" class="wide">
+        <SectionHead id={id} page={page} title="Branding" error={loadError} />
+        <div class="branding">
+          <section class="card" aria-labelledby="br-h">
+            <h2 id="br-h">Look of the public page</h2>
+            <dl class="billing-facts branding-facts">
+              {facts.map(([k, v]) => (
+                <>
+                  <dt>{k}</dt>
+                  <dd>{v}</dd>
+                </>
+              ))}
+            </dl>
+          </section>
+          {preview}
+        </div>
+      </main>
+    );
+  }
   const put = (patch: Partial<Form>) => {
     setSaved(false);
     setForm({ ...form, ...patch });
@@ -203,14 +248,7 @@ export function Branding({ id }: { id: string }) {
             <span role="status" class="muted">{saved ? 'Saved: the public page shows it within seconds.' : changed ? 'Unsaved changes (shown in the preview).' : ''}</span>
           </div>
         </form>
-        <section class="preview-pane" aria-labelledby="pv-h">
-          <h2 id="pv-h">Preview</h2>
-          <p class="muted" id="pv-note">
-            The public page with this draft, before saving. Statuses follow your monitors now; uptime bars and incidents appear on
-            the <a href={`/s/${page.slug}`} target="_blank" rel="noopener">public page</a>.
-          </p>
-          <PagePreview draft={form} historyDays={page.historyDays} components={comps.data ?? []} monitors={monitors.data ?? []} />
-        </section>
+        {preview}
       </div>
     </main>
   );

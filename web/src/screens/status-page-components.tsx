@@ -2,6 +2,7 @@
 // public page shows components in page order, a group where its first member stands, so
 // the editor moves groups as blocks and components within their group; the draft order is
 // saved in one `PUT /status-pages/{page_id}/components` (which keeps each component by id).
+// A viewer, who cannot save an order, gets the same layout as a plain list (`ComponentList`).
 import { useState } from 'preact/hooks';
 import { api, call, type Schemas } from '../api/client';
 import { moveTo, Sortable, SortableHelp, type Controls } from '../sortable';
@@ -30,6 +31,34 @@ const flat = (blocks: Block[]) => blocks.flatMap((b) => b.items);
 const input = (c: Comp): Schemas['ComponentInput'] => ({
   id: c.id, name: c.name, group: c.group, monitorId: c.monitorId, description: c.description,
 });
+
+/** The components in page order, groups gathered, with nothing to move or remove. */
+export function ComponentList(props: { components: Comp[]; monitors: Schemas['Monitor'][] }) {
+  if (props.components.length === 0) return <p>No components yet.</p>;
+  const monitorName = (id: string | null) => (id ? props.monitors.find((m) => m.id === id)?.name ?? 'monitor' : null);
+  const item = (c: Comp) => (
+    <li data-component-id={c.id}>
+      {c.name}
+      {monitorName(c.monitorId) && <span class="muted"> · {monitorName(c.monitorId)}</span>}
+    </li>
+  );
+  return (
+    <ul class="plain component-list" aria-label="Components">
+      {toBlocks(props.components).map((b) =>
+        b.group === null ? (
+          item(b.items[0])
+        ) : (
+          <li>
+            <strong>{b.group}</strong> <span class="muted">group</span>
+            <ul class="plain" aria-label={`Components in ${b.group}`}>
+              {b.items.map(item)}
+            </ul>
+          </li>
+        ),
+      )}
+    </ul>
+  );
+}
 
 export function ComponentsEditor(props: {
   pageId: string;

@@ -1,9 +1,11 @@
 // A status page's email subscribers, in the API's cursor pages (oldest first, "Show more"
 // fetches the next), with each one's state and chosen components; one can be removed, and a
-// suspended one (the page turned private since it subscribed) re-admitted.
+// suspended one (the page turned private since it subscribed) re-admitted (neither by a
+// viewer: role.ts).
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Schemas } from '../api/client';
 import { when } from '../format';
+import { canWrite } from '../role';
 import { Badge, Empty, useLoad } from '../ui';
 import { SectionHead, usePage } from './status-page-admin';
 
@@ -57,6 +59,7 @@ export function Subscribers({ id }: { id: string }) {
   };
 
   const page = loaded?.page;
+  const writer = canWrite();
   const names = (ids: string[]) =>
     ids.length === 0 ? 'Whole page' : ids.map((c) => comps.data?.find((x) => x.id === c)?.name ?? 'removed component').join(', ');
 
@@ -84,7 +87,7 @@ export function Subscribers({ id }: { id: string }) {
                 <th scope="col">Hears about</th>
                 <th scope="col">Subscribed</th>
                 <th scope="col">Confirmed</th>
-                <th scope="col"><span class="sr-only">Actions</span></th>
+                {writer && <th scope="col"><span class="sr-only">Actions</span></th>}
               </tr>
             </thead>
             <tbody>
@@ -95,21 +98,23 @@ export function Subscribers({ id }: { id: string }) {
                   <td>{names(s.componentIds)}</td>
                   <td>{when(s.createdAt)}</td>
                   <td>{s.verified ? when(s.verifiedAt) : 'Not yet'}</td>
-                  <td class="actions">
-                    {confirm === s.id ? (
-                      <>
-                        <button type="button" class="danger" onClick={() => remove(s)} aria-label={`Confirm removing ${s.email}`}>Remove for good</button>
-                        <button type="button" onClick={() => setConfirm(null)}>Keep</button>
-                      </>
-                    ) : (
-                      <>
-                        {s.state === 'SUSPENDED' && (
-                          <button type="button" onClick={() => readmit(s)} aria-label={`Re-admit ${s.email}`}>Re-admit</button>
-                        )}
-                        <button type="button" class="danger" onClick={() => setConfirm(s.id)} aria-label={`Remove ${s.email}`}>Remove</button>
-                      </>
-                    )}
-                  </td>
+                  {writer && (
+                    <td class="actions">
+                      {confirm === s.id ? (
+                        <>
+                          <button type="button" class="danger" onClick={() => remove(s)} aria-label={`Confirm removing ${s.email}`}>Remove for good</button>
+                          <button type="button" onClick={() => setConfirm(null)}>Keep</button>
+                        </>
+                      ) : (
+                        <>
+                          {s.state === 'SUSPENDED' && (
+                            <button type="button" onClick={() => readmit(s)} aria-label={`Re-admit ${s.email}`}>Re-admit</button>
+                          )}
+                          <button type="button" class="danger" onClick={() => setConfirm(s.id)} aria-label={`Remove ${s.email}`}>Remove</button>
+                        </>
+                      )}
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

@@ -1,12 +1,18 @@
 // A real OpenID provider for Tocsin's single sign-on tests: panva's certified `oidc-provider`
-// on a loopback port, with one confidential client and people signed in without a form.
+// on a loopback port, with one confidential client. A request that names who signs in is
+// answered without a form; one that does not gets the provider's own small login page.
 //
-// Started by the Rust test harness (`tests/it/sso.rs`); prints `READY <issuer>` once it listens.
+// Started by the Rust test harness (`tests/it/sso.rs`) and by the dashboard's browser test
+// (`web/tests/sso.spec.ts`); prints `READY <issuer>` once it listens.
 // Environment: OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, OIDC_AUTH_METHOD (client_secret_basic or
 // client_secret_post), OIDC_PORT (0 for any).
 //
-// Who signs in is the authorization request's `login_hint` (default `alice`); the hint
-// `cancel` answers `access_denied`, as a person cancelling would. Accounts are `<sub>` with
+// Who signs in is the authorization request's `login_hint`, at once (the Rust tests' cookie-
+// keeping client follows redirects and fills in no form); the hint `cancel` answers
+// `access_denied`, as a person cancelling would. Without a hint, `GET /interaction/<uid>` is an
+// HTML page with a "Username" field and a "Sign in" button, posting to
+// `/interaction/<uid>/login`, which signs that username in (a browser test types it, as a
+// person at a real provider would). Accounts are `<sub>` with
 // `<sub>@example.test`, verified, unless set with `PUT /admin/accounts/<sub>` (JSON claims).
 // `POST /admin/rotate` replaces the signing key (the old one is no longer published).
 // `POST /admin/tamper` (JSON `{"aud": "...", "expired": true, "foreignKey": true}`) makes the
@@ -114,11 +120,55 @@ async function retamper(idToken) {
   return new jose.SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: signing.kid }).sign(key);
 }
 
-async function body(req) {
+async function text(req) {
   const chunks = [];
   for await (const c of req) chunks.push(c);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? JSON.parse(text) : {};
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function body(req) {
+  const t = await text(req);
+  return t ? JSON.parse(t) : {};
+}
+
+function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
+// The provider's own login page: plain HTML with its own look, so a browser test can tell it
+// is at the provider and not at Tocsin.
+function loginPage(uid, problem) {
+  const action = `/interaction/${encodeURIComponent(uid)}/login`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Test identity provider: sign in</title>
+<style>
+  body { font-family: system-ui, sans-serif; background: #eef1f5; color: #1b1f24; margin: 0; }
+  main { max-width: 22rem; margin: 4rem auto; padding: 1.5rem; background: #fff; border: 1px solid #c5ccd6; border-radius: 8px; }
+  h1 { font-size: 1.25rem; margin-top: 0; }
+  label { display: block; font-weight: 600; margin-bottom: .3rem; }
+  input { width: 100%; box-sizing: border-box; padding: .45rem .55rem; border: 1px solid #8a94a3; border-radius: 6px; font: inherit; }
+  button { margin-top: 1rem; padding: .45rem 1rem; border: 0; border-radius: 6px; background: #1a4d8f; color: #fff; font: inherit; cursor: pointer; }
+  .problem { color: #a1251b; }
+</style>
+</head>
+<body>
+<main>
+<h1>Test identity provider</h1>
+<p>Sign in to continue to the application that sent you here.</p>
+${problem ? `<p class="problem" role="alert">${escapeHtml(problem)}</p>` : ''}
+<form method="post" action="${escapeHtml(action)}">
+<label for="username">Username</label>
+<input id="username" name="username" autocomplete="username" required autofocus>
+<button type="submit">Sign in</button>
+</form>
+</main>
+</body>
+</html>
+`;
 }
 
 let provider;
@@ -142,9 +192,25 @@ const server = http.createServer(async (req, res) => {
       res.writeHead(204).end();
       return;
     }
+    const login = url.pathname.match(/^\/interaction\/([^/]+)\/login$/);
+    if (req.method === 'POST' && login) {
+      // The interaction cookie (path `/interaction/<uid>`) says which sign-in this finishes.
+      await provider.interactionDetails(req, res);
+      const username = (new URLSearchParams(await text(req)).get('username') || '').trim();
+      if (!username) {
+        res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end(loginPage(decodeURIComponent(login[1]), 'Type a username.'));
+        return;
+      }
+      await provider.interactionFinished(req, res, { login: { accountId: username } }, { mergeWithLastSubmission: false });
+      return;
+    }
     if (req.method === 'GET' && url.pathname.startsWith('/interaction/')) {
       const details = await provider.interactionDetails(req, res);
-      const hint = details.params.login_hint || 'alice';
+      const hint = details.params.login_hint;
+      if (!hint) {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(loginPage(details.uid));
+        return;
+      }
       const result = hint === 'cancel'
         ? { error: 'access_denied', error_description: 'The person cancelled the sign-in' }
         : { login: { accountId: hint } };
