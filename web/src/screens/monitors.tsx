@@ -691,7 +691,8 @@ class Row extends Component<RowProps> {
         </span>
         <span class="num latency">
           <span class="sr-only">Response time </span>
-          {ms(l.latency)}
+          {/* A push carries no response time: its 0 would read as a very fast check. */}
+          {m.type === 'PUSH' ? '—' : ms(l.latency)}
         </span>
       </div>
     );
