@@ -684,8 +684,8 @@ async fn mint_key(person: &Client, base: &str, name: &str) -> (String, String) {
     )
 }
 
-/// Two migrated nodes on a fresh database, and the index of the one holding the scheduler role.
-async fn two_nodes(dir: &std::path::Path, db: &PgDatabase) -> (Vec<Node>, usize) {
+/// Writes the nodes' configuration file (2 s monitors allowed) into `dir` and migrates `db`.
+fn migrated(dir: &std::path::Path, db: &PgDatabase) {
     std::fs::write(dir.join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
     let out = tocsin(dir)
         .args(["migrate", "--database-url", &db.url])
@@ -696,6 +696,11 @@ async fn two_nodes(dir: &std::path::Path, db: &PgDatabase) -> (Vec<Node>, usize)
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Two migrated nodes on a fresh database, and the index of the one holding the scheduler role.
+async fn two_nodes(dir: &std::path::Path, db: &PgDatabase) -> (Vec<Node>, usize) {
+    migrated(dir, db);
     let nodes = vec![
         Node::start(dir, &db.url).await,
         Node::start(dir, &db.url).await,
@@ -858,16 +863,7 @@ async fn two_nodes_share_one_scheduler_and_follow_each_others_writes() {
     };
     let db = PgDatabase::create(&admin).await;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
-    let out = tocsin(dir.path())
-        .args(["migrate", "--database-url", &db.url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    migrated(dir.path(), &db);
     let mut nodes = vec![
         Node::start(dir.path(), &db.url).await,
         Node::start(dir.path(), &db.url).await,
@@ -1190,16 +1186,7 @@ async fn nodes_share_the_monitors_and_take_over_a_dead_nodes_share() {
     };
     let db = PgDatabase::create(&admin).await;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
-    let out = tocsin(dir.path())
-        .args(["migrate", "--database-url", &db.url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    migrated(dir.path(), &db);
     let mut nodes = vec![
         Node::start(dir.path(), &db.url).await,
         Node::start(dir.path(), &db.url).await,
@@ -1320,16 +1307,7 @@ async fn a_rolling_restart_loses_no_push_deadline_and_opens_no_false_alert() {
     };
     let db = PgDatabase::create(&admin).await;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tocsin.toml"), "min_interval_seconds = 2\n").unwrap();
-    let out = tocsin(dir.path())
-        .args(["migrate", "--database-url", &db.url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    migrated(dir.path(), &db);
     let mut nodes = Vec::new();
     for _ in 0..3 {
         nodes.push(Node::start(dir.path(), &db.url).await);
