@@ -1215,9 +1215,12 @@ async fn nodes_share_the_monitors_and_take_over_a_dead_nodes_share() {
         ids.push(m["id"].as_str().unwrap().to_string());
     }
 
-    // The three share them: every partition held, shares within 20% of each other.
+    // The three share them: every partition held, shares within 20% of each other. The
+    // shares follow the monitors just created once every node has counted them again (each
+    // recounts every 30 s, and whenever a node joins or leaves): room for that, on a loaded
+    // machine.
     let three: Vec<&Node> = nodes.iter().collect();
-    let shares = settled(&three, 300.0, 30)
+    let shares = settled(&three, 300.0, 90)
         .await
         .expect("the shares never settled");
     assert!(within_a_fifth(&shares), "uneven shares {shares:?}");
@@ -1237,7 +1240,7 @@ async fn nodes_share_the_monitors_and_take_over_a_dead_nodes_share() {
     let killed = now_ms();
     let living: Vec<&Node> = vec![&nodes[0], &nodes[2]];
     assert!(
-        settled(&living, 300.0, 20).await.is_some(),
+        settled(&living, 300.0, 40).await.is_some(),
         "the dead node's share was not taken over"
     );
     let from = killed + 15_000;
@@ -1270,7 +1273,7 @@ async fn nodes_share_the_monitors_and_take_over_a_dead_nodes_share() {
     );
     assert!(joined.elapsed() <= Duration::from_secs(15));
     let three: Vec<&Node> = vec![&nodes[0], &nodes[2], &nodes[3]];
-    let shares = settled(&three, 300.0, 30)
+    let shares = settled(&three, 300.0, 90)
         .await
         .expect("the shares never settled");
     assert!(
@@ -1390,7 +1393,7 @@ async fn a_rolling_restart_loses_no_push_deadline_and_opens_no_false_alert() {
     };
     let all: Vec<&Node> = nodes.iter().collect();
     assert!(
-        settled(&all, 30.0, 30).await.is_some(),
+        settled(&all, 30.0, 90).await.is_some(),
         "the shares never settled"
     );
     tokio::time::sleep(Duration::from_secs(12)).await;
@@ -1405,7 +1408,7 @@ async fn a_rolling_restart_loses_no_push_deadline_and_opens_no_false_alert() {
         nodes.push(fresh);
         let all: Vec<&Node> = nodes.iter().collect();
         assert!(
-            settled(&all, 30.0, 30).await.is_some(),
+            settled(&all, 30.0, 90).await.is_some(),
             "restart {i}: the shares never settled"
         );
     }
