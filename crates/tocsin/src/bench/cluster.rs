@@ -62,9 +62,9 @@ pub struct ClusterFigures {
     pub interval_secs: i64,
     pub by_nodes: Vec<NodeFigures>,
     /// From a node's SIGKILL until the others hold every partition, per kill (ms).
-    pub takeover_ms: Vec<u64>,
-    pub takeover_p50_ms: u64,
-    pub takeover_p99_ms: u64,
+    pub takeover_ms: Vec<i64>,
+    pub takeover_p50_ms: i64,
+    pub takeover_p99_ms: i64,
 }
 
 /// A `tocsin serve` process, killed when dropped.
@@ -246,18 +246,10 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
 /// The targets: what coordination may add to a check's CPU (nodes and database
 /// together) against one node, and the takeover bound.
 pub const TARGET_OVERHEAD: f64 = 1.05;
-pub const TARGET_TAKEOVER_MS: u64 = 15_000;
+pub const TARGET_TAKEOVER_MS: i64 = 15_000;
 
 /// Runs the scenario (PostgreSQL only) and judges its figures.
 pub fn run(
@@ -337,28 +329,11 @@ pub fn run(
         ),
         pass: figures.takeover_p99_ms <= TARGET_TAKEOVER_MS,
     });
-    Ok(MonitorSummary {
-        scenario: scenario.name.to_string(),
-        backend: "postgres".into(),
-        monitors,
-        interval_secs: INTERVAL_S,
-        setup_secs: started.elapsed().as_secs_f64(),
-        checks: None,
-        rss: None,
-        bytes_per_heartbeat: None,
-        heartbeats_in_table: None,
-        reads: Vec::new(),
-        stored_per_sec_during_reads: Vec::new(),
-        connections: None,
-        outbox: None,
-        alerts: None,
-        flip: None,
-        streams: None,
-        regions: None,
-        storm: None,
-        cluster: Some(figures),
-        verdicts,
-    })
+    let mut summary = MonitorSummary::new(scenario, "postgres", monitors);
+    summary.setup_secs = started.elapsed().as_secs_f64();
+    summary.cluster = Some(figures);
+    summary.verdicts = verdicts;
+    Ok(summary)
 }
 
 /// Measures on the scratch database `name` at `url`, seeded through `server` (which checks
@@ -462,7 +437,7 @@ fn measure(
     }
     // Takeover: kill one node at a time, measure until the others hold every partition,
     // start it again and let the shares settle.
-    let mut takeover_ms = Vec::new();
+    let mut takeover_ms: Vec<i64> = Vec::new();
     for k in 0..KILLS {
         let victim = k % nodes.len();
         let killed = Instant::now();
@@ -471,7 +446,7 @@ fn measure(
         let _ = dead.child.wait();
         let rest: Vec<&Node> = nodes.iter().collect();
         rt.block_on(settle(&http, &rest, monitors))?;
-        takeover_ms.push(u64::try_from(killed.elapsed().as_millis()).unwrap_or(u64::MAX));
+        takeover_ms.push(i64::try_from(killed.elapsed().as_millis()).unwrap_or(i64::MAX));
         let node = start_node(&exe, &config, url)?;
         rt.block_on(wait_up(&http, &node.base))?;
         nodes.insert(victim, node);
@@ -486,8 +461,8 @@ fn measure(
         monitors,
         interval_secs: INTERVAL_S,
         by_nodes,
-        takeover_p50_ms: percentile(&sorted, 0.50),
-        takeover_p99_ms: percentile(&sorted, 0.99),
+        takeover_p50_ms: super::regions::percentile(&sorted, 0.50),
+        takeover_p99_ms: super::regions::percentile(&sorted, 0.99),
         takeover_ms,
     })
 }

@@ -337,6 +337,34 @@ pub struct MonitorSummary {
     pub verdicts: Vec<Verdict>,
 }
 
+impl MonitorSummary {
+    /// A scenario's summary with nothing measured yet.
+    pub fn new(scenario: &MonitorScenario, backend: &str, monitors: usize) -> MonitorSummary {
+        MonitorSummary {
+            scenario: scenario.name.to_string(),
+            backend: backend.to_string(),
+            monitors,
+            interval_secs: scenario.interval_s,
+            setup_secs: 0.0,
+            checks: None,
+            rss: None,
+            bytes_per_heartbeat: None,
+            heartbeats_in_table: None,
+            reads: Vec::new(),
+            stored_per_sec_during_reads: Vec::new(),
+            connections: None,
+            outbox: None,
+            alerts: None,
+            flip: None,
+            streams: None,
+            regions: None,
+            storm: None,
+            cluster: None,
+            verdicts: Vec::new(),
+        }
+    }
+}
+
 /// The `connections` scenario's two windows.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -425,28 +453,7 @@ impl Session<'_> {
         let ids = self
             .rt
             .block_on(seed::insert_monitors(self.state.cx(), &seed))?;
-        let mut summary = MonitorSummary {
-            scenario: scenario.name.to_string(),
-            backend: self.backend.clone(),
-            monitors,
-            interval_secs: scenario.interval_s,
-            setup_secs: 0.0,
-            checks: None,
-            rss: None,
-            bytes_per_heartbeat: None,
-            heartbeats_in_table: None,
-            reads: Vec::new(),
-            stored_per_sec_during_reads: Vec::new(),
-            connections: None,
-            outbox: None,
-            alerts: None,
-            flip: None,
-            streams: None,
-            regions: None,
-            storm: None,
-            cluster: None,
-            verdicts: Vec::new(),
-        };
+        let mut summary = MonitorSummary::new(scenario, &self.backend, monitors);
         match scenario.name {
             IDLE_RSS => {
                 summary.setup_secs = setup_started.elapsed().as_secs_f64();

@@ -81,7 +81,7 @@ impl Drop for ProbeProcess {
     }
 }
 
-fn percentile(sorted: &[i64], p: f64) -> i64 {
+pub(super) fn percentile(sorted: &[i64], p: f64) -> i64 {
     if sorted.is_empty() {
         return 0;
     }

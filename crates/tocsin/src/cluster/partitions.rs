@@ -179,8 +179,17 @@ impl Partitions {
         ))
     }
 
+    /// How many partitions are held now; the scheduler asks at every wake, so it counts
+    /// without building the share.
     pub fn held_count(&self) -> usize {
-        self.share().partitions().map_or(COUNT, <[usize]>::len)
+        if !self.0.leased.load(Ordering::SeqCst) {
+            return COUNT;
+        }
+        let now = Instant::now();
+        self.until()
+            .iter()
+            .filter(|u| u.is_some_and(|u| now < u))
+            .count()
     }
 
     /// Changes of the held set; workers reload their share on them.

@@ -548,10 +548,7 @@ impl Held {
         match Monitor::from_row(row) {
             Ok(m) => {
                 self.put(&m, now);
-                let since = row
-                    .last_check_at
-                    .unwrap_or(row.started_at)
-                    .max(row.started_at);
+                let since = staleness::silent_since(row.last_check_at, row.started_at);
                 self.silences
                     .loaded(&row.id, since, row.stale_since.is_some());
             }

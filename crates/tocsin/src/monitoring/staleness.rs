@@ -43,12 +43,15 @@ pub struct Silent<'a> {
     pub regions: &'a [String],
 }
 
+/// Since when a monitor with this last result and start has been silent: the later of the two.
+pub fn silent_since(last_check_at: Option<i64>, started_at: i64) -> i64 {
+    last_check_at.unwrap_or(started_at).max(started_at)
+}
+
 impl Overdue {
-    /// The later of its last result and its start.
+    /// See [`silent_since`].
     pub fn since(&self) -> i64 {
-        self.last_check_at
-            .unwrap_or(self.started_at)
-            .max(self.started_at)
+        silent_since(self.last_check_at, self.started_at)
     }
 }
 

@@ -1166,6 +1166,32 @@ fn never_twice(hits: &Hits, ids: &[String]) {
     }
 }
 
+/// `n` HTTP monitors every 10 s, monitor `i` checking `{target}/m/{i}` and created through
+/// `bases[i % bases.len()]`; their ids, in that order.
+async fn http_monitors(
+    c: &Client,
+    token: &str,
+    bases: &[String],
+    target: &str,
+    n: usize,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let (status, m) = call(
+            c,
+            token,
+            Method::POST,
+            format!("{}/monitors", bases[i % bases.len()]),
+            Some(json!({"name": format!("m{i}"), "type": "HTTP",
+                        "url": format!("{target}/m/{i}"), "interval": 10, "timeout": 2})),
+        )
+        .await;
+        assert_eq!(status, 201, "{m}");
+        ids.push(m["id"].as_str().unwrap().to_string());
+    }
+    ids
+}
+
 async fn open_alerts(c: &Client, token: &str, base: &str) -> Vec<Value> {
     let (status, page) = call(
         c,
@@ -1200,20 +1226,8 @@ async fn nodes_share_the_monitors_and_take_over_a_dead_nodes_share() {
     // 300 monitors every 10 s, each on its own path of a target that notes every request.
     let hits = Hits::default();
     let (target, _server) = hits.serve().await;
-    let mut ids = Vec::new();
-    for i in 0..300 {
-        let (status, m) = call(
-            &c,
-            &token,
-            Method::POST,
-            format!("{}/monitors", nodes[i % 3].base),
-            Some(json!({"name": format!("m{i}"), "type": "HTTP",
-                        "url": format!("{target}/m/{i}"), "interval": 10, "timeout": 2})),
-        )
-        .await;
-        assert_eq!(status, 201, "{m}");
-        ids.push(m["id"].as_str().unwrap().to_string());
-    }
+    let bases: Vec<String> = nodes.iter().map(|n| n.base.clone()).collect();
+    let ids = http_monitors(&c, &token, &bases, &target, 300).await;
 
     // The three share them: every partition held, shares within 20% of each other. The
     // shares follow the monitors just created once every node has counted them again (each
@@ -1321,20 +1335,7 @@ async fn a_rolling_restart_loses_no_push_deadline_and_opens_no_false_alert() {
     let c = Client::new();
     let hits = Hits::default();
     let (target, _server) = hits.serve().await;
-    let mut ids = Vec::new();
-    for i in 0..30 {
-        let (status, m) = call(
-            &c,
-            &token,
-            Method::POST,
-            format!("{a}/monitors"),
-            Some(json!({"name": format!("m{i}"), "type": "HTTP",
-                        "url": format!("{target}/m/{i}"), "interval": 10, "timeout": 2})),
-        )
-        .await;
-        assert_eq!(status, 201, "{m}");
-        ids.push(m["id"].as_str().unwrap().to_string());
-    }
+    let ids = http_monitors(&c, &token, std::slice::from_ref(&a), &target, 30).await;
     // Push monitors every 10 s with 5 s of grace: half are pushed every 2 s throughout, half
     // stop being pushed while the nodes restart, and each of those must still be judged.
     let mut kept = Vec::new();
