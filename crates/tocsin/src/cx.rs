@@ -1,11 +1,13 @@
 //! The context every operation below the HTTP edge is handed: the configuration, the
-//! database, the clock, the change feed (which also names this node) and the installation's
+//! database, the clock, the change feed (which also names this node), the installation's
 //! link-signing secret (the links made from it live with what they link to, e.g.
-//! `alerting::ack_link::Links::of`). Nothing else: an
+//! `alerting::ack_link::Links::of`) and the delivery worker's wake-up bell. Nothing else: an
 //! operation that needs an engine (the heartbeat writer, the delivery queue, the probes...)
 //! takes that engine's handle as a further argument. Cheap to clone (one `Arc`).
 
 use std::sync::Arc;
+
+use tokio::sync::Notify;
 
 use crate::clock::SharedClock;
 use crate::cluster::feed::{ChangeKind, Feed, MonitorChange, Notice};
@@ -21,6 +23,7 @@ struct Inner {
     clock: SharedClock,
     feed: Feed,
     link_secret: Vec<u8>,
+    deliveries_queued: Arc<Notify>,
 }
 
 impl std::fmt::Debug for Cx {
@@ -39,6 +42,7 @@ impl Cx {
             db,
             clock,
             feed,
+            deliveries_queued: Arc::new(Notify::new()),
         }))
     }
 
@@ -74,11 +78,18 @@ impl Cx {
     }
 
     /// Tells this node's delivery worker that notifications were enqueued (call after the
-    /// commit): they go out at once instead of at the next poll. Goes through the feed
-    /// ([`Notice::DeliveriesQueued`]), so whatever holds the context can enqueue without a
-    /// handle on the delivery engine.
+    /// commit): they go out at once instead of at the next poll. Only this node's worker
+    /// hears it: the outbox is shared through the database and every node's worker polls it
+    /// anyway. The bell is a plain [`Notify`], so whatever holds the context can enqueue
+    /// without a handle on the delivery engine.
     pub fn wake_deliveries(&self) {
-        self.0.feed.signal(Notice::DeliveriesQueued);
+        self.0.deliveries_queued.notify_one();
+    }
+
+    /// The bell [`Cx::wake_deliveries`] rings, for the delivery worker to wait on (and for
+    /// writers that hold no context, such as the heartbeat writer's push transitions).
+    pub fn deliveries_bell(&self) -> Arc<Notify> {
+        Arc::clone(&self.0.deliveries_queued)
     }
 
     /// [`Cx::announce`] of a monitor change.

@@ -26,7 +26,6 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::cluster::feed::{Feed, Notice};
 use crate::cluster::lease::Role;
 use crate::cluster::listen::Listener;
-use crate::cluster::partitions::Partitions;
 use crate::config::Config;
 use crate::cx::Cx;
 use crate::http::state::Handles;
@@ -35,6 +34,7 @@ use crate::live::Hub;
 use crate::mail::Mailer;
 use crate::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
 use crate::monitoring::on_demand::OnDemandChecks;
+use crate::monitoring::partitions::Partitions;
 use crate::monitoring::runner::Runner;
 use crate::probes::relay::Relay as ProbeRelay;
 use crate::probes::Registry;
@@ -87,13 +87,10 @@ async fn assemble(config: Config, db: Db, clock: Option<SharedClock>) -> anyhow:
     let clock = clock.unwrap_or_else(|| Arc::new(SystemClock));
     let cx = Cx::new(config, db, clock, feed, link_secret);
     // Whatever holds the context wakes the worker after enqueueing (`Cx::wake_deliveries`).
-    let deliveries = DeliveryQueue::new(cx.config().notify_deny_private_addresses);
-    let queue = deliveries.clone();
-    cx.feed().register(Arc::new(move |n: &Notice| {
-        if *n == Notice::DeliveriesQueued {
-            queue.wake()
-        }
-    }));
+    let deliveries = DeliveryQueue::new(
+        cx.config().notify_deny_private_addresses,
+        cx.deliveries_bell(),
+    );
     let mailer = match &cx.config().smtp {
         Some(smtp) => Some(Mailer::new(smtp)?),
         None => None,
@@ -271,7 +268,8 @@ fn spawn_cluster(
     parts: &Partitions,
     cancel: CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    use crate::cluster::{feed, lease, partitions};
+    use crate::cluster::{feed, lease};
+    use crate::monitoring::partitions;
     let mut tasks = Vec::new();
     if state.db().backend() != crate::store::Backend::Postgres {
         return tasks;

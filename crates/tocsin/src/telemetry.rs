@@ -117,7 +117,7 @@ impl Metrics {
         metrics::gauge!("probes_connected", "region" => "local").set(1.0);
         // Present before the first run or shed, at zero (registering is enough).
         metrics::gauge!("scheduler_monitors").set(state.scheduler_stats().scheduled() as f64);
-        // The partitions of the monitors this node checks (see `cluster::partitions`).
+        // The partitions of the monitors this node checks (see `monitoring::partitions`).
         let partitions = if state.cx().config().scheduler_enabled {
             state.partitions().held_count()
         } else {

@@ -78,9 +78,10 @@ pub struct DeliveryQueue {
 }
 
 impl DeliveryQueue {
-    pub fn new(deny_private_addresses: bool) -> DeliveryQueue {
+    /// A queue whose worker wakes on `bell` (the context's, [`crate::cx::Cx::deliveries_bell`]).
+    pub fn new(deny_private_addresses: bool, bell: Arc<Notify>) -> DeliveryQueue {
         DeliveryQueue {
-            wake: Arc::new(Notify::new()),
+            wake: bell,
             outbound: Outbound::new(deny_private_addresses),
         }
     }

@@ -1,5 +1,5 @@
 //! The `cluster` bench scenario: several `tocsin serve` processes of this binary on one fresh
-//! PostgreSQL database, sharing the checks by partition (`cluster::partitions`).
+//! PostgreSQL database, sharing the checks by partition (`monitoring::partitions`).
 //!
 //! It seeds the monitors through the store (an in-process state that runs nothing), then
 //! starts nodes one at a time. With 1, 2 and 3 nodes it measures, over the window: the checks

@@ -107,10 +107,6 @@ pub enum Notice {
     },
     /// Notices may have been missed: reload or clear everything.
     Resync,
-    /// Notifications were committed to the delivery outbox: this node's delivery worker
-    /// claims them now instead of at its next poll. Local only ([`Feed::signal`]): the
-    /// outbox is shared through the database and every node's worker polls it anyway.
-    DeliveriesQueued,
 }
 
 /// A notice as a subscriber receives it.
@@ -229,13 +225,6 @@ impl Feed {
             let _ = outbox.send(notice.clone());
         }
         self.deliver(notice, false);
-    }
-
-    /// Runs this node's appliers on `notice` and nothing else: no subscriber hears it and it
-    /// is not sent to other nodes. For wake-ups of this node's own engines
-    /// ([`Notice::DeliveriesQueued`]) that need no other node to follow them.
-    pub fn signal(&self, notice: Notice) {
-        self.apply(&notice);
     }
 
     fn deliver(&self, notice: Notice, remote: bool) {

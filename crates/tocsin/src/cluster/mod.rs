@@ -11,9 +11,9 @@
 //! - [`inventory`]: the reconciliation scan under the feed, for the scheduler and the push
 //!   watcher.
 //! - [`lease`]: the scheduler role, held by one node at a time: the work that runs once
-//!   per cluster (escalation, maintenance, announcements, flapping, region notices).
-//! - [`partitions`]: the monitors' partitions, shared among the nodes: each checks the
-//!   monitors and judges the push deadlines of the partitions it holds.
+//!   per cluster (escalation, maintenance, announcements, flapping, region notices); its
+//!   timing discipline is also the one the monitors' partitions
+//!   (`monitoring::partitions`, owned by the scheduling engines) are held by.
 //!
 //! The caches that follow the feed are registered on it as appliers by the composition root
 //! ([`feed::Applier`]).
@@ -24,7 +24,6 @@ pub mod feed;
 pub mod inventory;
 pub mod lease;
 pub mod listen;
-pub mod partitions;
 
 /// A fresh id for this process, telling its notices and its lease apart from other nodes'.
 pub fn new_node_id() -> String {

@@ -9,7 +9,9 @@
 //! applying a cycle's results to the monitor's state, events and heartbeats ([`cycle`]);
 //! on-demand checks in flight, waited for or cancelled at shutdown ([`on_demand`]); scheduled
 //! checks finishing after shutdown began, stored unjudged ([`unjudged`]);
-//! maintenance windows starting and ending on the scheduling node ([`maintenance`]).
+//! maintenance windows starting and ending on the scheduling node ([`maintenance`]); the
+//! share of the monitors this node checks when several nodes share a database
+//! ([`partitions`]).
 
 pub mod check_stats;
 pub mod cycle;
@@ -19,6 +21,7 @@ pub mod histogram;
 pub mod maintenance;
 pub mod monitor;
 pub mod on_demand;
+pub mod partitions;
 pub mod push_record;
 pub mod report;
 pub mod retention;

@@ -14,8 +14,8 @@ use super::heartbeats::HeartbeatWriter;
 use super::sched_stats::SchedulerStats;
 use super::scheduler::Checks;
 use crate::cluster::lease::Role;
-use crate::cluster::partitions::Partitions;
 use crate::cx::Cx;
+use crate::monitoring::partitions::Partitions;
 use crate::probes::relay::Relay;
 use crate::probes::Registry;
 
@@ -104,7 +104,7 @@ impl Runner {
         &self.0.scheduler_role
     }
     /// The partitions of the monitors this node checks and whose push deadlines it judges
-    /// (see [`crate::cluster::partitions`]; all of them on one node).
+    /// (see [`crate::monitoring::partitions`]; all of them on one node).
     pub fn partitions(&self) -> &Partitions {
         &self.0.partitions
     }

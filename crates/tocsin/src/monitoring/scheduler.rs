@@ -13,7 +13,7 @@
 //! notice lost between nodes costs at most one scan interval.
 //!
 //! A node runs the slots of the monitors in the partitions it holds
-//! ([`crate::cluster::partitions`]; every partition on SQLite's one node): the task waits,
+//! ([`crate::monitoring::partitions`]; every partition on SQLite's one node): the task waits,
 //! holding nothing, until it holds some, loads their monitors (and only theirs: the loads and
 //! the reconciliation scan are filtered by partition), follows the partitions it gains and
 //! loses, and never starts a run of a partition it no longer holds (a run still waiting for
@@ -71,8 +71,8 @@ use super::staleness::{self, Silences, Silent};
 use super::{MonitorType, LOCAL_REGION};
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
-use crate::cluster::partitions::Share;
 use crate::cx::Cx;
+use crate::monitoring::partitions::Share;
 use crate::store::inventory::Set;
 use crate::store::monitors::{self, MonitorRow};
 use crate::store::Backend;
@@ -526,7 +526,7 @@ struct Held {
     inventory: Inventory,
     settings: HashMap<String, Arc<Settings>>,
     silences: Silences,
-    /// The partitions whose monitors are held (see [`crate::cluster::partitions`]).
+    /// The partitions whose monitors are held (see [`crate::monitoring::partitions`]).
     share: Share,
 }
 

@@ -2,7 +2,7 @@
 //! period runs out, and hands a "missed" heartbeat to the writer when it does.
 //!
 //! Deadlines live in memory (a `BTreeSet` of `(deadline, seq)`), built from the store for the
-//! partitions this node holds ([`crate::cluster::partitions`]: only a partition's holder judges
+//! partitions this node holds ([`crate::monitoring::partitions`]: only a partition's holder judges
 //! its monitors, so a deadline is never watched twice across nodes; reloaded when the held
 //! partitions change) and kept current by the change feed from
 //! every node (create, update, pause, resume, delete) and, on PostgreSQL, by the
@@ -25,9 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cluster::feed::{ChangeKind, Notice};
 use crate::cluster::inventory::{Inventory, RELOAD_ALL_ABOVE, SCAN_EVERY};
-use crate::cluster::partitions::Share;
 use crate::cx::Cx;
 use crate::monitoring::heartbeats::{NewHeartbeat, WriteError};
+use crate::monitoring::partitions::Share;
 use crate::monitoring::push_record::{next_deadline_ms, PushEffect};
 use crate::monitoring::runner::Runner;
 use crate::monitoring::{MonitorType, LOCAL_REGION};
@@ -265,7 +265,7 @@ async fn reconcile(cx: &Cx, held: &mut Held, full: bool) {
 }
 
 /// The watcher task, until `cancel`. It judges the deadlines of the partitions this node
-/// holds ([`crate::cluster::partitions`]; all of them on SQLite): holding none, it holds
+/// holds ([`crate::monitoring::partitions`]; all of them on SQLite): holding none, it holds
 /// nothing and waits; as they change, it loads their deadlines afresh.
 pub async fn run(state: Runner, cancel: CancellationToken) {
     let parts = state.partitions().clone();

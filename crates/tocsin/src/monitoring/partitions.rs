@@ -1,9 +1,11 @@
 //! Partitioned scheduling: which monitors this node checks, and whose push deadlines it
-//! judges, when several nodes share one PostgreSQL database.
+//! judges, when several nodes share one PostgreSQL database. The share belongs to the
+//! scheduling engines (the scheduler and the push watcher enter it for every run); the
+//! coordination it stands on (lease timing, the leases table) is the cluster's.
 //!
 //! The monitors are split into [`COUNT`] partitions by `seq`
 //! ([`tocsin_core::partition::of_seq`]). Each partition is a lease row (`partition:<n>` in
-//! `leases`) with the same discipline as the scheduler role ([`super::lease`]): the database's
+//! `leases`) with the same discipline as the scheduler role ([`crate::cluster::lease`]): the database's
 //! clock sets the expiry, and the holder stops judging a partition `margin` before its lease
 //! can expire by its own monotonic clock, so two nodes never judge one partition at once. Each
 //! live node also holds `node:<id>`, renewed with its partitions: the set of live nodes is
@@ -35,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use tocsin_core::partition::{of_seq, COUNT};
 
-use super::lease::Timing;
+use crate::cluster::lease::Timing;
 use crate::store::{self, Db};
 
 /// The lease names' prefixes.
