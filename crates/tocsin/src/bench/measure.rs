@@ -70,7 +70,8 @@ pub async fn stored_per_second(cx: &Cx, from_ms: i64, to_ms: i64) -> Result<Vec<
 
 /// On-disk size of the heartbeat table with its indexes and its row count. SQLite: the pages
 /// of `heartbeats` and its indexes from the `dbstat` table (after a WAL checkpoint, so the
-/// main file holds everything); PostgreSQL: `pg_total_relation_size`. `None` when the backend
+/// main file holds everything); PostgreSQL: `pg_total_relation_size` summed over the table's
+/// day partitions (the partitioned parent holds nothing itself). `None` when the backend
 /// cannot tell (a SQLite built without `dbstat`).
 pub async fn heartbeat_table_bytes(cx: &Cx) -> Result<Option<(u64, u64)>, sqlx::Error> {
     let db = cx.db();
@@ -95,9 +96,12 @@ pub async fn heartbeat_table_bytes(cx: &Cx) -> Result<Option<(u64, u64)>, sqlx::
             sqlx::query("VACUUM ANALYZE heartbeats")
                 .execute(db.writer())
                 .await?;
-            sqlx::query_scalar("SELECT pg_total_relation_size('heartbeats')::BIGINT")
-                .fetch_one(db.writer())
-                .await?
+            sqlx::query_scalar(
+                "SELECT CAST(COALESCE(SUM(pg_total_relation_size(inhrelid)), 0) AS BIGINT) \
+                 FROM pg_inherits WHERE inhparent = CAST('heartbeats' AS regclass)",
+            )
+            .fetch_one(db.writer())
+            .await?
         }
     };
     Ok(bytes.map(|b| {

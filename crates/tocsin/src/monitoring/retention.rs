@@ -6,6 +6,12 @@
 //! the freed pages are then handed back to the file system with `PRAGMA incremental_vacuum`
 //! (the database runs with `auto_vacuum = INCREMENTAL`).
 //!
+//! On PostgreSQL raw heartbeats are partitioned by day ([`hb_parts`]): a pass first makes
+//! sure the coming days' partitions exist, then drops every partition wholly before the
+//! cutoff in one statement each, and deletes rows in slices only from the partitions that
+//! are not days (the rows stored before partitioning, the default partition). A heartbeat is
+//! kept there between the retention and one day more.
+//!
 //! The pruner reads time from the state's clock, so tests drive it with a manual clock and
 //! call [`prune_once`] directly; the server runs [`run`] in the background.
 
@@ -16,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::report::DAY_MS;
 use crate::cluster::lease::Role;
 use crate::cx::Cx;
+use crate::store::heartbeat_partitions as hb_parts;
 use crate::store::heartbeats as hb_store;
 use crate::store::Backend;
 
@@ -30,6 +37,8 @@ pub struct Pruned {
     pub heartbeats: u64,
     pub details: u64,
     pub hourly: u64,
+    /// Daily partitions of raw heartbeats dropped whole (PostgreSQL).
+    pub partitions: u64,
 }
 
 /// One full pass over every monitor.
@@ -39,13 +48,34 @@ pub async fn prune_once(cx: &Cx) -> Result<Pruned, sqlx::Error> {
     let rollup_cutoff = now - i64::from(cx.config().rollup_retention_days) * DAY_MS;
     let db = cx.db();
     let mut pruned = Pruned::default();
-    let tables: [(&str, &str, i64); 4] = [
-        ("heartbeats", "ts", raw_cutoff),
-        ("heartbeat_details", "ts", raw_cutoff),
-        ("heartbeat_hourly", "bucket_start", rollup_cutoff),
-        ("heartbeat_hourly_bins", "bucket_start", rollup_cutoff),
-    ];
-    for (i, (table, col, cutoff)) in tables.into_iter().enumerate() {
+    // Which tables rows are deleted from, and what they count as (0 heartbeats, 1 details,
+    // 2 rollups).
+    let mut tables: Vec<(String, &str, i64, usize)> = Vec::new();
+    if db.backend() == Backend::Postgres {
+        hb_parts::create_ahead(db, now).await?;
+        let dropped = hb_parts::drop_before(db, raw_cutoff).await?;
+        if !dropped.is_empty() {
+            tracing::info!(?dropped, "dropped heartbeat partitions past retention");
+        }
+        pruned.partitions = dropped.len() as u64;
+        for name in hb_parts::row_pruned(&hb_parts::list(db.reader()).await?) {
+            tables.push((name, "ts", raw_cutoff, 0));
+        }
+    } else {
+        tables.push(("heartbeats".into(), "ts", raw_cutoff, 0));
+    }
+    tables.extend([
+        ("heartbeat_details".into(), "ts", raw_cutoff, 1),
+        ("heartbeat_hourly".into(), "bucket_start", rollup_cutoff, 2),
+        (
+            "heartbeat_hourly_bins".into(),
+            "bucket_start",
+            rollup_cutoff,
+            2,
+        ),
+    ]);
+    for (table, col, cutoff, i) in tables {
+        let table = table.as_str();
         let mut after = i64::MIN;
         while let Some(seq) = hb_store::next_seq(db.reader(), table, after).await? {
             after = seq;

@@ -44,17 +44,22 @@ pub async fn lock_workspace(conn: &mut AnyConnection, ws: &str) -> Result<(), sq
 /// incidents by itself, and have no automatic incident since they opened: those whose page
 /// was held may owe their incident (`alerting::auto_incidents::open_after_holds`). Oldest
 /// first, at most `limit`.
+///
+/// Runs every second on the scheduling node, so it starts from the components of pages that
+/// open incidents and reaches each one's unresolved alert through `open_key` (unique): its
+/// cost follows the components shown, not the alerts kept (starting from `alerts`, it read
+/// every alert ever opened, resolved ones included, every second, and ten thousand held
+/// alerts of a storm on top).
 pub async fn owing_incidents<'e>(
     e: impl Exec<'e>,
     limit: i64,
 ) -> Result<Vec<AlertRow>, sqlx::Error> {
     let sql = format!(
-        "SELECT {} FROM alerts a WHERE a.root_cause_alert_id IS NULL AND a.status <> $1 \
+        "SELECT DISTINCT {} FROM status_pages p \
+         JOIN status_page_components c ON c.status_page_id = p.id \
+         JOIN alerts a ON a.open_key = c.monitor_id AND a.workspace_id = p.workspace_id \
+         WHERE p.auto_incidents <> 'OFF' AND a.root_cause_alert_id IS NULL AND a.status <> $1 \
          AND EXISTS (SELECT 1 FROM monitor_dependencies d WHERE d.monitor_id = a.monitor_id) \
-         AND EXISTS (SELECT 1 FROM status_page_components c \
-             JOIN status_pages p ON p.id = c.status_page_id \
-             WHERE c.monitor_id = a.monitor_id AND p.workspace_id = a.workspace_id \
-             AND p.auto_incidents <> 'OFF') \
          AND NOT EXISTS (SELECT 1 FROM incidents i WHERE i.workspace_id = a.workspace_id \
              AND i.source_monitor_id = a.monitor_id AND i.auto_generated = 1 \
              AND i.created_at >= a.opened_at) \

@@ -22,6 +22,7 @@ pub mod email_needs;
 pub mod email_verifications;
 pub mod escalation;
 pub mod events;
+pub mod heartbeat_partitions;
 pub mod heartbeats;
 pub mod incidents;
 pub mod inventory;
@@ -246,7 +247,12 @@ impl Db {
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self.backend {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&self.write).await?,
-            Backend::Postgres => POSTGRES_MIGRATIONS.run(&self.write).await?,
+            Backend::Postgres => {
+                POSTGRES_MIGRATIONS.run(&self.write).await?;
+                // The coming days' heartbeat partitions, before the first row of today.
+                let now = chrono::Utc::now().timestamp_millis();
+                heartbeat_partitions::create_ahead(self, now).await?;
+            }
         }
         Ok(())
     }

@@ -749,6 +749,77 @@ async fn retention_prunes_raw_rollups_and_orphans() {
 }
 
 #[tokio::test]
+async fn postgres_keeps_heartbeats_by_day_and_retention_drops_a_day_whole() {
+    use tocsin::store::heartbeat_partitions::{self as parts, day_name};
+    // A day a month ahead of the wall clock: start-up made no partition for it.
+    let d = (chrono::Utc::now().timestamp_millis() / DAY + 30) * DAY;
+    let (srv, clock) = TestServer::with_clock(d + HOUR).await;
+    let db = srv.state.db();
+    if db.backend() != Backend::Postgres {
+        srv.stop().await;
+        return;
+    }
+    let alice = srv.sign_up("alice@example.com").await;
+    let (mid, seq) = create_monitor(&srv, &alice.workspace_id).await;
+    let names =
+        |list: Vec<parts::Partition>| -> Vec<String> { list.into_iter().map(|p| p.name).collect() };
+    // A retention pass (the server's own first one, and this one) makes the coming days'
+    // partitions by the server's clock.
+    let p = retention::prune_once(srv.state.cx()).await.unwrap();
+    assert_eq!(p.heartbeats, 0);
+    let made = names(parts::list(db.reader()).await.unwrap());
+    for day in 0..=parts::AHEAD_DAYS {
+        assert!(made.contains(&day_name(d + day * DAY)), "{made:?}");
+    }
+    let w = srv.state.heartbeats();
+    for ts in [d + HOUR, d + 3 * DAY + HOUR] {
+        w.submit(beat(&mid, seq, ts, "eu", Status::Up, 3.0))
+            .await
+            .unwrap();
+    }
+    let placed: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT CAST(tableoid::regclass AS TEXT), ts FROM heartbeats WHERE monitor_seq = $1 \
+         ORDER BY ts",
+    )
+    .bind(seq)
+    .fetch_all(db.reader())
+    .await
+    .unwrap();
+    assert_eq!(
+        placed,
+        vec![
+            (day_name(d), d + HOUR),
+            (day_name(d + 3 * DAY), d + 3 * DAY + HOUR)
+        ]
+    );
+
+    // 16 days on the cutoff is d + 2 days and an hour: the first day goes whole, no row is
+    // deleted one by one, the fourth day stays.
+    clock.advance_ms(16 * DAY);
+    let p = retention::prune_once(srv.state.cx()).await.unwrap();
+    assert_eq!(p.heartbeats, 0);
+    assert!(p.partitions >= 2, "{p:?}");
+    let left = names(parts::list(db.reader()).await.unwrap());
+    assert!(!left.contains(&day_name(d)), "{left:?}");
+    assert!(!left.contains(&day_name(d + DAY)), "{left:?}");
+    assert!(left.contains(&day_name(d + 3 * DAY)), "{left:?}");
+    assert!(left.contains(&day_name(d + 16 * DAY + parts::AHEAD_DAYS * DAY)));
+    let ts: Vec<i64> =
+        sqlx::query_scalar("SELECT ts FROM heartbeats WHERE monitor_seq = $1 ORDER BY ts")
+            .bind(seq)
+            .fetch_all(db.reader())
+            .await
+            .unwrap();
+    assert_eq!(ts, vec![d + 3 * DAY + HOUR]);
+    let stray: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM heartbeats_default")
+        .fetch_one(db.reader())
+        .await
+        .unwrap();
+    assert_eq!(stray, 0);
+    srv.stop().await;
+}
+
+#[tokio::test]
 async fn sqlite_uses_incremental_auto_vacuum_and_up_heartbeats_are_small() {
     let srv = TestServer::start().await;
     let db = srv.state.db();
