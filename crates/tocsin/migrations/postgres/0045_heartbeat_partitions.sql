@@ -5,9 +5,9 @@
 --
 -- The rows already stored stay where they are: the old table becomes one partition covering
 -- everything up to the start of the day after its newest row (no row is copied), and retention
--- keeps deleting from it row by row until it holds nothing. Daily partitions are created ahead
--- by the server (`store::heartbeat_partitions`); a default partition catches a row no daily
--- partition covers, so a write never fails for want of one.
+-- deletes from it row by row until all of it is past retention, then drops it whole. Daily
+-- partitions are created ahead by the server (`store::heartbeat_partitions`); a default
+-- partition catches a row no daily partition covers, so a write never fails for want of one.
 ALTER TABLE heartbeats RENAME TO heartbeats_before;
 ALTER TABLE heartbeats_before RENAME CONSTRAINT heartbeats_pkey TO heartbeats_before_pkey;
 ALTER INDEX heartbeats_correlation RENAME TO heartbeats_before_correlation;
