@@ -296,6 +296,7 @@ fn spawn_cluster(
             state.node_id().to_string(),
             lease::Timing::default(),
             parts,
+            state.feed().subscribe(),
             state.config().shutdown_grace,
             cancel,
         )));

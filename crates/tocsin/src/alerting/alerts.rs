@@ -150,7 +150,8 @@ async fn open(
         return Ok(0);
     };
     let graph = root_cause::enter(&mut *conn, &e.workspace_id, &m.id).await?;
-    let under = match root_cause::upstream(&mut *conn, graph, &m.id).await? {
+    let (upstream, hold) = root_cause::upstream(&mut *conn, graph, &m.id).await?;
+    let under = match upstream {
         Upstream::Maintenance => return Ok(0),
         Upstream::Under(root) => Some(root),
         Upstream::Clear => None,
@@ -194,9 +195,8 @@ async fn open(
         return Ok(0);
     }
     tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
-    root_cause::fold_held(&mut *conn, graph, &alert, opened_at).await?;
+    let folded = root_cause::fold_held(&mut *conn, graph, &alert, opened_at).await?;
     // A held page's incident waits for the hold too (`auto_incidents::open_after_holds`).
-    let hold = root_cause::hold_for(&mut *conn, graph, &m.id).await?;
     let told = if hold > 0 {
         0
     } else {
@@ -213,7 +213,12 @@ async fn open(
     };
     let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
     let mut data = alert_data(links, &alert, &m, now);
-    data["dependents"] = root_cause::dependents(&mut *conn, &alert).await?;
+    // Only what this transaction folded can be under an alert that opened in it.
+    data["dependents"] = if folded > 0 {
+        root_cause::dependents(&mut *conn, &alert).await?
+    } else {
+        serde_json::Value::Array(Vec::new())
+    };
     let sent = send(
         conn,
         &targets,

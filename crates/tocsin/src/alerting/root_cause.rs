@@ -80,22 +80,24 @@ pub async fn enter(
     Ok(Graph { up, down })
 }
 
-/// Where `monitor_id`'s alert belongs if it opens now.
+/// Where `monitor_id`'s alert belongs if it opens now, and how long its page is held if it
+/// opens as a root (its dependencies' longest detection time; 0 without dependencies:
+/// nothing to hold).
 pub async fn upstream(
     conn: &mut sqlx::AnyConnection,
     graph: Graph,
     monitor_id: &str,
-) -> Result<Upstream, sqlx::Error> {
+) -> Result<(Upstream, i64), sqlx::Error> {
     if !graph.up {
-        return Ok(Upstream::Clear);
+        return Ok((Upstream::Clear, 0));
     }
-    if let Some(root) = deps::upstream_root(&mut *conn, monitor_id).await? {
-        return Ok(Upstream::Under(root));
-    }
-    if deps::upstream_in_maintenance(&mut *conn, monitor_id).await? {
-        return Ok(Upstream::Maintenance);
-    }
-    Ok(Upstream::Clear)
+    let view = deps::upstream_view(&mut *conn, monitor_id).await?;
+    let upstream = match view.root {
+        Some(root) => Upstream::Under(root),
+        None if view.maintenance => Upstream::Maintenance,
+        None => Upstream::Clear,
+    };
+    Ok((upstream, view.hold_ms))
 }
 
 /// Folds the held alerts of `root`'s dependents under it (see the module doc); returns how
@@ -118,21 +120,8 @@ pub async fn fold_held(
     Ok(held.len())
 }
 
-/// How long a root alert opening now on `monitor_id` holds its page: its dependencies'
-/// longest detection time (0 without dependencies: nothing to hold).
-pub async fn hold_for(
-    conn: &mut sqlx::AnyConnection,
-    graph: Graph,
-    monitor_id: &str,
-) -> Result<i64, sqlx::Error> {
-    if !graph.up {
-        return Ok(0);
-    }
-    deps::hold_ms(&mut *conn, monitor_id).await
-}
-
 /// Holds a freshly opened root alert's `alert.opened` deliveries for `hold` ms
-/// ([`hold_for`]).
+/// ([`upstream`]).
 pub async fn hold_new(
     conn: &mut sqlx::AnyConnection,
     alert: &AlertRow,

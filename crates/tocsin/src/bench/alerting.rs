@@ -236,6 +236,10 @@ pub struct AlertFigures {
     pub span_secs: f64,
     /// Growth of the process's resident memory over the outage (peak minus before).
     pub rss_growth_bytes: u64,
+    /// Checks stored over the outage, and the server threads' CPU per check over it (what
+    /// `storm-deps` is compared with).
+    pub checks: u64,
+    pub server_cpu_us_per_check: f64,
 }
 
 /// Inserts the workspace's default WEBHOOK channel, taking `alert.opened` only, pointed at `url`.
@@ -297,8 +301,14 @@ pub async fn depend_on_first(cx: &Cx, ids: &[String]) -> anyhow::Result<()> {
 #[serde(rename_all = "camelCase")]
 pub struct DepsFigures {
     pub alerts: AlertFigures,
-    /// `data.dependents` of the root's page, as stored.
+    /// `data.dependents` of the root's page, as stored: the dependents whose pages were held
+    /// when the root's transaction began (those that commit after it open under the root).
     pub dependents: u64,
+    /// Alerts under a root (`rootCauseAlertId` set) once the outage settled.
+    pub under_root: u64,
+    /// From the root's opening to its page's first attempt (the rest of the latency is the
+    /// sending): where the root's page waited.
+    pub root_attempted_after_ms: Option<i64>,
     /// Checks stored over the outage, and the server threads' CPU per check.
     pub checks: u64,
     pub server_cpu_us_per_check: f64,
@@ -323,6 +333,8 @@ impl Outage<'_> {
     pub fn run(&self) -> anyhow::Result<AlertFigures> {
         let before = super::measure::rss_bytes().unwrap_or(0);
         let mut peak = before;
+        let checks_before = self.heartbeats()?;
+        let cpu_before = super::cpu::CpuSample::now();
         if self.refuse_for.is_some() {
             self.receiver.set_failing(true);
         }
@@ -342,7 +354,24 @@ impl Outage<'_> {
             }
         }
         self.receiver.set_failing(false);
-        self.figures(before, peak)
+        let cpu = cpu_before
+            .zip(super::cpu::CpuSample::now())
+            .map(|(a, b)| a.until(&b).server);
+        let checks = self.heartbeats()?.saturating_sub(checks_before);
+        let mut figures = self.figures(before, peak)?;
+        figures.checks = checks;
+        figures.server_cpu_us_per_check =
+            cpu.map_or(f64::NAN, |c| c.as_secs_f64() * 1e6 / (checks.max(1) as f64));
+        Ok(figures)
+    }
+
+    /// Heartbeats stored so far.
+    fn heartbeats(&self) -> anyhow::Result<u64> {
+        let n: i64 = self.rt.block_on(
+            sqlx::query_scalar("SELECT COUNT(*) FROM heartbeats")
+                .fetch_one(self.state.db().reader()),
+        )?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     /// `storm-deps`: starts the outage, waits for the root's page, then `settle` more (past
@@ -368,7 +397,7 @@ impl Outage<'_> {
             .map(|(a, b)| a.until(&b).server);
         let checks = count("SELECT COUNT(*) FROM heartbeats")?.saturating_sub(checks_before);
         let peak = super::measure::rss_bytes().unwrap_or(0);
-        let alerts = self.figures(before, peak)?;
+        let mut alerts = self.figures(before, peak)?;
         let payload: Option<String> = self.rt.block_on(
             sqlx::query_scalar(
                 "SELECT payload FROM deliveries WHERE event = 'alert.opened' AND attempt = 1 \
@@ -380,12 +409,27 @@ impl Outage<'_> {
             .and_then(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
             .and_then(|v| v["data"]["dependents"].as_array().map(|a| a.len() as u64))
             .unwrap_or(0);
+        let server_cpu_us_per_check =
+            cpu.map_or(f64::NAN, |c| c.as_secs_f64() * 1e6 / (checks.max(1) as f64));
+        alerts.checks = checks;
+        alerts.server_cpu_us_per_check = server_cpu_us_per_check;
+        let under_root =
+            count("SELECT COUNT(*) FROM alerts WHERE root_cause_alert_id IS NOT NULL")?;
+        let root_attempted_after_ms: Option<i64> = self.rt.block_on(
+            sqlx::query_scalar(
+                "SELECT d.attempted_at - a.opened_at FROM deliveries d \
+                 JOIN alerts a ON a.id = d.alert_id WHERE d.event = 'alert.opened' \
+                 AND d.attempted_at IS NOT NULL ORDER BY d.attempted_at LIMIT 1",
+            )
+            .fetch_optional(self.state.db().reader()),
+        )?;
         Ok(DepsFigures {
+            root_attempted_after_ms,
+            under_root,
             alerts,
             dependents,
             checks,
-            server_cpu_us_per_check: cpu
-                .map_or(f64::NAN, |c| c.as_secs_f64() * 1e6 / (checks.max(1) as f64)),
+            server_cpu_us_per_check,
         })
     }
 
@@ -429,6 +473,8 @@ impl Outage<'_> {
             latency_max_ms: latencies.last().map_or(f64::NAN, |&v| v as f64),
             span_secs: (last_arrival - first_open).max(0) as f64 / 1000.0,
             rss_growth_bytes: peak.saturating_sub(before),
+            checks: 0,
+            server_cpu_us_per_check: f64::NAN,
         })
     }
 }

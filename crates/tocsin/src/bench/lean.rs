@@ -109,8 +109,55 @@ pub fn check_verdicts(summary: &mut MonitorSummary) {
     }
 }
 
-/// Verdicts that compare scenarios of the same run: `checks-low` against `checks`.
+/// How much more server CPU per check a storm with dependencies may cost than without.
+pub const TARGET_DEPS_STORM_RATIO: f64 = 1.10;
+
+/// Verdicts that compare scenarios of the same run: `checks-low` against `checks`, and
+/// `storm-deps` against `storm`.
 pub fn cross_verdicts(results: &mut [MonitorSummary]) {
+    deps_storm_verdict(results);
+    low_rate_verdict(results);
+}
+
+/// `storm-deps`'s server CPU per check over the outage against `storm`'s.
+fn deps_storm_verdict(results: &mut [MonitorSummary]) {
+    let cpu_of = |s: &MonitorSummary| {
+        s.alerts
+            .as_ref()
+            .map(|a| a.server_cpu_us_per_check)
+            .filter(|v| v.is_finite())
+    };
+    let plain = results
+        .iter()
+        .find(|s| s.scenario == super::monitors::STORM)
+        .and_then(cpu_of);
+    let Some(deps) = results
+        .iter_mut()
+        .find(|s| s.scenario == super::monitors::STORM_DEPS)
+    else {
+        return;
+    };
+    let (measured, pass) = match (cpu_of(deps), plain) {
+        (Some(d), Some(p)) if p > 0.0 => (
+            format!("{d:.0} µs vs {p:.0} µs ({:.2}x)", d / p),
+            d / p <= TARGET_DEPS_STORM_RATIO,
+        ),
+        (Some(d), _) => (
+            format!("{d:.0} µs (name `storm` in the same run to compare)"),
+            false,
+        ),
+        _ => ("not measurable here".into(), false),
+    };
+    deps.verdicts.push(Verdict {
+        what: "server CPU per check over the outage, against `storm`'s".into(),
+        target: format!("<= {TARGET_DEPS_STORM_RATIO}x"),
+        measured,
+        pass,
+    });
+}
+
+/// `checks-low`'s server CPU per check against `checks`'.
+fn low_rate_verdict(results: &mut [MonitorSummary]) {
     let high = results
         .iter()
         .find(|s| s.scenario == super::monitors::CHECKS)

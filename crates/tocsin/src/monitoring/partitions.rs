@@ -284,6 +284,23 @@ fn partition_of(name: &str) -> Option<usize> {
         .filter(|p| *p < COUNT)
 }
 
+/// Whether the monitor notices heard since the last round change what a partition holds
+/// (a lagged subscription may have missed such a notice: it counts as one).
+fn monitors_changed(
+    changes: &mut tokio::sync::broadcast::Receiver<crate::cluster::feed::MonitorChange>,
+) -> bool {
+    use crate::cluster::feed::ChangeKind;
+    use tokio::sync::broadcast::error::TryRecvError;
+    let mut changed = false;
+    loop {
+        match changes.try_recv() {
+            Ok(c) => changed |= c.kind != ChangeKind::Updated,
+            Err(TryRecvError::Lagged(_)) => changed = true,
+            Err(TryRecvError::Empty | TryRecvError::Closed) => return changed,
+        }
+    }
+}
+
 fn log_change(what: &str, ps: &[usize], node: &str) {
     if !ps.is_empty() {
         tracing::info!(node, count = ps.len(), partitions = ?ps, "partitions {what}");
@@ -293,11 +310,19 @@ fn log_change(what: &str, ps: &[usize], node: &str) {
 /// The task that keeps `parts` in step with the partition leases until `cancel`; then it
 /// stops judging, waits up to `grace` for the runs in flight, and releases everything, so
 /// the other nodes take over at their next round. Call [`Partitions::contend`] first.
+///
+/// `changes` (the change feed's monitor changes, from every node) makes the next round
+/// recount the monitors per partition when monitors were created, deleted, paused or
+/// resumed: every node hears the same notices, so they recount in about the same round and
+/// plan from the same counts, and a batch of new monitors is balanced within a round or two
+/// of its last one instead of at the next periodic count.
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     db: Db,
     node: String,
     timing: Timing,
     parts: Partitions,
+    mut changes: tokio::sync::broadcast::Receiver<crate::cluster::feed::MonitorChange>,
     grace: Duration,
     cancel: CancellationToken,
 ) {
@@ -311,6 +336,7 @@ pub async fn run(
     let leaving: Arc<Mutex<BTreeSet<usize>>> = Arc::default();
     loop {
         let started = Instant::now();
+        recount |= monitors_changed(&mut changes);
         if recount || round.is_multiple_of(COUNT_EVERY_ROUNDS) {
             match store::monitors::counts_by_partition(db.reader()).await {
                 Ok(rows) => {

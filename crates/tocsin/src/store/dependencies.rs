@@ -174,20 +174,39 @@ pub async fn upstream_root<'e>(
         .await
 }
 
-/// Whether something `monitor_id` depends on (directly or not) is in maintenance now.
-pub async fn upstream_in_maintenance<'e>(
+/// What a monitor going DOWN now finds upstream (what it depends on, directly or not), in
+/// one statement: one walk, three answers, because each status change of a dependent asks
+/// all three in the transaction that holds the writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamView {
+    /// The root alert it falls under ([`upstream_root`]).
+    pub root: Option<String>,
+    /// Whether something upstream is in maintenance now.
+    pub maintenance: bool,
+    /// How long its own page would be held ([`hold_ms`]).
+    pub hold_ms: i64,
+}
+
+/// See [`UpstreamView`].
+pub async fn upstream_view<'e>(
     e: impl Exec<'e>,
     monitor_id: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<UpstreamView, sqlx::Error> {
     let sql = format!(
-        "{UPSTREAM} SELECT COUNT(*) FROM monitors m JOIN up ON m.id = up.id \
-         WHERE m.status = 'MAINTENANCE'"
+        "{UPSTREAM} SELECT \
+         (SELECT COALESCE(a.root_cause_alert_id, a.id) FROM alerts a \
+             JOIN up ON a.open_key = up.id ORDER BY a.opened_at, a.id LIMIT 1), \
+         (SELECT COUNT(*) FROM monitors m JOIN up ON m.id = up.id \
+             WHERE m.status = 'MAINTENANCE'), \
+         (SELECT MAX({DETECTION}) FROM monitors m JOIN up ON m.id = up.id)"
     );
-    let n: i64 = sqlx::query_scalar(&sql)
-        .bind(monitor_id)
-        .fetch_one(e)
-        .await?;
-    Ok(n > 0)
+    let (root, maintenance, hold): (Option<String>, i64, Option<i64>) =
+        sqlx::query_as(&sql).bind(monitor_id).fetch_one(e).await?;
+    Ok(UpstreamView {
+        root,
+        maintenance: maintenance > 0,
+        hold_ms: hold.unwrap_or(0).max(0),
+    })
 }
 
 /// How long (ms) `monitor_id`'s page waits for its dependencies to notice the same outage:

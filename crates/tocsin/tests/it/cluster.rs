@@ -1083,7 +1083,8 @@ async fn gauge(base: &str, name: &str) -> f64 {
 }
 
 /// Waits until the live nodes hold every partition between them, and their monitors add up
-/// to `monitors`, three looks in a row a second apart (the shares have settled); the shares.
+/// to `monitors`, five looks in a row a second apart (the shares have settled: longer than
+/// two partition rounds, so a recount a round away is not mistaken for the end); the shares.
 async fn settled(nodes: &[&Node], monitors: f64, within_s: u64) -> Option<Vec<f64>> {
     let deadline = Instant::now() + Duration::from_secs(within_s);
     let mut same = 0;
@@ -1097,7 +1098,7 @@ async fn settled(nodes: &[&Node], monitors: f64, within_s: u64) -> Option<Vec<f6
         }
         let whole = parts == 256.0 && shares.iter().sum::<f64>() == monitors;
         same = if whole && shares == last { same + 1 } else { 0 };
-        if same >= 2 {
+        if same >= 4 {
             return Some(shares);
         }
         last = shares;
@@ -1230,9 +1231,9 @@ async fn nodes_share_the_monitors_and_take_over_a_dead_nodes_share() {
     let ids = http_monitors(&c, &token, &bases, &target, 300).await;
 
     // The three share them: every partition held, shares within 20% of each other. The
-    // shares follow the monitors just created once every node has counted them again (each
-    // recounts every 30 s, and whenever a node joins or leaves): room for that, on a loaded
-    // machine.
+    // shares follow the monitors just created once every node has counted them again (at the
+    // round after it hears of new monitors, every 30 s anyway, and whenever a node joins or
+    // leaves): room for that, on a loaded machine.
     let three: Vec<&Node> = nodes.iter().collect();
     let shares = settled(&three, 300.0, 90)
         .await
