@@ -148,6 +148,12 @@ pub async fn names<'e>(
 }
 
 /// The set of monitors `monitor_id` depends on, directly or through others.
+///
+/// The walks' sets are joined to `alerts` and `monitors` as `FROM up CROSS JOIN t WHERE ...`:
+/// SQLite keeps the left side of a `CROSS JOIN` as the outer loop, so it looks each member up
+/// by key. With a plain `JOIN` SQLite 3.46 scanned the whole table against an automatic
+/// index on the walk (1.2 ms at 10,000 monitors against 13 µs), once in every status change
+/// of a dependent, while that change held the one writer. PostgreSQL plans either the same.
 const UPSTREAM: &str = "WITH RECURSIVE up(id) AS ( \
        SELECT depends_on_id FROM monitor_dependencies WHERE monitor_id = $1 \
        UNION SELECT d.depends_on_id FROM monitor_dependencies d JOIN up ON d.monitor_id = up.id)";
@@ -165,8 +171,9 @@ pub async fn upstream_root<'e>(
     monitor_id: &str,
 ) -> Result<Option<String>, sqlx::Error> {
     let sql = format!(
-        "{UPSTREAM} SELECT COALESCE(a.root_cause_alert_id, a.id) FROM alerts a \
-         JOIN up ON a.open_key = up.id ORDER BY a.opened_at, a.id LIMIT 1"
+        "{UPSTREAM} SELECT COALESCE(a.root_cause_alert_id, a.id) \
+         FROM up CROSS JOIN alerts a WHERE a.open_key = up.id \
+         ORDER BY a.opened_at, a.id LIMIT 1"
     );
     sqlx::query_scalar(&sql)
         .bind(monitor_id)
@@ -194,11 +201,11 @@ pub async fn upstream_view<'e>(
 ) -> Result<UpstreamView, sqlx::Error> {
     let sql = format!(
         "{UPSTREAM} SELECT \
-         (SELECT COALESCE(a.root_cause_alert_id, a.id) FROM alerts a \
-             JOIN up ON a.open_key = up.id ORDER BY a.opened_at, a.id LIMIT 1), \
-         (SELECT COUNT(*) FROM monitors m JOIN up ON m.id = up.id \
-             WHERE m.status = 'MAINTENANCE'), \
-         (SELECT MAX({DETECTION}) FROM monitors m JOIN up ON m.id = up.id)"
+         (SELECT COALESCE(a.root_cause_alert_id, a.id) FROM up CROSS JOIN alerts a \
+             WHERE a.open_key = up.id ORDER BY a.opened_at, a.id LIMIT 1), \
+         (SELECT COUNT(*) FROM up CROSS JOIN monitors m WHERE m.id = up.id \
+             AND m.status = 'MAINTENANCE'), \
+         (SELECT MAX({DETECTION}) FROM up CROSS JOIN monitors m WHERE m.id = up.id)"
     );
     let (root, maintenance, hold): (Option<String>, i64, Option<i64>) =
         sqlx::query_as(&sql).bind(monitor_id).fetch_one(e).await?;
@@ -213,7 +220,9 @@ pub async fn upstream_view<'e>(
 /// the longest detection time among them (interval x confirmations + timeout + the minimum
 /// failure duration; a PUSH monitor's interval plus its grace). 0 without dependencies.
 pub async fn hold_ms<'e>(e: impl Exec<'e>, monitor_id: &str) -> Result<i64, sqlx::Error> {
-    let sql = format!("{UPSTREAM} SELECT MAX({DETECTION}) FROM monitors m JOIN up ON m.id = up.id");
+    let sql = format!(
+        "{UPSTREAM} SELECT MAX({DETECTION}) FROM up CROSS JOIN monitors m WHERE m.id = up.id"
+    );
     let max: Option<i64> = sqlx::query_scalar(&sql)
         .bind(monitor_id)
         .fetch_one(e)
@@ -311,8 +320,8 @@ pub async fn held_below(
     since: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
     let sql = format!(
-        "{DOWNSTREAM} SELECT a.id FROM alerts a JOIN down ON a.open_key = down.id \
-         WHERE a.root_cause_alert_id IS NULL AND a.opened_at >= $2 \
+        "{DOWNSTREAM} SELECT a.id FROM down CROSS JOIN alerts a WHERE a.open_key = down.id \
+         AND a.root_cause_alert_id IS NULL AND a.opened_at >= $2 \
          AND NOT EXISTS (SELECT 1 FROM deliveries dl WHERE dl.alert_id = a.id \
              AND (dl.status <> 'PENDING' OR dl.claimed_until IS NOT NULL \
                   OR dl.event <> 'alert.opened')) \
