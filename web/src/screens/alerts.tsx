@@ -1,7 +1,7 @@
 // Alerts: open and acknowledged outages (resolved ones on request), with acknowledge (not for a
 // viewer: role.ts). An alert suppressed under a dependency's outage says so ("suppressed by
 // <root>"); "Roots only" hides those.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, call, type Monitor, type Schemas } from '../api/client';
 import { when } from '../format';
 import { onLive } from '../live';
@@ -30,8 +30,13 @@ export function Alerts() {
   // Root alert id -> its monitor id, for roots not on this page.
   const [roots, setRoots] = useState<Record<string, string>>({});
 
-  const load = () =>
-    call(api.GET('/alerts', { params: { query: { status: filter, limit: 200, ...(rootOnly ? { rootOnly: true } : {}) } } })).then((p) => {
+  // Only the newest request's answer is shown: a reload for the filter just left (after an
+  // acknowledgement, or a live event) could otherwise land after the new filter's answer.
+  const latest = useRef(0);
+  const load = () => {
+    const asked = ++latest.current;
+    return call(api.GET('/alerts', { params: { query: { status: filter, limit: 200, ...(rootOnly ? { rootOnly: true } : {}) } } })).then((p) => {
+      if (asked !== latest.current) return;
       setAlerts(p.alerts);
       setError(null);
       const missing = [...new Set(p.alerts.map((a) => a.rootCauseAlertId).filter((r): r is string => !!r))].filter(
@@ -41,7 +46,10 @@ export function Alerts() {
         (found) => setRoots((was) => ({ ...was, ...Object.fromEntries(found.map((a) => [a.id, a.monitorId])) })),
         () => undefined,
       );
-    }, setError);
+    }, (e) => {
+      if (asked === latest.current) setError(e);
+    });
+  };
   const rootMonitor = (rootId: string) => alerts?.find((x) => x.id === rootId)?.monitorId ?? roots[rootId];
 
   useEffect(() => {
