@@ -106,7 +106,7 @@ test('4. a Telegram channel set up, then changed', async () => {
   await s.click(edit.getByRole('button', { name: 'Save channel' }));
   await expect(page.getByRole('form', { name: 'Edit Telegram' })).toHaveCount(0);
   done('Telegram channel, set up then changed', s, 11);
-  const channels = (await rest(page, 'GET', '/notification-channels')).notificationChannels as { name: string; config: { chatId: unknown } }[];
+  const channels = (await rest(page, 'GET', '/notification-channels?limit=200')).notificationChannels as { name: string; config: { chatId: unknown } }[];
   expect(channels.find((c) => c.name === 'Telegram')!.config.chatId).toBe('@ops_room');
 });
 
