@@ -195,7 +195,9 @@ async fn open(
         return Ok(0);
     }
     tracing::info!(alert = %alert.id, monitor = %m.id, "alert opened");
-    let folded = root_cause::fold_held(&mut *conn, graph, &alert, opened_at).await?;
+    // The held pages this root folds, listed in its page; beyond a few, the fold follows the
+    // page (`super::deliver` runs `root_cause::fold_held` beside its first attempt).
+    let dependents = root_cause::listed(&mut *conn, graph, &alert).await?;
     // A held page's incident waits for the hold too (`auto_incidents::open_after_holds`).
     let told = if hold > 0 {
         0
@@ -213,12 +215,7 @@ async fn open(
     };
     let targets = audience(conn, &m, &steps, alert.escalation_step).await?;
     let mut data = alert_data(links, &alert, &m, now);
-    // Only what this transaction folded can be under an alert that opened in it.
-    data["dependents"] = if folded > 0 {
-        root_cause::dependents(&mut *conn, &alert).await?
-    } else {
-        serde_json::Value::Array(Vec::new())
-    };
+    data["dependents"] = dependents;
     let sent = send(
         conn,
         &targets,
@@ -230,6 +227,11 @@ async fn open(
     )
     .await?;
     root_cause::hold_new(&mut *conn, &alert, hold).await?;
+    let listed = data["dependents"].as_array().map_or(0, Vec::len);
+    if listed > 0 && (sent == 0 || listed <= root_cause::FOLD_IN_PLACE) {
+        // A few, or no page to follow: the fold goes in this transaction.
+        root_cause::fold_held(&mut *conn, &alert.workspace_id, &alert.id, opened_at).await?;
+    }
     Ok(told + sent)
 }
 
@@ -554,7 +556,7 @@ async fn send(
                 channel_id: &t.id,
                 alert_id,
                 event,
-                data: data.clone(),
+                data,
                 at_ms: at,
             },
         )

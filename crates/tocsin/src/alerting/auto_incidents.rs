@@ -195,7 +195,12 @@ pub async fn open_after_holds(cx: &Cx, now: i64) -> Result<usize, sqlx::Error> {
             continue;
         }
         let mut tx = cx.db().begin().await?;
-        root_cause::enter(&mut tx, &a.workspace_id, &a.monitor_id).await?;
+        // An outage upstream opened during the hold: the alert folds under it (its page
+        // would too, `root_cause::settle_held`) and opens no incident.
+        if root_cause::settle_held(&mut tx, &a.workspace_id, &a.id, now).await? {
+            tx.commit().await?;
+            continue;
+        }
         // Still a root and unresolved, as this transaction sees it.
         let Some(now_row) = alerts::get(&mut *tx, &a.workspace_id, &a.id).await? else {
             continue;

@@ -189,8 +189,9 @@ async fn run(core: Arc<Worker>, stop: Stop) {
             let core = core.clone();
             let tx = tx.clone();
             tokio::spawn(async move {
-                let done = attempt(&core, row).await;
-                let _ = tx.send(done).await;
+                if let Some(done) = attempt_page(&core, row).await {
+                    let _ = tx.send(done).await;
+                }
                 drop(permit);
             });
         }
@@ -240,6 +241,65 @@ async fn claim(
     .await?;
     tx.commit().await?;
     Ok(rows)
+}
+
+/// [`attempt`], with what root-cause alerting asks of an alert's first `alert.opened`
+/// attempt (`super::root_cause`): a held page is judged again before it goes, and folds
+/// under an outage upstream that opened during its hold instead (`None`: nothing to record,
+/// the fold dropped the attempt); a root's page listing more dependents than its transaction
+/// folded folds them while it is sent, so that folding ten thousand alerts never delays the
+/// page itself.
+async fn attempt_page(core: &Worker, row: DeliveryRow) -> Option<Done> {
+    let page = row.event == AlertEvent::AlertOpened.as_str() && row.attempt == 1;
+    let Some(alert_id) = row.alert_id.clone().filter(|_| page) else {
+        return Some(attempt(core, row).await);
+    };
+    let ws = row.workspace_id.clone();
+    if row.due_at > row.created_at {
+        match settle_held(&core.cx, &ws, &alert_id).await {
+            Ok(true) => return None,
+            Ok(false) => {}
+            // Paging twice is better than not paging: it goes.
+            Err(e) => {
+                tracing::warn!(alert = %alert_id, error = %e, "could not judge a held page again")
+            }
+        }
+    }
+    if listed(&row.payload) <= super::root_cause::FOLD_IN_PLACE {
+        // Folded in the root's own transaction, if any.
+        return Some(attempt(core, row).await);
+    }
+    // The page is claimed: the fold goes beside it, and the attempt is recorded after both.
+    let (done, folded) = tokio::join!(attempt(core, row), fold_held(&core.cx, &ws, &alert_id));
+    if let Err(e) = folded {
+        // The held pages are judged again when they fall due.
+        tracing::warn!(alert = %alert_id, error = %e, "could not fold held alerts under their root");
+    }
+    Some(done)
+}
+
+/// How many dependents a stored `alert.opened` body lists (`data.dependents`).
+fn listed(payload: &str) -> usize {
+    serde_json::from_str::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| v["data"]["dependents"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+/// [`super::root_cause::settle_held`] in a transaction of its own.
+async fn settle_held(cx: &Cx, ws: &str, alert_id: &str) -> Result<bool, sqlx::Error> {
+    let mut tx = cx.db().begin().await?;
+    let folded = super::root_cause::settle_held(&mut tx, ws, alert_id, cx.clock().now_ms()).await?;
+    tx.commit().await?;
+    Ok(folded)
+}
+
+/// [`super::root_cause::fold_held`] in a transaction of its own.
+async fn fold_held(cx: &Cx, ws: &str, root_id: &str) -> Result<usize, sqlx::Error> {
+    let mut tx = cx.db().begin().await?;
+    let folded = super::root_cause::fold_held(&mut tx, ws, root_id, cx.clock().now_ms()).await?;
+    tx.commit().await?;
+    Ok(folded)
 }
 
 /// Why an attempt failed, and whether waiting can help.

@@ -141,7 +141,7 @@ pub async fn enqueue(
                 channel_id: &t.id,
                 alert_id: None,
                 event: news.webhook,
-                data: news.data.clone(),
+                data: &news.data,
                 at_ms: news.now,
             },
         )

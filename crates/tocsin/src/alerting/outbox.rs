@@ -2,7 +2,8 @@
 //! from, stored with the first attempt inside the caller's transaction. The delivery worker
 //! (`super::deliver`) sends it.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::event::AlertEvent;
 use crate::clock::rfc3339;
@@ -17,14 +18,31 @@ pub struct Notification<'a> {
     pub alert_id: Option<AlertId<'a>>,
     pub event: AlertEvent,
     /// The body's `data` (the alert and the monitor, or what the event is about).
-    pub data: Value,
+    pub data: &'a Value,
     /// When the event happened (ms): the body's `timestamp`, and when the first attempt is due.
     pub at_ms: i64,
 }
 
 /// The body of every notification: `{"type", "timestamp", "data"}` (Standard Webhooks).
-pub fn envelope(event: AlertEvent, at_ms: i64, data: Value) -> Value {
-    json!({ "type": event.as_str(), "timestamp": rfc3339(at_ms), "data": data })
+/// Serialized from a borrow: a root's `data` may list ten thousand dependents, and its page
+/// waits for this.
+#[derive(Serialize)]
+struct Envelope<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    timestamp: String,
+    data: &'a Value,
+}
+
+/// [`Envelope`] as stored: its JSON text.
+pub fn envelope(event: AlertEvent, at_ms: i64, data: &Value) -> String {
+    let body = Envelope {
+        kind: event.as_str(),
+        timestamp: rfc3339(at_ms),
+        data,
+    };
+    // A `Value` with string keys always serializes.
+    serde_json::to_string(&body).unwrap_or_default()
 }
 
 /// Enqueues `n` in the caller's transaction; returns the delivery's id. The message id
@@ -34,7 +52,7 @@ pub async fn enqueue(
     n: &Notification<'_>,
 ) -> Result<String, sqlx::Error> {
     let message_id = format!("msg_{}", new_id());
-    let payload = envelope(n.event, n.at_ms, n.data.clone()).to_string();
+    let payload = envelope(n.event, n.at_ms, n.data);
     deliveries::enqueue(
         conn,
         &NewDelivery {

@@ -1,6 +1,7 @@
 //! Root-cause alerting: a monitor that depends on others (`dependsOn`) pages once for a shared
-//! outage. Everything here runs in the transaction of the status change that opens or
-//! resolves an alert (`super::alerts`), so the decision and the deliveries commit together.
+//! outage. The decisions run in the transaction of the status change that opens or resolves
+//! an alert (`super::alerts`), so the decision and the deliveries commit together; folding
+//! held pages under their root follows the root's page (below).
 //!
 //! - **Suppressed.** A monitor going DOWN while something it depends on (directly or through
 //!   others) has an unresolved alert opens its alert under that outage's root
@@ -10,11 +11,18 @@
 //!   `alert.opened` deliveries are due only after its dependencies' longest detection time
 //!   ([`crate::store::dependencies::hold_ms`]). The hold is the delivery's due time in the
 //!   outbox, so it survives restarts and is sent by whichever node's worker finds it due.
-//! - **Folded.** A root that opens finds the held alerts of its dependents (directly or not)
-//!   opened within its own detection time before it and not sent yet, drops their held
-//!   deliveries and puts them under itself: its own page lists them (`data.dependents`).
-//!   A hold that runs out is simply sent; an outage that ends during its hold pages nobody
-//!   (its held page is dropped, and no resolution is sent).
+//! - **Folded.** A root that opens lists in its page the held alerts of its dependents
+//!   (directly or not) opened within its own detection time before it and not sent yet
+//!   (`data.dependents`, [`listed`]) and folds them ([`fold_held`]: their held deliveries
+//!   dropped, the alerts put under the root). Up to [`FOLD_IN_PLACE`] of them fold in its
+//!   transaction; beyond that it commits with the page alone, because moving ten thousand
+//!   alerts under it there kept its page waiting for the writer longer than a page may take,
+//!   and the fold follows the page's first attempt, by the node that made it
+//!   (`super::deliver`). It is kept however a process dies: a held page that falls due is
+//!   judged again first ([`settle_held`]), and folds under an outage upstream that is open
+//!   then instead of being sent. A hold that runs out with nothing upstream open is simply
+//!   sent; an outage that ends during its hold pages nobody (its held page is dropped, and no
+//!   resolution is sent).
 //! - **Released.** When a root resolves, the alerts still unresolved under it whose monitors
 //!   are DOWN become roots (or move under another outage upstream that is still on) and send
 //!   `alert.opened`, held for the time their own recovery takes to confirm: a dependent that
@@ -100,15 +108,55 @@ pub async fn upstream(
     Ok((upstream, view.hold_ms))
 }
 
-/// Folds the held alerts of `root`'s dependents under it (see the module doc); returns how
-/// many.
-pub async fn fold_held(
+/// How many listed dependents a root folds in its own transaction (a few milliseconds); a
+/// root listing more folds them beside its page's first attempt.
+pub const FOLD_IN_PLACE: usize = 50;
+
+/// What a root opening now lists in its page (`data.dependents`): the monitors of the held
+/// alerts it will fold ([`fold_held`]) and of what is already under those, by name.
+pub async fn listed(
     conn: &mut sqlx::AnyConnection,
     graph: Graph,
     root: &AlertRow,
+) -> Result<Value, sqlx::Error> {
+    if !graph.down {
+        return Ok(Value::Array(Vec::new()));
+    }
+    let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
+    let rows =
+        deps::held_below_listed(&mut *conn, &root.monitor_id, root.opened_at - window).await?;
+    let held: std::collections::HashSet<&str> = rows
+        .iter()
+        .filter(|r| r.under.is_none())
+        .map(|r| r.alert_id.as_str())
+        .collect();
+    let mut kept: Vec<&deps::Below> = rows
+        .iter()
+        .filter(|r| r.under.as_deref().is_none_or(|u| held.contains(u)))
+        .collect();
+    kept.sort_by(|a, b| (&a.name, &a.monitor_id).cmp(&(&b.name, &b.monitor_id)));
+    Ok(Value::Array(
+        kept.into_iter()
+            .map(|r| json!({"id": r.monitor_id, "name": r.name, "status": r.status}))
+            .collect(),
+    ))
+}
+
+/// Folds the held alerts of `root`'s dependents under it (see the module doc); returns how
+/// many. Runs in a transaction of its own after the root's page went out, so it begins as
+/// every decision does ([`enter`]) and folds only under a root that is still one.
+pub async fn fold_held(
+    conn: &mut sqlx::AnyConnection,
+    ws: &str,
+    root_id: &str,
     now: i64,
 ) -> Result<usize, sqlx::Error> {
-    if !graph.down {
+    let Some((root, graph)) = locked(&mut *conn, ws, root_id).await? else {
+        return Ok(0);
+    };
+    // Resolved meanwhile: what it would have folded pages (held) or was released with it.
+    // Under another outage meanwhile: its held dependents fold under that one when due.
+    if !graph.down || root.status == store::RESOLVED || root.root_cause_alert_id.is_some() {
         return Ok(0);
     }
     let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
@@ -118,6 +166,38 @@ pub async fn fold_held(
         tracing::info!(alert = %root.id, folded = held.len(), "held dependent alerts folded under their root");
     }
     Ok(held.len())
+}
+
+/// Judges a held alert again when its page falls due (or its incident would open): when an
+/// outage upstream of it is open now, it opened within the hold, so the alert folds under
+/// that outage's root and its held page is dropped unsent. Returns whether it folded. This is
+/// what keeps one page per outage when the fold that follows a root's page never ran (the
+/// process died between the two).
+pub async fn settle_held(
+    conn: &mut sqlx::AnyConnection,
+    ws: &str,
+    alert_id: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let Some((alert, graph)) = locked(&mut *conn, ws, alert_id).await? else {
+        return Ok(false);
+    };
+    if alert.status == store::RESOLVED {
+        return Ok(false);
+    }
+    let root = match alert.root_cause_alert_id {
+        Some(root) => Some(root),
+        None if graph.up => deps::upstream_root(&mut *conn, &alert.monitor_id).await?,
+        None => None,
+    };
+    match root {
+        Some(root) if root != alert.id => {
+            deps::fold_under(&mut *conn, &alert.id, &root, now).await?;
+            tracing::info!(alert = %alert.id, root = %root, "held alert folded under its root when its page fell due");
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 /// Holds a freshly opened root alert's `alert.opened` deliveries for `hold` ms
@@ -133,7 +213,23 @@ pub async fn hold_new(
     Ok(())
 }
 
-/// `data.dependents` of a root alert's notification: the monitors suppressed under it.
+/// Alert `alert_id` as it is once this transaction has begun its decision ([`enter`]: on
+/// PostgreSQL, read again after the workspace's lock, so it is what the last decision left).
+async fn locked(
+    conn: &mut sqlx::AnyConnection,
+    ws: &str,
+    alert_id: &str,
+) -> Result<Option<(AlertRow, Graph)>, sqlx::Error> {
+    let Some(first) = store::get(&mut *conn, ws, alert_id).await? else {
+        return Ok(None);
+    };
+    let graph = enter(&mut *conn, ws, &first.monitor_id).await?;
+    let now = store::get(&mut *conn, ws, alert_id).await?;
+    Ok(now.map(|a| (a, graph)))
+}
+
+/// `data.dependents` of a root alert's later notifications (escalated, resolved): the
+/// monitors suppressed under it.
 pub async fn dependents(
     conn: &mut sqlx::AnyConnection,
     alert: &AlertRow,

@@ -254,7 +254,7 @@ pub async fn enqueue_incident(
         return Ok(0);
     };
     let targets = subscribers::active(&mut *conn, ws, page_id).await?;
-    let payload = envelope(event, now, data.clone()).to_string();
+    let payload = envelope(event, now, data);
     let mut n = 0;
     for s in targets.iter().filter(|s| s.concerned_by(affected)) {
         enqueue(conn, s, email, &payload, now).await?;
@@ -575,11 +575,10 @@ mod tests {
         let body = envelope(
             AlertEvent::IncidentUpdated,
             0,
-            json!({"statusPage": {"name": "Acme", "url": "http://x/s/acme"},
+            &json!({"statusPage": {"name": "Acme", "url": "http://x/s/acme"},
                    "incident": {"title": "<b>API</b>", "status": "MONITORING"},
                    "update": {"message": "Fixed <script>"}}),
-        )
-        .to_string();
+        );
         let m = render(SubscriberEvent::IncidentUpdated, &body, "s1", &l, 0)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.subject, "[Acme] Update: <b>API</b>");

@@ -115,72 +115,68 @@ pub const TARGET_DEPS_STORM_RATIO: f64 = 1.10;
 /// Verdicts that compare scenarios of the same run: `checks-low` against `checks`, and
 /// `storm-deps` against `storm`.
 pub fn cross_verdicts(results: &mut [MonitorSummary]) {
-    deps_storm_verdict(results);
-    low_rate_verdict(results);
-}
-
-/// `storm-deps`'s server CPU per check over the outage against `storm`'s.
-fn deps_storm_verdict(results: &mut [MonitorSummary]) {
-    let cpu_of = |s: &MonitorSummary| {
+    let storm_cpu = |s: &MonitorSummary| {
         s.alerts
             .as_ref()
             .map(|a| a.server_cpu_us_per_check)
             .filter(|v| v.is_finite())
     };
-    let plain = results
-        .iter()
-        .find(|s| s.scenario == super::monitors::STORM)
-        .and_then(cpu_of);
-    let Some(deps) = results
-        .iter_mut()
-        .find(|s| s.scenario == super::monitors::STORM_DEPS)
-    else {
-        return;
-    };
-    let (measured, pass) = match (cpu_of(deps), plain) {
-        (Some(d), Some(p)) if p > 0.0 => (
-            format!("{d:.0} µs vs {p:.0} µs ({:.2}x)", d / p),
-            d / p <= TARGET_DEPS_STORM_RATIO,
-        ),
-        (Some(d), _) => (
-            format!("{d:.0} µs (name `storm` in the same run to compare)"),
-            false,
-        ),
-        _ => ("not measurable here".into(), false),
-    };
-    deps.verdicts.push(Verdict {
-        what: "server CPU per check over the outage, against `storm`'s".into(),
-        target: format!("<= {TARGET_DEPS_STORM_RATIO}x"),
-        measured,
-        pass,
-    });
+    ratio_verdict(
+        results,
+        Ratio {
+            base: super::monitors::STORM,
+            measured: super::monitors::STORM_DEPS,
+            cpu: &storm_cpu,
+            target: TARGET_DEPS_STORM_RATIO,
+            what: "server CPU per check over the outage, against `storm`'s",
+        },
+    );
+    let checks_cpu = |s: &MonitorSummary| s.checks.as_ref().and_then(|c| c.server_cpu_us_per_check);
+    ratio_verdict(
+        results,
+        Ratio {
+            base: super::monitors::CHECKS,
+            measured: CHECKS_LOW,
+            cpu: &checks_cpu,
+            target: TARGET_LOW_RATE_RATIO,
+            what: "server CPU per check at 100 checks/s vs at 2,000 checks/s",
+        },
+    );
 }
 
-/// `checks-low`'s server CPU per check against `checks`'.
-fn low_rate_verdict(results: &mut [MonitorSummary]) {
-    let high = results
+/// One scenario's server CPU per check held against another's of the same run.
+struct Ratio<'a> {
+    base: &'a str,
+    measured: &'a str,
+    cpu: &'a dyn Fn(&MonitorSummary) -> Option<f64>,
+    target: f64,
+    what: &'a str,
+}
+
+/// Adds `r`'s verdict to its measured scenario (when it ran): a miss when the base scenario
+/// did not run beside it, since the ratio is the target.
+fn ratio_verdict(results: &mut [MonitorSummary], r: Ratio<'_>) {
+    let base = results
         .iter()
-        .find(|s| s.scenario == super::monitors::CHECKS)
-        .and_then(|s| s.checks.as_ref())
-        .and_then(|c| c.server_cpu_us_per_check);
-    let Some(low) = results.iter_mut().find(|s| s.scenario == CHECKS_LOW) else {
+        .find(|s| s.scenario == r.base)
+        .and_then(|s| (r.cpu)(s));
+    let Some(summary) = results.iter_mut().find(|s| s.scenario == r.measured) else {
         return;
     };
-    let low_us = low.checks.as_ref().and_then(|c| c.server_cpu_us_per_check);
-    let (measured, pass) = match (low_us, high) {
-        (Some(l), Some(h)) if h > 0.0 => (
-            format!("{l:.0} µs vs {h:.0} µs ({:.2}x)", l / h),
-            l / h <= TARGET_LOW_RATE_RATIO,
+    let (measured, pass) = match ((r.cpu)(summary), base) {
+        (Some(m), Some(b)) if b > 0.0 => (
+            format!("{m:.0} µs vs {b:.0} µs ({:.2}x)", m / b),
+            m / b <= r.target,
         ),
-        (Some(l), _) => (
-            format!("{l:.0} µs (name `checks` in the same run to compare)"),
+        (Some(m), _) => (
+            format!("{m:.0} µs (name `{}` in the same run to compare)", r.base),
             false,
         ),
         _ => ("not measurable here".into(), false),
     };
-    low.verdicts.push(Verdict {
-        what: "server CPU per check at 100 checks/s vs at 2,000 checks/s".into(),
-        target: format!("<= {TARGET_LOW_RATE_RATIO}x"),
+    summary.verdicts.push(Verdict {
+        what: r.what.into(),
+        target: format!("<= {}x", r.target),
         measured,
         pass,
     });

@@ -78,7 +78,7 @@ pub async fn measure(
                 channel_id: &channel.id,
                 alert_id: None,
                 event: AlertEvent::MonitorDegraded,
-                data: json!({"monitor": {"id": format!("m{i}"), "name": format!("bench {i}"),
+                data: &json!({"monitor": {"id": format!("m{i}"), "name": format!("bench {i}"),
                     "type": "HTTP", "url": url, "status": "DEGRADED"}}),
                 at_ms: now,
             },

@@ -528,7 +528,7 @@ pub async fn send_test(core: &Cx, caller: &Caller, id: &str) -> Result<Delivery,
             channel_id: &row.id,
             alert_id: None,
             event: AlertEvent::Test,
-            data,
+            data: &data,
             at_ms: now,
         },
     )

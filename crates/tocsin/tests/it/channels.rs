@@ -340,7 +340,7 @@ async fn enqueue(srv: &TestServer, ws: &str, channel_id: &str, event: AlertEvent
             channel_id,
             alert_id: None,
             event,
-            data,
+            data: &data,
             at_ms: srv.state.clock().now_ms(),
         },
     )

@@ -214,7 +214,7 @@ async fn a_disabled_channel_fails_queued_alerts_but_still_takes_a_test() {
             channel_id: &id,
             alert_id: None,
             event: AlertEvent::AlertOpened,
-            data: json!({"monitor": {"name": "x"}}),
+            data: &json!({"monitor": {"name": "x"}}),
             at_ms: srv.state.clock().now_ms(),
         },
     )
@@ -299,7 +299,7 @@ async fn two_servers_on_one_database_share_the_queue_and_send_nothing_twice() {
                 channel_id: &id,
                 alert_id: None,
                 event: AlertEvent::MonitorDegraded,
-                data: json!({"monitor": {"name": format!("m{i}")}}),
+                data: &json!({"monitor": {"name": format!("m{i}")}}),
                 at_ms: srv.state.clock().now_ms(),
             },
         )

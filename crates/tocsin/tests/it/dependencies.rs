@@ -10,7 +10,9 @@
 //! components as affected, also on a page without the root) and a held dependent's own
 //! incident only once its hold is over; maintenance of a root silencing its dependents; a root
 //! and its dependent going down in two transactions at once (PostgreSQL's READ COMMITTED)
-//! still paging once; SIGKILL of the real binary during a hold.
+//! still paging once; SIGKILL of the real binary during a hold; a held page falling due under
+//! an open root folding there when the fold after the root's page never ran; a root listing
+//! more than it folds in its own transaction folding them beside its page.
 
 #![allow(clippy::unwrap_used)]
 
@@ -73,6 +75,26 @@ async fn alert_of(u: &User, monitor_id: &str) -> Value {
 
 fn id_of(v: &Value) -> String {
     v["id"].as_str().unwrap().to_string()
+}
+
+/// Waits (up to 10 s) until every alert of `monitors` is under `root`: the fold follows the
+/// root's page, beside its first attempt (`alerting::deliver`), a moment after the root's
+/// transaction.
+async fn folded_under(u: &User, monitors: &[String], root: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    for m in monitors {
+        loop {
+            let a = alert_of(u, m).await;
+            if a["rootCauseAlertId"] == json!(root) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{m} not folded under {root}: {a}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 /// A monitor named `name` checking `target` (interval 10 s, timeout 5 s) with `extra`.
@@ -274,6 +296,7 @@ async fn a_shared_outage_noticed_first_by_dependents_pages_once_per_channel() {
     tick(&s.srv, &s.clock).await;
     assert_eq!(monitor(&s.u, &s.root).await["status"], "DOWN");
     let root_alert = id_of(&alert_of(&s.u, &s.root).await);
+    folded_under(&s.u, &s.dependents, &root_alert).await;
     let q = queued(&s.srv, &s.ws).await;
     let opened = pages(&q, "alert.opened");
     assert_eq!(opened.len(), 2, "{:?}", opened);
@@ -290,12 +313,6 @@ async fn a_shared_outage_noticed_first_by_dependents_pages_once_per_channel() {
         assert_eq!(listed[0]["status"], "DOWN");
         assert!(listed.iter().all(|x| s.dependents.contains(&id_of(x))));
     }
-    for d in &s.dependents {
-        assert_eq!(
-            alert_of(&s.u, d).await["rootCauseAlertId"],
-            json!(root_alert)
-        );
-    }
     let roots = alerts(&s.u, "?rootOnly=true").await;
     assert_eq!(roots.len(), 1);
     assert_eq!(roots[0]["rootCauseAlertId"], Value::Null);
@@ -307,6 +324,35 @@ async fn a_shared_outage_noticed_first_by_dependents_pages_once_per_channel() {
     }
     let q = queued(&s.srv, &s.ws).await;
     assert_eq!(pages(&q, "alert.opened").len(), 2);
+    s.srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_root_listing_more_than_it_folds_in_place_pages_first_then_folds_them() {
+    let n = tocsin::alerting::root_cause::FOLD_IN_PLACE + 10;
+    let s = storm("deps-many@example.com", n).await;
+    s.root_target.set(503);
+    s.deps_target.set(503);
+    tick(&s.srv, &s.clock).await;
+    assert_eq!(
+        pages(&queued(&s.srv, &s.ws).await, "alert.opened").len(),
+        2 * n
+    );
+    // The root's transaction lists them and commits its pages; the delivery worker folds
+    // them beside the first attempt (the clock does not move: no hold runs out meanwhile).
+    tick(&s.srv, &s.clock).await;
+    let root_alert = id_of(&alert_of(&s.u, &s.root).await);
+    folded_under(&s.u, &s.dependents, &root_alert).await;
+    let q = queued(&s.srv, &s.ws).await;
+    let opened = pages(&q, "alert.opened");
+    assert_eq!(opened.len(), 2, "{opened:?}");
+    for d in &opened {
+        assert_eq!(d.alert_id.as_deref(), Some(root_alert.as_str()));
+        let listed = d.payload["data"]["dependents"].as_array().unwrap();
+        assert_eq!(listed.len(), n);
+        assert!(listed.iter().all(|x| s.dependents.contains(&id_of(x))));
+    }
+    assert_eq!(alerts(&s.u, "?rootOnly=true").await.len(), 1);
     s.srv.stop().await;
 }
 
@@ -334,6 +380,8 @@ async fn the_root_recovering_first_pages_for_the_dependents_still_down_then() {
     tick(&s.srv, &s.clock).await;
     tick(&s.srv, &s.clock).await;
     let root_alert = id_of(&alert_of(&s.u, &s.root).await);
+    let below: Vec<String> = s.dependents.iter().chain(&stuck).cloned().collect();
+    folded_under(&s.u, &below, &root_alert).await;
     assert_eq!(pages(&queued(&s.srv, &s.ws).await, "alert.opened").len(), 2);
 
     // The root and 20 dependents recover together; the two stay down.
@@ -503,6 +551,47 @@ async fn a_restart_during_the_hold_still_pages_once() {
         3
     );
     srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_held_page_falling_due_under_an_open_root_folds_even_if_the_fold_never_ran() {
+    let s = storm("deps-settle@example.com", 3).await;
+    s.root_target.set(503);
+    s.deps_target.set(503);
+    tick(&s.srv, &s.clock).await;
+    assert_eq!(pages(&queued(&s.srv, &s.ws).await, "alert.opened").len(), 6);
+    // The root's transaction committed (its alert open), and the process died before the
+    // fold that follows its page: the root's alert is there, nothing is under it.
+    let root = tocsin::store::alerts::AlertRow {
+        id: tocsin::ids::new_id(),
+        workspace_id: s.ws.clone(),
+        monitor_id: s.root.clone(),
+        status: "OPEN".into(),
+        cause: "HTTP 503".into(),
+        escalation_policy_id: None,
+        escalation_step: None,
+        next_escalation_at: None,
+        opened_at: s.clock.now_ms(),
+        acknowledged_at: None,
+        acknowledged_by: None,
+        resolved_at: None,
+        updated_at: s.clock.now_ms(),
+        version: 1,
+        root_cause_alert_id: None,
+    };
+    let mut tx = s.srv.state.db().begin().await.unwrap();
+    assert!(tocsin::store::alerts::open(&mut tx, &root).await.unwrap());
+    tx.commit().await.unwrap();
+    for d in &s.dependents {
+        assert_eq!(alert_of(&s.u, d).await["rootCauseAlertId"], Value::Null);
+    }
+    // Past the hold, the delivery worker finds the held pages due: each is judged again,
+    // folds under the open root, and is dropped unsent.
+    s.clock.advance_ms(60_000);
+    folded_under(&s.u, &s.dependents, &root.id).await;
+    let q = queued(&s.srv, &s.ws).await;
+    assert!(pages(&q, "alert.opened").is_empty(), "{q:?}");
+    s.srv.stop().await;
 }
 
 #[tokio::test]
@@ -716,7 +805,7 @@ async fn a_status_page_shows_one_incident_for_the_root_naming_its_dependents() {
     // The root notices: one incident per page, naming what depends on it.
     tick(&srv, &clock).await;
     let root = alert_of(&u, &db).await;
-    assert_eq!(alert_of(&u, &web).await["rootCauseAlertId"], root["id"]);
+    folded_under(&u, std::slice::from_ref(&web), root["id"].as_str().unwrap()).await;
     // Past every hold, the folded dependents still open nothing of their own.
     for _ in 0..3 {
         tick(&srv, &clock).await;
@@ -980,6 +1069,7 @@ async fn a_root_and_its_dependent_going_down_in_two_transactions_at_once_page_on
 
         let root = alert_of(&u, &db).await;
         assert_eq!(root["rootCauseAlertId"], Value::Null, "{root}");
+        folded_under(&u, std::slice::from_ref(&api), root["id"].as_str().unwrap()).await;
         let dep = alert_of(&u, &api).await;
         assert_eq!(dep["rootCauseAlertId"], root["id"], "round {round}: {dep}");
         let q = queued(&srv, &ws).await;
