@@ -230,7 +230,7 @@ async fn open(
     let listed = data["dependents"].as_array().map_or(0, Vec::len);
     if listed > 0 && (sent == 0 || listed <= root_cause::FOLD_IN_PLACE) {
         // A few, or no page to follow: the fold goes in this transaction.
-        root_cause::fold_held(&mut *conn, &alert.workspace_id, &alert.id, opened_at).await?;
+        root_cause::fold_below(&mut *conn, &alert, opened_at).await?;
     }
     Ok(told + sent)
 }

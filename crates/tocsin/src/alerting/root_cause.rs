@@ -122,9 +122,8 @@ pub async fn listed(
     if !graph.down {
         return Ok(Value::Array(Vec::new()));
     }
-    let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
-    let rows =
-        deps::held_below_listed(&mut *conn, &root.monitor_id, root.opened_at - window).await?;
+    let since = window_start(&mut *conn, root).await?;
+    let rows = deps::held_below_listed(&mut *conn, &root.monitor_id, since).await?;
     let held: std::collections::HashSet<&str> = rows
         .iter()
         .filter(|r| r.under.is_none())
@@ -159,8 +158,18 @@ pub async fn fold_held(
     if !graph.down || root.status == store::RESOLVED || root.root_cause_alert_id.is_some() {
         return Ok(0);
     }
-    let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
-    let held = deps::held_below(&mut *conn, &root.monitor_id, root.opened_at - window).await?;
+    fold_below(conn, &root, now).await
+}
+
+/// [`fold_held`] in the root's own transaction, which has begun its decision ([`enter`])
+/// and holds the root as it opened: a few listed dependents fold there (`FOLD_IN_PLACE`).
+pub async fn fold_below(
+    conn: &mut sqlx::AnyConnection,
+    root: &AlertRow,
+    now: i64,
+) -> Result<usize, sqlx::Error> {
+    let since = window_start(&mut *conn, root).await?;
+    let held = deps::held_below(&mut *conn, &root.monitor_id, since).await?;
     deps::fold_all_under(&mut *conn, &held, &root.id, now).await?;
     if !held.is_empty() {
         tracing::info!(alert = %root.id, folded = held.len(), "held dependent alerts folded under their root");
@@ -224,8 +233,20 @@ async fn locked(
         return Ok(None);
     };
     let graph = enter(&mut *conn, ws, &first.monitor_id).await?;
+    // Only a lock can have let another decision in between (SQLite's one writer cannot).
+    let waited = (graph.up || graph.down) && conn.backend_name().eq_ignore_ascii_case("postgresql");
+    if !waited {
+        return Ok(Some((first, graph)));
+    }
     let now = store::get(&mut *conn, ws, alert_id).await?;
     Ok(now.map(|a| (a, graph)))
+}
+
+/// Where the window of held alerts `root` lists and folds begins: its opening less its own
+/// detection time.
+async fn window_start(conn: &mut sqlx::AnyConnection, root: &AlertRow) -> Result<i64, sqlx::Error> {
+    let window = deps::detection_ms(&mut *conn, &root.monitor_id).await?;
+    Ok(root.opened_at - window)
 }
 
 /// `data.dependents` of a root alert's later notifications (escalated, resolved): the
