@@ -229,9 +229,13 @@ test("the chart's times are in the workspace's time zone", async ({ browser }) =
   await p.getByRole('group', { name: 'Chart range' }).getByRole('button', { name: '1 h', exact: true }).click();
   // The legend shows the time of the check under the cursor: the latest, at the right edge.
   await expect(chart).toHaveAttribute('data-range', '1h');
-  await expect(p.locator('.chart .u-over')).toBeVisible();
-  const box = (await p.locator('.chart .u-over').boundingBox())!;
-  await p.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
+  // The chart may draw itself again as the range's data arrives: take the box of the one
+  // that is there, and hover it through the locator (which finds it again if it was redrawn).
+  const over = p.locator('.chart .u-over');
+  let box: { width: number; height: number } | null = null;
+  await expect.poll(async () => (box = await over.boundingBox()) !== null).toBe(true);
+  const { width, height } = box!;
+  await over.hover({ position: { x: width - 2, y: height / 2 } });
   const shown = (await p.locator('.chart .u-legend .u-series').first().locator('.u-value').textContent())!.trim();
   // uPlot's legend stamp: "2026-11-27 11:05pm" (seconds when the range is short).
   const m = shown.match(/(\d{4})-(\d{2})-(\d{2}) (\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm)?/i);
