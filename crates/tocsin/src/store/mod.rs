@@ -27,6 +27,7 @@ pub mod heartbeats;
 pub mod incidents;
 pub mod inventory;
 pub mod invitations;
+pub mod lane;
 pub mod leases;
 pub mod maintenance;
 pub mod mcp_sessions;
@@ -56,8 +57,6 @@ pub mod workspaces;
 
 pub use versioned::Versioned;
 
-/// `$start, $start+1, ...`: the placeholders of an `IN (...)` list of `n` values whose first
-/// is bound as `$start`.
 /// A condition on `monitors.seq` that keeps the monitors of `partitions` (numbers below
 /// [`tocsin_core::partition::COUNT`], so written inline), to `AND` onto a query's filter;
 /// `None` keeps every monitor.
@@ -76,6 +75,8 @@ pub fn in_partitions(partitions: Option<&[usize]>) -> String {
     }
 }
 
+/// `$start, $start+1, ...`: the placeholders of an `IN (...)` list of `n` values whose first
+/// is bound as `$start`.
 pub fn in_list(start: usize, n: usize) -> String {
     (start..start + n)
         .map(|i| format!("${i}"))
@@ -106,6 +107,8 @@ pub struct Db {
     /// PostgreSQL a small pool of its own, so a flood of reads and per-request writes queued on
     /// the shared pool never times the group commit out.
     batch: AnyPool,
+    /// Plain connections for the read every scheduled check makes (see [`lane`]).
+    lane: std::sync::Arc<lane::Lane>,
 }
 
 /// A transaction on the write side.
@@ -158,12 +161,13 @@ impl Db {
         match backend {
             Backend::Sqlite => {
                 let write = sqlite_pool(1).connect_with(options.clone()).await?;
-                let read = sqlite_pool(8).connect_with(options).await?;
+                let read = sqlite_pool(8).connect_with(options.clone()).await?;
                 Ok(Db {
                     backend,
                     read,
                     batch: write.clone(),
                     write,
+                    lane: std::sync::Arc::new(lane::Lane::new(options, true)),
                 })
             }
             Backend::Postgres => {
@@ -198,13 +202,14 @@ impl Db {
                 let batch = AnyPoolOptions::new()
                     .max_connections(2)
                     .acquire_timeout(Duration::from_secs(30))
-                    .connect_with(options)
+                    .connect_with(options.clone())
                     .await?;
                 Ok(Db {
                     backend,
                     read: pool.clone(),
                     write: pool,
                     batch,
+                    lane: std::sync::Arc::new(lane::Lane::new(options, false)),
                 })
             }
         }
@@ -217,6 +222,11 @@ impl Db {
     /// The pool for reads.
     pub fn reader(&self) -> &AnyPool {
         &self.read
+    }
+
+    /// The read lane, for the read every scheduled check makes (see [`lane`]).
+    pub fn lane(&self) -> &lane::Lane {
+        &self.lane
     }
 
     /// The pool for single-statement writes.
@@ -319,6 +329,7 @@ impl Db {
     }
 
     pub async fn close(&self) {
+        self.lane.close().await;
         self.batch.close().await;
         self.write.close().await;
         self.read.close().await;
@@ -354,6 +365,14 @@ fn redacted(url: &str) -> String {
     }
 }
 
+/// What every SQLite connection runs first. Incremental auto-vacuum lets pruning hand space
+/// back. It must come first: switching to WAL writes the header of a fresh file, after which
+/// the auto-vacuum mode can no longer change (on an existing database the pragma is a harmless
+/// no-op). WAL lets readers run beside the writer; NORMAL sync is durable across process
+/// crashes in WAL mode.
+const SQLITE_SETUP: &str = "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; \
+     PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;";
+
 fn sqlite_pool(max: u32) -> AnyPoolOptions {
     AnyPoolOptions::new()
         .max_connections(max)
@@ -366,17 +385,7 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
         .test_before_acquire(false)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
-                // Incremental auto-vacuum lets pruning hand space back. It must come first:
-                // switching to WAL writes the header of a fresh file, after which the
-                // auto-vacuum mode can no longer change (on an existing database the pragma is
-                // a harmless no-op). WAL lets readers run beside the writer; NORMAL sync is
-                // durable across process crashes in WAL mode.
-                conn.execute(
-                    "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; \
-                     PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
-                     PRAGMA foreign_keys = ON;",
-                )
-                .await?;
+                conn.execute(SQLITE_SETUP).await?;
                 Ok(())
             })
         })

@@ -349,6 +349,54 @@ pub async fn get_by_id<'e>(e: impl Exec<'e>, id: &str) -> Result<Option<MonitorR
     sqlx::query_as(&sql).bind(id).fetch_optional(e).await
 }
 
+/// [`COLUMNS`] for a scheduled run whose settings the scheduler already holds: the state the
+/// run steps and what says whether it runs at all, with the settings' columns (name, config,
+/// regions, ...) left empty, so each check does not copy them out of its row. Only good with
+/// settings parsed from the same `version` (see [`get_for_run`]).
+const RUN_COLUMNS: &str =
+    "id, seq, '' AS workspace_id, '' AS name, type, status, NULL AS url, NULL AS host, \
+     NULL AS port, interval_s, retries, timeout_s, '[]' AS tags, NULL AS description, \
+     '{}' AS config, '[]' AS regions, region_strategy, quorum, confirmations_required, \
+     recovery_confirmations_required, min_failure_duration_ms, consecutive_failures, \
+     consecutive_successes, pending_failure_since, active, grace_s, last_push_at, dns_baseline, \
+     status_changed_at, last_check_at, started_at, stale_since, maintenance_until, \
+     maintenance_excluded, flap_transitions, flap_window_minutes, flapping_since, version, \
+     created_at, updated_at";
+
+/// A monitor's row just before a scheduled check of it, for a run holding settings parsed
+/// from version `held` of the row: the state alone when the row is still at that version, the
+/// whole row when it moved on (or nothing is held). Read through the read lane when a lane
+/// connection is free, else through the read pool (see [`super::lane`]).
+pub async fn get_for_run(
+    db: &super::Db,
+    id: &str,
+    held: Option<i64>,
+) -> Result<Option<MonitorRow>, sqlx::Error> {
+    static LEAN: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| format!("SELECT {RUN_COLUMNS} FROM monitors WHERE id = $1"));
+    let lean = LEAN.as_str();
+    let row = match db.lane().lease().await {
+        Some(mut lease) => {
+            let row: Option<MonitorRow> = sqlx::query_as(lean)
+                .bind(id)
+                .fetch_optional(lease.conn())
+                .await?;
+            lease.done();
+            row
+        }
+        None => {
+            sqlx::query_as(lean)
+                .bind(id)
+                .fetch_optional(db.reader())
+                .await?
+        }
+    };
+    match row {
+        Some(r) if Some(r.version) != held => get_by_id(db.reader(), id).await,
+        other => Ok(other),
+    }
+}
+
 /// Filters of a monitor listing; every one optional, all combined with AND.
 #[derive(Debug, Clone, Default)]
 pub struct MonitorFilter {
