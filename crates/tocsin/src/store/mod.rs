@@ -22,6 +22,7 @@ pub mod email_needs;
 pub mod email_verifications;
 pub mod escalation;
 pub mod events;
+pub mod group_read;
 pub mod heartbeat_partitions;
 pub mod heartbeats;
 pub mod incidents;
@@ -109,6 +110,8 @@ pub struct Db {
     batch: AnyPool,
     /// Plain connections for the read every scheduled check makes (see [`lane`]).
     lane: std::sync::Arc<lane::Lane>,
+    /// The scheduler's runs' state reads, grouped (see [`group_read`]).
+    run_rows: std::sync::Arc<group_read::GroupRead<monitors::MonitorRow>>,
 }
 
 /// A transaction on the write side.
@@ -168,6 +171,7 @@ impl Db {
                     batch: write.clone(),
                     write,
                     lane: std::sync::Arc::new(lane::Lane::new(options, true)),
+                    run_rows: Default::default(),
                 })
             }
             Backend::Postgres => {
@@ -210,6 +214,7 @@ impl Db {
                     write: pool,
                     batch,
                     lane: std::sync::Arc::new(lane::Lane::new(options, false)),
+                    run_rows: Default::default(),
                 })
             }
         }
@@ -227,6 +232,11 @@ impl Db {
     /// The read lane, for the read every scheduled check makes (see [`lane`]).
     pub fn lane(&self) -> &lane::Lane {
         &self.lane
+    }
+
+    /// The grouped state reads of the scheduler's runs (see [`group_read`]).
+    pub fn run_rows(&self) -> &group_read::GroupRead<monitors::MonitorRow> {
+        &self.run_rows
     }
 
     /// The pool for single-statement writes.

@@ -365,36 +365,46 @@ const RUN_COLUMNS: &str =
 
 /// A monitor's row just before a scheduled check of it, for a run holding settings parsed
 /// from version `held` of the row: the state alone when the row is still at that version, the
-/// whole row when it moved on (or nothing is held). Read through the read lane when a lane
-/// connection is free, else through the read pool (see [`super::lane`]).
+/// whole row when it moved on (or nothing is held). Runs starting together read their states
+/// in one statement ([`super::group_read`]), through the read lane when a lane connection is
+/// free, else through the read pool (see [`super::lane`]).
 pub async fn get_for_run(
     db: &super::Db,
     id: &str,
     held: Option<i64>,
 ) -> Result<Option<MonitorRow>, sqlx::Error> {
-    static LEAN: std::sync::LazyLock<String> =
-        std::sync::LazyLock::new(|| format!("SELECT {RUN_COLUMNS} FROM monitors WHERE id = $1"));
-    let lean = LEAN.as_str();
-    let row = match db.lane().lease().await {
-        Some(mut lease) => {
-            let row: Option<MonitorRow> = sqlx::query_as(lean)
-                .bind(id)
-                .fetch_optional(lease.conn())
-                .await?;
-            lease.done();
-            row
-        }
-        None => {
-            sqlx::query_as(lean)
-                .bind(id)
-                .fetch_optional(db.reader())
-                .await?
-        }
-    };
+    let row = db.run_rows().get(id, |ids| states_for_run(db, ids)).await?;
     match row {
         Some(r) if Some(r.version) != held => get_by_id(db.reader(), id).await,
         other => Ok(other),
     }
+}
+
+/// The [`RUN_COLUMNS`] of the monitors `ids`, with their ids.
+async fn states_for_run(
+    db: &super::Db,
+    ids: Vec<String>,
+) -> Result<Vec<(String, MonitorRow)>, sqlx::Error> {
+    // The list is padded to a power of two with its last id, so a connection prepares a
+    // handful of statements rather than one per group size.
+    let width = ids.len().max(1).next_power_of_two();
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM monitors WHERE id IN ({})",
+        super::in_list(1, width)
+    );
+    let mut q = sqlx::query_as::<_, MonitorRow>(&sql);
+    for i in 0..width {
+        q = q.bind(ids.get(i).or(ids.last()).map_or("", String::as_str));
+    }
+    let rows = match db.lane().lease().await {
+        Some(mut lease) => {
+            let rows = q.fetch_all(lease.conn()).await?;
+            lease.done();
+            rows
+        }
+        None => q.fetch_all(db.reader()).await?,
+    };
+    Ok(rows.into_iter().map(|r| (r.id.clone(), r)).collect())
 }
 
 /// Filters of a monitor listing; every one optional, all combined with AND.

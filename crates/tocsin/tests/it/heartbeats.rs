@@ -1141,3 +1141,96 @@ async fn pending_heartbeats_count_in_no_stats_uptime_or_outage() {
     assert_eq!(rep["downtimeMs"], json!(255_000 + 150_000));
     srv.stop().await;
 }
+
+/// A writer with patience: patient results wait to share a commit, and the wait ends at once
+/// for a result someone waits on or a full batch. The patience is long (2 s) so the bounds
+/// below hold on a loaded machine.
+#[tokio::test]
+async fn patient_results_share_a_commit_and_never_hold_back_one_that_is_waited_on() {
+    use std::time::Duration;
+    use tocsin::monitoring::heartbeats::{HeartbeatWriter, WriterOptions};
+
+    let srv = TestServer::start().await;
+    let alice = srv.sign_up("alice@example.com").await;
+    let (mid, seq) = create_monitor(&srv, &alice.workspace_id).await;
+    let writer = HeartbeatWriter::start(
+        srv.state.db().clone(),
+        WriterOptions {
+            patience: Duration::from_secs(2),
+            ..WriterOptions::default()
+        },
+    );
+
+    // Two patient results, the second a moment later: one commit, after the patience.
+    let before = writer.counts();
+    let started = Instant::now();
+    let first = tokio::spawn(writer.submit_patient(beat(&mid, seq, H, "eu", Status::Up, 1.0)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let second = writer.submit_patient(beat(&mid, seq, H + 1_000, "eu", Status::Up, 1.0));
+    assert!(second.await.is_ok());
+    assert!(first.await.unwrap().is_ok());
+    assert!(
+        started.elapsed() >= Duration::from_millis(1_500),
+        "patient results waited for company: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(writer.counts().transactions - before.transactions, 1);
+    assert_eq!(writer.counts().written - before.written, 2);
+
+    // A result someone waits on ends the wait: both commit together, long before the patience.
+    let before = writer.counts();
+    let started = Instant::now();
+    let patient =
+        tokio::spawn(writer.submit_patient(beat(&mid, seq, H + 2_000, "eu", Status::Up, 1.0)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(writer
+        .submit(beat(&mid, seq, H + 3_000, "eu", Status::Down, 1.0))
+        .await
+        .is_ok());
+    assert!(patient.await.unwrap().is_ok());
+    assert!(
+        started.elapsed() < Duration::from_millis(1_200),
+        "an impatient result was held back: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(writer.counts().transactions - before.transactions, 1);
+
+    // A full batch of patient results commits without waiting.
+    let started = Instant::now();
+    let batch: Vec<_> = (0..40)
+        .map(|i| {
+            writer.submit_patient(beat(
+                &mid,
+                seq,
+                H + 10_000 + i * 1_000,
+                "eu",
+                Status::Up,
+                1.0,
+            ))
+        })
+        .collect();
+    assert!(futures::future::join_all(batch)
+        .await
+        .iter()
+        .all(|r| r.is_ok()));
+    assert!(
+        started.elapsed() < Duration::from_millis(1_200),
+        "a full batch waited: {:?}",
+        started.elapsed()
+    );
+
+    // A flush ends the wait too.
+    let started = Instant::now();
+    let waiting =
+        tokio::spawn(writer.submit_patient(beat(&mid, seq, H + 100_000, "eu", Status::Up, 1.0)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    writer.flush().await;
+    assert!(waiting.await.unwrap().is_ok());
+    assert!(
+        started.elapsed() < Duration::from_millis(1_200),
+        "{:?}",
+        started.elapsed()
+    );
+    writer.shutdown().await;
+    srv.stop().await;
+}

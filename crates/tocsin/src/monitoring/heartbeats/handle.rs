@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::submission::{HeartbeatRef, NewHeartbeat};
-use super::task::WriterTask;
+use super::task::{WriterTask, PATIENT_BATCH};
 use crate::monitoring::push_record::Skip;
 use crate::store::Db;
 
@@ -133,6 +133,8 @@ pub struct HeartbeatWriter {
     stats: Arc<WriterStats>,
     /// Detached submissions still waiting for queue room, so `flush` can wait for them.
     parked: Arc<(AtomicUsize, Notify)>,
+    /// Rung after queueing what must not wait for company (see [`WriterTask`]'s patience).
+    hurry: Arc<Notify>,
 }
 
 impl std::fmt::Debug for HeartbeatWriter {
@@ -157,11 +159,13 @@ impl HeartbeatWriter {
     pub fn start(db: Db, opts: WriterOptions) -> HeartbeatWriter {
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let stats = Arc::new(WriterStats::default());
+        let hurry = Arc::new(Notify::new());
         let backend = db.backend();
         let task = WriterTask {
             db,
             opts,
             stats: stats.clone(),
+            hurry: hurry.clone(),
             regions: HashMap::new(),
             last_ts: HashMap::new(),
         };
@@ -178,6 +182,7 @@ impl HeartbeatWriter {
             tx,
             stats,
             parked: Arc::new((AtomicUsize::new(0), Notify::new())),
+            hurry,
         }
     }
 
@@ -204,6 +209,7 @@ impl HeartbeatWriter {
         patient: bool,
     ) -> impl std::future::Future<Output = Result<HeartbeatRef, WriteError>> + Send + 'static {
         let tx = self.tx.clone();
+        let hurry = self.hurry.clone();
         async move {
             let (reply, answer) = oneshot::channel();
             tx.send(Msg::Job(Box::new(Job {
@@ -213,6 +219,10 @@ impl HeartbeatWriter {
             })))
             .await
             .map_err(|_| WriteError::Closed)?;
+            // A patient result wakes the writer only once enough have queued to commit.
+            if !patient || tx.max_capacity() - tx.capacity() >= PATIENT_BATCH {
+                hurry.notify_one();
+            }
             answer.await.unwrap_or(Err(WriteError::Closed))
         }
     }
@@ -225,15 +235,17 @@ impl HeartbeatWriter {
             reply: None,
             patient: false,
         }))) {
-            Ok(()) => {}
+            Ok(()) => self.hurry.notify_one(),
             Err(mpsc::error::TrySendError::Full(msg)) => {
                 let tx = self.tx.clone();
                 let parked = self.parked.clone();
+                let hurry = self.hurry.clone();
                 parked.0.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(async move {
                     if tx.send(msg).await.is_err() {
                         tracing::warn!("heartbeat dropped: the writer has shut down");
                     }
+                    hurry.notify_one();
                     if parked.0.fetch_sub(1, Ordering::SeqCst) == 1 {
                         parked.1.notify_waiters();
                     }
@@ -251,6 +263,7 @@ impl HeartbeatWriter {
         self.unpark().await;
         let (ack, done) = oneshot::channel();
         if self.tx.send(Msg::Flush(ack)).await.is_ok() {
+            self.hurry.notify_one();
             let _ = done.await;
         }
     }
@@ -271,6 +284,7 @@ impl HeartbeatWriter {
         self.unpark().await;
         let (ack, done) = oneshot::channel();
         if self.tx.send(Msg::Shutdown(ack)).await.is_ok() {
+            self.hurry.notify_one();
             let _ = done.await;
         }
     }

@@ -34,6 +34,9 @@ pub(super) struct WriterTask {
     pub(super) db: Db,
     pub(super) opts: WriterOptions,
     pub(super) stats: Arc<WriterStats>,
+    /// Rung by the handle after queueing a submission that must not wait, a flush, a
+    /// shutdown, or the [`PATIENT_BATCH`]th patient one.
+    pub(super) hurry: Arc<tokio::sync::Notify>,
     /// Region name to id, filled on first use.
     pub(super) regions: HashMap<String, i64>,
     /// The newest stored time per (monitor seq, region id), to move same-millisecond twins.
@@ -60,12 +63,11 @@ pub(super) struct Committed {
 }
 
 /// Waits up to `wait` for more submissions while the batch holds fewer than `limit` jobs; a
-/// flush or a shutdown ends the wait, and so does (with `hurry`) a job someone waits on.
+/// flush or a shutdown ends the wait.
 async fn company(
     rx: &mut mpsc::Receiver<Msg>,
     wait: std::time::Duration,
     limit: usize,
-    hurry: bool,
     jobs: &mut Vec<Job>,
     acks: &mut Vec<oneshot::Sender<()>>,
     stop: &mut Option<oneshot::Sender<()>>,
@@ -73,13 +75,7 @@ async fn company(
     let deadline = tokio::time::Instant::now() + wait;
     while jobs.len() < limit {
         match tokio::time::timeout_at(deadline, rx.recv()).await {
-            Ok(Some(Msg::Job(j))) => {
-                let impatient = !j.patient;
-                jobs.push(*j);
-                if hurry && impatient {
-                    break;
-                }
-            }
+            Ok(Some(Msg::Job(j))) => jobs.push(*j),
             Ok(Some(Msg::Flush(a))) => {
                 acks.push(a);
                 break;
@@ -89,6 +85,51 @@ async fn company(
                 break;
             }
             Ok(None) | Err(_) => break,
+        }
+    }
+}
+
+/// Lets a batch of patient results wait up to `wait` for more, to share one commit. The
+/// writer sleeps through the wait instead of waking for each result that queues (at everyday
+/// rates each such wake-up would cost about what the commit saves): only `hurry`, rung for
+/// a result someone waits on, a flush, a shutdown or a full batch, ends it early.
+async fn patiently(
+    rx: &mut mpsc::Receiver<Msg>,
+    hurry: &tokio::sync::Notify,
+    wait: std::time::Duration,
+    jobs: &mut Vec<Job>,
+    acks: &mut Vec<oneshot::Sender<()>>,
+    stop: &mut Option<oneshot::Sender<()>>,
+) {
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut last = false;
+    loop {
+        while jobs.len() < PATIENT_BATCH {
+            match rx.try_recv() {
+                Ok(Msg::Job(j)) => {
+                    let impatient = !j.patient;
+                    jobs.push(*j);
+                    if impatient {
+                        return;
+                    }
+                }
+                Ok(Msg::Flush(a)) => {
+                    acks.push(a);
+                    return;
+                }
+                Ok(Msg::Shutdown(a)) => {
+                    *stop = Some(a);
+                    return;
+                }
+                Err(_) => break,
+            }
+        }
+        if last || jobs.len() >= PATIENT_BATCH {
+            return;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => last = true,
+            _ = hurry.notified() => {}
         }
     }
 }
@@ -121,7 +162,6 @@ impl WriterTask {
                     &mut rx,
                     self.opts.max_wait,
                     limit,
-                    false,
                     &mut jobs,
                     &mut acks,
                     &mut stop,
@@ -133,17 +173,9 @@ impl WriterTask {
                 && !self.opts.patience.is_zero()
                 && jobs.iter().all(|j| j.patient)
             {
+                let hurry = self.hurry.clone();
                 let wait = self.opts.patience;
-                company(
-                    &mut rx,
-                    wait,
-                    PATIENT_BATCH,
-                    true,
-                    &mut jobs,
-                    &mut acks,
-                    &mut stop,
-                )
-                .await;
+                patiently(&mut rx, &hurry, wait, &mut jobs, &mut acks, &mut stop).await;
             }
             self.write(jobs).await;
             for a in acks {
