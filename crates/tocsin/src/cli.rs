@@ -303,11 +303,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Some(_) => None,
     };
+    // Handlers first: a stop sent while the server starts ends it in order, never by default.
+    let shutdown = tocsin::server::shutdown_signal_or_hurry();
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| anyhow::anyhow!("binding {}: {e}", config.listen))?;
     let state = tocsin::server::start(config, None).await?;
-    tocsin::server::run(listener, state, tocsin::server::shutdown_signal_or_hurry()).await
+    tocsin::server::run(listener, state, shutdown).await
 }
 
 async fn probe(args: ProbeArgs) -> anyhow::Result<()> {

@@ -474,33 +474,47 @@ pub const HURRIED_EXIT_CODE: i32 = 130;
 /// process at once with [`HURRIED_EXIT_CODE`], logging that it did. What was still in flight
 /// is then what a crash leaves: committed data is safe, deliveries cut short are sent again
 /// after their claims lapse on the next start.
-pub async fn shutdown_signal_or_hurry() {
+///
+/// The handlers are installed by the call itself, not by the first poll of the future it
+/// returns: a signal sent as soon as the server answers (a supervisor stopping what it just
+/// saw become ready) must find them in place rather than the default, which kills the
+/// process. Call it inside the runtime.
+pub fn shutdown_signal_or_hurry() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    {
+    let signals = {
         use tokio::signal::unix::{signal, SignalKind};
         // Both registered before the first signal, so a second Ctrl-C right behind the first
         // is kept for the task below rather than lost.
-        let (Ok(mut interrupt), Ok(mut terminate)) = (
+        match (
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
-        ) else {
-            return shutdown_signal().await;
-        };
-        tokio::select! {
-            _ = interrupt.recv() => {},
-            _ = terminate.recv() => {},
+        ) {
+            (Ok(interrupt), Ok(terminate)) => Some((interrupt, terminate)),
+            _ => None,
         }
-        tracing::info!("shutdown signal received (press Ctrl-C again to exit at once)");
-        tokio::spawn(async move {
-            if interrupt.recv().await.is_some() {
-                tracing::warn!(
-                    code = HURRIED_EXIT_CODE,
-                    "interrupted again: exiting at once, without finishing what is in flight"
-                );
-                std::process::exit(HURRIED_EXIT_CODE);
+    };
+    async move {
+        #[cfg(unix)]
+        {
+            let Some((mut interrupt, mut terminate)) = signals else {
+                return shutdown_signal().await;
+            };
+            tokio::select! {
+                _ = interrupt.recv() => {},
+                _ = terminate.recv() => {},
             }
-        });
+            tracing::info!("shutdown signal received (press Ctrl-C again to exit at once)");
+            tokio::spawn(async move {
+                if interrupt.recv().await.is_some() {
+                    tracing::warn!(
+                        code = HURRIED_EXIT_CODE,
+                        "interrupted again: exiting at once, without finishing what is in flight"
+                    );
+                    std::process::exit(HURRIED_EXIT_CODE);
+                }
+            });
+        }
+        #[cfg(not(unix))]
+        shutdown_signal().await;
     }
-    #[cfg(not(unix))]
-    shutdown_signal().await;
 }
