@@ -1,4 +1,4 @@
-//! The read lane: a few plain connections kept outside the pools, for the one read every
+//! The read lane: plain connections kept outside the pools, for the one read every
 //! scheduled check makes (its monitor's row and state, just before it runs).
 //!
 //! Why not the read pool: sqlx 0.8 pings every pooled connection it takes back, so each read
@@ -14,11 +14,12 @@ use sqlx::any::AnyConnectOptions;
 use sqlx::{AnyConnection, Connection, Executor};
 use tokio::sync::{Mutex, MutexGuard};
 
-/// How many lane connections: enough for the checks that start in the same instant on a
-/// small machine; more starts fall back to the pool.
-const SLOTS: usize = 2;
+/// How many lane connections. Its one caller, the scheduler's group read
+/// (`monitors::get_for_run`), has one read in flight at a time, so one is enough; a second
+/// would only hold a connection (and on SQLite a thread) that never works.
+const SLOTS: usize = 1;
 
-/// A few plain connections (see the module doc).
+/// Plain connections outside the pools (see the module doc).
 #[derive(Debug)]
 pub struct Lane {
     options: AnyConnectOptions,
