@@ -135,6 +135,8 @@ pub struct HeartbeatWriter {
     parked: Arc<(AtomicUsize, Notify)>,
     /// Rung after queueing what must not wait for company (see [`WriterTask`]'s patience).
     hurry: Arc<Notify>,
+    /// How many queued submissions fill the batch the writer is waiting with (set by it).
+    need: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for HeartbeatWriter {
@@ -160,12 +162,14 @@ impl HeartbeatWriter {
         let (tx, rx) = mpsc::channel(opts.queue.max(1));
         let stats = Arc::new(WriterStats::default());
         let hurry = Arc::new(Notify::new());
+        let need = Arc::new(AtomicUsize::new(PATIENT_BATCH));
         let backend = db.backend();
         let task = WriterTask {
             db,
             opts,
             stats: stats.clone(),
             hurry: hurry.clone(),
+            need: need.clone(),
             regions: HashMap::new(),
             last_ts: HashMap::new(),
         };
@@ -183,6 +187,7 @@ impl HeartbeatWriter {
             stats,
             parked: Arc::new((AtomicUsize::new(0), Notify::new())),
             hurry,
+            need,
         }
     }
 
@@ -210,6 +215,7 @@ impl HeartbeatWriter {
     ) -> impl std::future::Future<Output = Result<HeartbeatRef, WriteError>> + Send + 'static {
         let tx = self.tx.clone();
         let hurry = self.hurry.clone();
+        let need = self.need.clone();
         async move {
             let (reply, answer) = oneshot::channel();
             tx.send(Msg::Job(Box::new(Job {
@@ -219,8 +225,8 @@ impl HeartbeatWriter {
             })))
             .await
             .map_err(|_| WriteError::Closed)?;
-            // A patient result wakes the writer only once enough have queued to commit.
-            if !patient || tx.max_capacity() - tx.capacity() >= PATIENT_BATCH {
+            // A patient result wakes the writer only once enough have queued to fill its batch.
+            if !patient || tx.max_capacity() - tx.capacity() >= need.load(Ordering::SeqCst) {
                 hurry.notify_one();
             }
             answer.await.unwrap_or(Err(WriteError::Closed))

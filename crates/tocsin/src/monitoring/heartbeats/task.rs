@@ -37,6 +37,9 @@ pub(super) struct WriterTask {
     /// Rung by the handle after queueing a submission that must not wait, a flush, a
     /// shutdown, or the [`PATIENT_BATCH`]th patient one.
     pub(super) hurry: Arc<tokio::sync::Notify>,
+    /// How many more queued results would fill the batch being waited with: the handle rings
+    /// `hurry` once that many are queued.
+    pub(super) need: Arc<std::sync::atomic::AtomicUsize>,
     /// Region name to id, filled on first use.
     pub(super) regions: HashMap<String, i64>,
     /// The newest stored time per (monitor seq, region id), to move same-millisecond twins.
@@ -96,6 +99,7 @@ async fn company(
 async fn patiently(
     rx: &mut mpsc::Receiver<Msg>,
     hurry: &tokio::sync::Notify,
+    need: &std::sync::atomic::AtomicUsize,
     wait: std::time::Duration,
     jobs: &mut Vec<Job>,
     acks: &mut Vec<oneshot::Sender<()>>,
@@ -110,22 +114,31 @@ async fn patiently(
                     let impatient = !j.patient;
                     jobs.push(*j);
                     if impatient {
-                        return;
+                        break;
                     }
                 }
                 Ok(Msg::Flush(a)) => {
                     acks.push(a);
-                    return;
+                    break;
                 }
                 Ok(Msg::Shutdown(a)) => {
                     *stop = Some(a);
-                    return;
+                    break;
                 }
                 Err(_) => break,
             }
         }
-        if last || jobs.len() >= PATIENT_BATCH {
+        let ended = !acks.is_empty() || stop.is_some() || jobs.iter().any(|j| !j.patient);
+        if last || ended || jobs.len() >= PATIENT_BATCH {
+            need.store(PATIENT_BATCH, Ordering::SeqCst);
             return;
+        }
+        // Tell the handle what fills the batch, then look again: a result queued before the
+        // store saw the old figure and may not have rung.
+        let missing = PATIENT_BATCH - jobs.len();
+        need.store(missing, Ordering::SeqCst);
+        if rx.len() >= missing {
+            continue;
         }
         tokio::select! {
             _ = tokio::time::sleep_until(deadline) => last = true,
@@ -173,9 +186,12 @@ impl WriterTask {
                 && !self.opts.patience.is_zero()
                 && jobs.iter().all(|j| j.patient)
             {
-                let hurry = self.hurry.clone();
+                let (hurry, need) = (self.hurry.clone(), self.need.clone());
                 let wait = self.opts.patience;
-                patiently(&mut rx, &hurry, wait, &mut jobs, &mut acks, &mut stop).await;
+                patiently(
+                    &mut rx, &hurry, &need, wait, &mut jobs, &mut acks, &mut stop,
+                )
+                .await;
             }
             self.write(jobs).await;
             for a in acks {
